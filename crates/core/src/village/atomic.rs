@@ -1,0 +1,196 @@
+//! Atomic file writes: a temp file in the same folder, fsync, rename (or link for create-only),
+//! fsync of the folder. A crash at any point leaves either the old file or the new one.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// How the new file's permissions are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Permissions {
+    /// Keep the permissions of the file being replaced (or the process default for a new one).
+    KeepExisting,
+    /// Readable and writable by the owner only (0600 on Unix), for files that hold a secret.
+    OwnerOnly,
+}
+
+/// Replaces `path` with `bytes` atomically.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], permissions: Permissions) -> io::Result<()> {
+    write_atomic_with(path, bytes, permissions, |_| Ok(()))
+}
+
+/// [`write_atomic`] with a step between the durable temp file and the rename. Tests use it to
+/// interrupt the write at its most delicate point.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    bytes: &[u8],
+    permissions: Permissions,
+    before_rename: impl FnOnce(&Path) -> io::Result<()>,
+) -> io::Result<()> {
+    let temp = TempFile::create(path, bytes, permissions)?;
+    before_rename(temp.path())?;
+    fs::rename(temp.path(), path)?;
+    temp.forget();
+    sync_parent(path)
+}
+
+/// Creates `path` with `bytes` atomically, failing with [`io::ErrorKind::AlreadyExists`] when
+/// the file exists (also when another process creates it at the same moment).
+pub(crate) fn create_new_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let temp = TempFile::create(path, bytes, Permissions::KeepExisting)?;
+    // A hard link never replaces an existing file: this is the atomic "create if absent".
+    fs::hard_link(temp.path(), path)?;
+    drop(temp); // removes the temp name; the new file keeps the data
+    sync_parent(path)
+}
+
+/// A durable temp file beside its target; removed on drop unless it was renamed into place.
+struct TempFile {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl TempFile {
+    fn create(target: &Path, bytes: &[u8], permissions: Permissions) -> io::Result<Self> {
+        let parent = parent_of(target);
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let path = parent.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            if permissions == Permissions::OwnerOnly {
+                options.mode(0o600);
+            }
+        }
+        let mut file = options.open(&path)?;
+        let temp = Self { path, armed: true };
+        if permissions == Permissions::KeepExisting {
+            if let Ok(meta) = fs::metadata(target) {
+                file.set_permissions(meta.permissions())?;
+            }
+        }
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        Ok(temp)
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn forget(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Makes the rename itself durable. Folders cannot be opened for syncing on every OS; there the
+/// rename is as durable as the OS makes it.
+fn sync_parent(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(parent_of(path))?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, File::open);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    }
+
+    #[test]
+    fn replaces_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        fs::write(&path, b"old").unwrap();
+        write_atomic(&path, b"new", Permissions::KeepExisting).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn an_interrupted_write_leaves_the_old_file_and_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        fs::write(&path, b"old").unwrap();
+        let err = write_atomic_with(
+            &path,
+            b"new and longer",
+            Permissions::KeepExisting,
+            |temp| {
+                // The temp file is complete and durable at this point; the target is untouched.
+                assert_eq!(fs::read(temp).unwrap(), b"new and longer");
+                assert_eq!(fs::read(&path).unwrap(), b"old");
+                Err(io::Error::other("crash between temp-write and rename"))
+            },
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "crash between temp-write and rename");
+        assert_eq!(fs::read(&path).unwrap(), b"old");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn create_new_refuses_an_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        create_new_atomic(&path, b"first").unwrap();
+        let err = create_new_atomic(&path, b"second").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read(&path).unwrap(), b"first");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn owner_only_and_kept_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("mcp_server.json");
+        write_atomic(&secret, b"{}", Permissions::OwnerOnly).unwrap();
+        assert_eq!(
+            fs::metadata(&secret).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+
+        let shared = dir.path().join("Ordinance.md");
+        fs::write(&shared, b"x").unwrap();
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&shared, b"y", Permissions::KeepExisting).unwrap();
+        assert_eq!(
+            fs::metadata(&shared).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+    }
+}

@@ -1,0 +1,225 @@
+//! Typed errors of the village stores, each with a stable machine code, the file, and a fix.
+//!
+//! Words for people are chosen at the edge; the fields here (code, file, line, column, field,
+//! reason, fix) are what an edge needs to say them. No error ever carries a secret value or the
+//! body of a file.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Everything that can go wrong while reading or writing a village or shelf file.
+#[derive(Debug, thiserror::Error)]
+pub enum VillageError {
+    /// `world.json` is absent: there is no village at this path.
+    #[error("[VILLAGE_MISSING] {}: no village here (world.json is missing). Fix: run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at an existing village", .file.display())]
+    Missing {
+        /// The missing `world.json`.
+        file: PathBuf,
+    },
+    /// The file exists but could not be read (permissions, I/O).
+    #[error("[VILLAGE_FILE_UNREADABLE] {}: {source}. Fix: check that the file is readable by this user", .file.display())]
+    Unreadable {
+        /// The file.
+        file: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// The file could not be parsed into its model: syntax, types or enum values.
+    #[error("{0}")]
+    Invalid(Box<InvalidFile>),
+    /// The file parsed, but breaks a rule of the village (ids, duplicates, references).
+    #[error("{0}")]
+    Rule(Box<RuleViolation>),
+    /// Writing the file failed; the previous file (if any) is intact.
+    #[error("[VILLAGE_WRITE_FAILED] {}: {source}. The previous file is unchanged. Fix: check free space and permissions of the folder", .file.display())]
+    WriteFailed {
+        /// The file that was being written.
+        file: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// The file on disk could not be read, so the store refused to write over it.
+    #[error("[VILLAGE_WRITE_REFUSED] {}: not written, because the file on disk could not be read ({reason}). Fix: repair or move the file by hand, then save again", .file.display())]
+    WriteRefused {
+        /// The file that was not written.
+        file: PathBuf,
+        /// Why the existing file could not be read (its own error, without file contents).
+        reason: String,
+    },
+    /// A file that must be created fresh already exists.
+    #[error("[VILLAGE_EXISTS] {}: already exists; nothing was changed. Fix: choose another --data-dir, or move the existing village away first", .file.display())]
+    AlreadyExists {
+        /// The file that already exists.
+        file: PathBuf,
+    },
+}
+
+impl VillageError {
+    /// The stable machine code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Missing { .. } => "VILLAGE_MISSING",
+            Self::Unreadable { .. } => "VILLAGE_FILE_UNREADABLE",
+            Self::Invalid(_) => "VILLAGE_FILE_INVALID",
+            Self::Rule(rule) => rule.code.as_str(),
+            Self::WriteFailed { .. } => "VILLAGE_WRITE_FAILED",
+            Self::WriteRefused { .. } => "VILLAGE_WRITE_REFUSED",
+            Self::AlreadyExists { .. } => "VILLAGE_EXISTS",
+        }
+    }
+
+    /// The file this error is about.
+    pub fn file(&self) -> &Path {
+        match self {
+            Self::Missing { file }
+            | Self::Unreadable { file, .. }
+            | Self::WriteFailed { file, .. }
+            | Self::WriteRefused { file, .. }
+            | Self::AlreadyExists { file } => file,
+            Self::Invalid(invalid) => &invalid.file,
+            Self::Rule(rule) => &rule.file,
+        }
+    }
+
+    /// The field (a JSON path such as `agents[2].modelTemplateId`) where the parser or the rule
+    /// points, if any.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Self::Invalid(invalid) => invalid.field.as_deref(),
+            Self::Rule(rule) => Some(&rule.field),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn rule(
+        code: RuleCode,
+        file: &Path,
+        field: impl Into<String>,
+        reason: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Self::Rule(Box::new(RuleViolation {
+            code,
+            file: file.to_path_buf(),
+            field: field.into(),
+            reason: reason.into(),
+            fix: fix.into(),
+        }))
+    }
+
+    pub(crate) fn unreadable(file: &Path, source: io::Error) -> Self {
+        Self::Unreadable {
+            file: file.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn write_failed(file: &Path, source: io::Error) -> Self {
+        Self::WriteFailed {
+            file: file.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// A file that could not be parsed into its model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidFile {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line, where the parser gives one.
+    pub line: Option<usize>,
+    /// 1-based column, where the parser gives one.
+    pub column: Option<usize>,
+    /// The JSON path of the offending field, where known (`agents[0].order`).
+    pub field: Option<String>,
+    /// What is wrong, in the parser's words (values hidden for files that may hold secrets).
+    pub reason: String,
+    /// How to fix it.
+    pub fix: String,
+}
+
+impl fmt::Display for InvalidFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[VILLAGE_FILE_INVALID] {}", self.file.display())?;
+        if let (Some(line), Some(column)) = (self.line, self.column) {
+            write!(f, ":{line}:{column}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        write!(f, ": {}. Fix: {}", self.reason, self.fix)
+    }
+}
+
+/// A rule of the village that a parsed file breaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleViolation {
+    /// Which rule.
+    pub code: RuleCode,
+    /// The file.
+    pub file: PathBuf,
+    /// The JSON path of the offending field.
+    pub field: String,
+    /// What is wrong.
+    pub reason: String,
+    /// How to fix it.
+    pub fix: String,
+}
+
+impl fmt::Display for RuleViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "[{}] {}: field `{}`: {}. Fix: {}",
+            self.code.as_str(),
+            self.file.display(),
+            self.field,
+            self.reason,
+            self.fix
+        )
+    }
+}
+
+/// The rules a parsed village file can break. Each has a stable code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleCode {
+    /// An id is not `[A-Za-z0-9_-]{1,64}` (or, for template, role and group ids, is empty).
+    InvalidId,
+    /// Two agents (or an agent and a judge) share an id.
+    DuplicateAgent,
+    /// Two agents or judges share a name.
+    DuplicateAgentName,
+    /// Two templates, roles, groups or schedules share an id.
+    DuplicateId,
+    /// An agent names a model template that does not exist.
+    ModelTemplateMissing,
+    /// A name is empty or holds control characters.
+    InvalidName,
+    /// `tokenBudget` is 0 on write (use no budget instead).
+    InvalidTokenBudget,
+    /// `askTimeoutSecs` is outside 30..=3600 on write.
+    InvalidAskTimeout,
+    /// Any other value outside its allowed range.
+    InvalidValue,
+}
+
+impl RuleCode {
+    /// The stable machine code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidId => "INVALID_ID",
+            Self::DuplicateAgent => "DUPLICATE_AGENT",
+            Self::DuplicateAgentName => "DUPLICATE_AGENT_NAME",
+            Self::DuplicateId => "DUPLICATE_ID",
+            Self::ModelTemplateMissing => "MODEL_TEMPLATE_MISSING",
+            Self::InvalidName => "INVALID_NAME",
+            Self::InvalidTokenBudget => "INVALID_TOKEN_BUDGET",
+            Self::InvalidAskTimeout => "INVALID_ASK_TIMEOUT",
+            Self::InvalidValue => "INVALID_VALUE",
+        }
+    }
+}

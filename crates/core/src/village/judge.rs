@@ -1,0 +1,30 @@
+//! Judges (`world.json` `judges[]`): rule-file routers in the agents' id namespace. Their
+//! `judge.toml` is kept as text for now (see `files`).
+
+use serde::{Deserialize, Serialize};
+
+use super::Extra;
+use super::ids::AgentId;
+
+/// A judge as listed in `world.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JudgeSpec {
+    /// Judge id (same namespace and rule as agent ids).
+    pub id: AgentId,
+    /// Display name, unique across agents and judges.
+    pub name: String,
+    /// Position in the judge list.
+    #[serde(default)]
+    pub order: u32,
+    /// Switched on (missing = true).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Fields this version does not know.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+fn yes() -> bool {
+    true
+}
