@@ -1,1 +1,162 @@
-//! placeholder
+//! Test support for Fuseforks: where the shared reference material lives, temporary villages,
+//! and the "maximal" `world.json` that exercises every field. Loopback stub servers for the LLM
+//! wires and MCP arrive with their issues. A dev-dependency only.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub mod maximal;
+
+/// The read-only `shared/` folder beside the repository (override with `FUSEFORKS_SHARED`).
+pub fn shared_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("FUSEFORKS_SHARED") {
+        return PathBuf::from(dir);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+/// A path under `shared/reference/`, checked to exist so that a missing checkout fails loudly.
+pub fn reference(relative: &str) -> PathBuf {
+    let path = shared_dir().join("reference").join(relative);
+    assert!(
+        path.exists(),
+        "reference material {} is missing; tests read it from ../shared (or $FUSEFORKS_SHARED)",
+        path.display()
+    );
+    path
+}
+
+/// The original Fuseforks' village fixture (`data_dir` holding `workspace/`).
+pub fn original_village() -> PathBuf {
+    reference("fixtures/original-village")
+}
+
+/// A `data_dir` in a temporary folder, removed on drop.
+pub struct TempDataDir {
+    dir: tempfile::TempDir,
+}
+
+impl TempDataDir {
+    /// An empty `data_dir` (the folder exists; `workspace/` does not).
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("fuseforks-test-")
+            .tempdir()
+            .unwrap_or_else(|e| panic!("cannot create a temp dir: {e}"));
+        Self { dir }
+    }
+
+    /// A `data_dir` holding a copy of the original's village fixture.
+    pub fn with_original_village() -> Self {
+        let data = Self::new();
+        copy_tree(&original_village().join("workspace"), &data.workspace());
+        data
+    }
+
+    /// The `data_dir`.
+    pub fn data_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `data_dir/workspace`.
+    pub fn workspace(&self) -> PathBuf {
+        self.dir.path().join("workspace")
+    }
+
+    /// Writes a file under `workspace/`, creating folders.
+    pub fn write(&self, relative: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.workspace().join(relative);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)
+                .unwrap_or_else(|e| panic!("mkdir {}: {e}", parent.display()));
+        }
+        fs::write(&path, bytes).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        path
+    }
+}
+
+impl Default for TempDataDir {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Copies a folder tree (files and folders only).
+pub fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap_or_else(|e| panic!("mkdir {}: {e}", to.display()));
+    let entries = fs::read_dir(from).unwrap_or_else(|e| panic!("read {}: {e}", from.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("read {}: {e}", from.display()));
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target)
+                .unwrap_or_else(|e| panic!("copy {}: {e}", entry.path().display()));
+        }
+    }
+}
+
+/// Every file under `root` with its bytes, sorted by path: a snapshot to prove nothing changed.
+pub fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    collect(root, root, &mut out);
+    out.sort();
+    out
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else {
+            let bytes = fs::read(&path).unwrap_or_default();
+            let relative = path
+                .strip_prefix(root)
+                .map(Path::to_path_buf)
+                .unwrap_or(path);
+            out.push((relative, bytes));
+        }
+    }
+}
+
+/// The two worlds the crash test alternates between.
+pub mod crash_worlds {
+    use fuseforks_core::village::{AgentId, AgentSpec, ModelTemplate, Provider, TemplateId, World};
+
+    fn world(agents: usize) -> World {
+        let template = TemplateId::new("stub").unwrap_or_else(|e| panic!("{e}"));
+        let mut model = ModelTemplate::new(template.clone(), "stub", "http://127.0.0.1:9/v1", "m");
+        // Written explicitly so that the world read back equals this one.
+        model.provider = Some(Provider::OpenAiCompat);
+        let mut world = World {
+            model_templates: vec![model],
+            ..World::default()
+        };
+        for i in 0..agents {
+            let id = AgentId::new(format!("agent_{i}")).unwrap_or_else(|e| panic!("{e}"));
+            let mut agent = AgentSpec::new(
+                id,
+                format!("Agent {i} {}", "x".repeat(200)),
+                template.clone(),
+            );
+            agent.order = u32::try_from(i).unwrap_or(u32::MAX);
+            world.agents.push(agent);
+        }
+        world
+    }
+
+    /// One agent.
+    pub fn small() -> World {
+        world(1)
+    }
+
+    /// Enough agents that a write takes several hundred kilobytes.
+    pub fn large() -> World {
+        world(300)
+    }
+}

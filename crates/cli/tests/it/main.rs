@@ -1,1 +1,28 @@
-//! x
+//! End-to-end tests of the `fuseforks-cli` binary on temporary villages.
+
+#![allow(clippy::unwrap_used)]
+
+mod init;
+
+use std::process::{Command, Output};
+
+/// Runs the binary with `args` and a clean locale.
+pub fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"))
+        .args(args)
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", "C.UTF-8")
+        .output()
+        .unwrap()
+}
+
+/// Stdout as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Stderr as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

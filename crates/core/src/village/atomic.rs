@@ -31,7 +31,38 @@ pub(crate) fn write_atomic_with(
     before_rename(temp.path())?;
     fs::rename(temp.path(), path)?;
     temp.forget();
-    sync_parent(path)
+    sync_parent(path)?;
+    sweep_stale_temps(path);
+    Ok(())
+}
+
+/// How old a leftover temp file must be before a later write removes it. A crash (power loss,
+/// SIGKILL) can leave one behind; a write in progress is never this old.
+const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes temp files of `path` left behind by a crashed writer. Best effort.
+fn sweep_stale_temps(path: &Path) {
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    let Ok(entries) = fs::read_dir(parent_of(path)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        if !(file_name.starts_with(&prefix) && file_name.ends_with(".tmp")) {
+            continue;
+        }
+        let age = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok());
+        if age.is_some_and(|age| age >= STALE_TEMP_AGE) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Creates `path` with `bytes` atomically, failing with [`io::ErrorKind::AlreadyExists`] when
@@ -69,10 +100,10 @@ impl TempFile {
         }
         let mut file = options.open(&path)?;
         let temp = Self { path, armed: true };
-        if permissions == Permissions::KeepExisting {
-            if let Ok(meta) = fs::metadata(target) {
-                file.set_permissions(meta.permissions())?;
-            }
+        if permissions == Permissions::KeepExisting
+            && let Ok(meta) = fs::metadata(target)
+        {
+            file.set_permissions(meta.permissions())?;
         }
         file.write_all(bytes)?;
         file.sync_all()?;
@@ -170,6 +201,37 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(fs::read(&path).unwrap(), b"first");
         assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn stale_temps_of_a_crashed_writer_are_swept_fresh_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        let stale = dir.path().join(".world.json.0123.tmp");
+        let fresh = dir.path().join(".world.json.4567.tmp");
+        let other = dir.path().join(".schedules.json.89ab.tmp");
+        for p in [&stale, &fresh, &other] {
+            fs::write(p, b"partial").unwrap();
+        }
+        let old = std::time::SystemTime::now() - STALE_TEMP_AGE - std::time::Duration::from_secs(1);
+        for p in [&stale, &other] {
+            File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        write_atomic(&path, b"new", Permissions::KeepExisting).unwrap();
+        assert!(!stale.exists(), "a stale temp of this file is removed");
+        assert!(
+            fresh.exists(),
+            "a temp that may belong to a write in progress is kept"
+        );
+        assert!(
+            other.exists(),
+            "temps of other files are left to their own writes"
+        );
     }
 
     #[cfg(unix)]

@@ -194,8 +194,16 @@ fn describe(file: &Path, path: &str, err: &serde_json::Error, hide_values: bool)
     if hide_values {
         reason = hide_quoted_values(&reason);
     }
-    let field = (!path.is_empty() && path != ".").then(|| path.to_owned());
-    let fix = match err.classify() {
+    let category = err.classify();
+    let syntax = matches!(
+        category,
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+    );
+    // serde_path_to_error writes `?` for a segment it could not name; a syntax error has no
+    // field, only a position.
+    let path = path.trim_end_matches(".?").trim_end_matches('?');
+    let field = (!syntax && !path.is_empty() && path != ".").then(|| path.to_owned());
+    let fix = match category {
         serde_json::error::Category::Syntax => format!(
             "correct the JSON syntax at line {line}, column {column} (a missing comma, quote or bracket is the usual cause), or restore the file from a backup"
         ),

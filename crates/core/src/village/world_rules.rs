@@ -20,29 +20,27 @@ pub(crate) fn normalize(world: &mut World, notes: &mut Notes<'_>) {
             "0 means no budget; read as none",
         );
     }
-    if let Some(secs) = world.ask_timeout_secs {
-        if !ASK_TIMEOUT_RANGE.contains(&secs) {
-            world.ask_timeout_secs = None;
-            notes.add(
-                NoticeCode::ValueDefaulted,
-                "askTimeoutSecs",
-                format!(
-                    "{secs} is outside 30..=3600; using the default {DEFAULT_ASK_TIMEOUT_SECS}"
-                ),
-            );
-        }
+    if let Some(secs) = world.ask_timeout_secs
+        && !ASK_TIMEOUT_RANGE.contains(&secs)
+    {
+        world.ask_timeout_secs = None;
+        notes.add(
+            NoticeCode::ValueDefaulted,
+            "askTimeoutSecs",
+            format!("{secs} is outside 30..=3600; using the default {DEFAULT_ASK_TIMEOUT_SECS}"),
+        );
     }
-    if let Some(tag) = &world.language {
-        if tag.language().is_none() {
-            notes.add(
-                NoticeCode::LanguageUndetermined,
-                "language",
-                format!(
-                    "{:?} is not ja or en; the language is taken from the OS",
-                    tag.as_str()
-                ),
-            );
-        }
+    if let Some(tag) = &world.language
+        && tag.language().is_none()
+    {
+        notes.add(
+            NoticeCode::LanguageUndetermined,
+            "language",
+            format!(
+                "{:?} is not ja or en; the language is taken from the OS",
+                tag.as_str()
+            ),
+        );
     }
     normalize_name(&mut world.user_name, "userName", notes);
     normalize_name(&mut world.external_name, "externalName", notes);
@@ -240,15 +238,15 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
         ("reception", &world.reception),
         ("defaultVerifier", &world.default_verifier),
     ] {
-        if let Some(id) = id {
-            if !id.is_safe() {
-                return rule(
-                    RuleCode::InvalidId,
-                    field.to_owned(),
-                    format!("{:?} is not a safe identifier", id.as_str()),
-                    SAFE_ID_FIX,
-                );
-            }
+        if let Some(id) = id
+            && !id.is_safe()
+        {
+            return rule(
+                RuleCode::InvalidId,
+                field.to_owned(),
+                format!("{:?} is not a safe identifier", id.as_str()),
+                SAFE_ID_FIX,
+            );
         }
     }
     Ok(())
@@ -266,31 +264,31 @@ pub(crate) fn validate_for_write(world: &World, file: &Path) -> Result<(), Villa
             "leave tokenBudget out for no budget, or give a positive number of tokens",
         ));
     }
-    if let Some(secs) = world.ask_timeout_secs {
-        if !ASK_TIMEOUT_RANGE.contains(&secs) {
-            return Err(VillageError::rule(
-                RuleCode::InvalidAskTimeout,
-                file,
-                "askTimeoutSecs",
-                format!("{secs} is outside 30..=3600"),
-                "choose a wait between 30 and 3600 seconds, or leave it out for 600",
-            ));
-        }
+    if let Some(secs) = world.ask_timeout_secs
+        && !ASK_TIMEOUT_RANGE.contains(&secs)
+    {
+        return Err(VillageError::rule(
+            RuleCode::InvalidAskTimeout,
+            file,
+            "askTimeoutSecs",
+            format!("{secs} is outside 30..=3600"),
+            "choose a wait between 30 and 3600 seconds, or leave it out for 600",
+        ));
     }
     for (field, name) in [
         ("userName", &world.user_name),
         ("externalName", &world.external_name),
     ] {
-        if let Some(name) = name {
-            if normalize_user_name(name).as_deref() != Some(name.as_str()) {
-                return Err(VillageError::rule(
-                    RuleCode::InvalidName,
-                    file,
-                    field,
-                    "the name is empty, padded, over 64 characters or holds control characters",
-                    "use a trimmed name of 1-64 visible characters",
-                ));
-            }
+        if let Some(name) = name
+            && normalize_user_name(name).as_deref() != Some(name.as_str())
+        {
+            return Err(VillageError::rule(
+                RuleCode::InvalidName,
+                file,
+                field,
+                "the name is empty, padded, over 64 characters or holds control characters",
+                "use a trimmed name of 1-64 visible characters",
+            ));
         }
     }
     Ok(())
