@@ -1,7 +1,9 @@
 //! `fuseforks-core`: the engine of Fuseforks, free of HTTP servers, CLI parsing, keyrings and
 //! terminal output.
 //!
-//! For now it owns [`village`]: the typed model of every file of a village and of the machine's
-//! shelf, and the store that reads and writes them atomically, keeping unknown fields.
+//! It owns [`village`] (the typed model of every file of a village and of the machine's shelf,
+//! and the store that reads and writes them atomically, keeping unknown fields) and [`llm`] (one
+//! canonical interface to every model wire, with capability flags, retries and cancellation).
 
+pub mod llm;
 pub mod village;

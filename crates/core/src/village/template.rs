@@ -25,11 +25,14 @@ pub enum Provider {
     MetaResponses,
     /// Perplexity Responses.
     PerplexityResponses,
+    /// Ollama's native `/api/chat`. Not a value the original knows: a village using it cannot
+    /// be opened by the original (see docs/decisions/0004-llm-layer.md).
+    Ollama,
 }
 
 impl Provider {
     /// Every provider, in the reference's order.
-    pub const ALL: [Provider; 7] = [
+    pub const ALL: [Provider; 8] = [
         Self::OpenAiCompat,
         Self::Anthropic,
         Self::Gemini,
@@ -37,6 +40,7 @@ impl Provider {
         Self::OpenAiResponses,
         Self::MetaResponses,
         Self::PerplexityResponses,
+        Self::Ollama,
     ];
 
     /// The spelling in `world.json`.
@@ -49,6 +53,7 @@ impl Provider {
             Self::OpenAiResponses => "open_ai_responses",
             Self::MetaResponses => "meta_responses",
             Self::PerplexityResponses => "perplexity_responses",
+            Self::Ollama => "ollama",
         }
     }
 

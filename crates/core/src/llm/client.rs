@@ -1,0 +1,339 @@
+//! The one HTTP client of the LLM layer: checks capabilities, encodes through the wire's
+//! adapter, sends with the wire's auth, classifies failures, retries with backoff (original
+//! Spec 52) and honours cancellation. Logs carry counts and codes only, never bodies or keys.
+
+use std::sync::Once;
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use super::adapters::{self, CacheTtl, EncodeContext, anthropic};
+use super::canonical::{ChatRequest, ChatResponse, InFlight};
+use super::capability::Capabilities;
+use super::error::{LlmError, ProviderError, RetryClass, classify};
+use super::retry::{self, HintSource, MAX_HINT};
+use super::wire::Wire;
+use crate::village::{Credential, ModelTemplate};
+
+/// An API key. Its `Debug` never shows the value.
+#[derive(Clone)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(<hidden>)")
+    }
+}
+
+/// Where and how to call one model.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// The wire.
+    pub wire: Wire,
+    /// Base URL (the adapter's path is appended).
+    pub base_url: String,
+    /// The key, when the endpoint needs one.
+    pub api_key: Option<ApiKey>,
+    /// Per-attempt timeout.
+    pub request_timeout: Duration,
+    /// Total attempts, the first included (at least 1).
+    pub max_attempts: u32,
+    /// Anthropic cache lifetime.
+    pub cache_ttl: CacheTtl,
+    /// Context window, tokens.
+    pub context_limit: u64,
+    /// Output cap, tokens.
+    pub output_limit: u32,
+}
+
+impl Endpoint {
+    /// The endpoint of a template. A `keyring` credential without a key is refused here, before
+    /// anything is sent.
+    pub fn for_template(
+        template: &ModelTemplate,
+        api_key: Option<ApiKey>,
+    ) -> Result<Self, LlmError> {
+        if template.credential == Credential::Keyring && api_key.is_none() {
+            return Err(LlmError::KeyMissing(template.id.to_string()));
+        }
+        Ok(Self {
+            wire: Wire::of_template(template),
+            base_url: template.base_url.clone(),
+            api_key: if template.credential == Credential::NotRequired {
+                None
+            } else {
+                api_key
+            },
+            request_timeout: Duration::from_secs(template.request_timeout_secs.max(1)),
+            max_attempts: template.max_retries.max(1),
+            cache_ttl: CacheTtl::OneHour,
+            context_limit: template.context_length,
+            output_limit: template.max_output_tokens,
+        })
+    }
+
+    /// The capabilities of this endpoint for a request's model and thinking.
+    pub fn capabilities(&self, request: &ChatRequest) -> Capabilities {
+        Capabilities::of(
+            self.wire,
+            &self.base_url,
+            &request.model,
+            request.effort.is_some(),
+            self.context_limit,
+            self.output_limit,
+        )
+    }
+
+    fn url(&self, model: &str) -> String {
+        format!(
+            "{}{}",
+            self.base_url.trim_end_matches('/'),
+            adapters::path(self.wire, model)
+        )
+    }
+}
+
+/// Sends canonical requests over HTTP. Cheap to clone (shares one connection pool).
+#[derive(Debug, Clone)]
+pub struct LlmClient {
+    http: reqwest::Client,
+}
+
+static CRYPTO: Once = Once::new();
+
+impl LlmClient {
+    /// A client with rustls (ring) and no proxy surprises.
+    pub fn new() -> Result<Self, LlmError> {
+        CRYPTO.call_once(|| {
+            // Another part of the process may have installed one first; either is fine.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("fuseforks/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LlmError::InvalidRequest(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Self { http })
+    }
+
+    /// Sends one request, retrying as Spec 52 says. A cancelled call returns
+    /// [`StopReason::Aborted`](super::StopReason::Aborted) with no usage.
+    pub async fn chat(
+        &self,
+        endpoint: &Endpoint,
+        request: &ChatRequest,
+    ) -> Result<ChatResponse, LlmError> {
+        let wire = endpoint.wire;
+        endpoint.capabilities(request).check(wire, request)?;
+        let ctx = EncodeContext {
+            wire,
+            base_url: &endpoint.base_url,
+            cache_ttl: endpoint.cache_ttl,
+        };
+        let body = adapters::encode(request, &ctx)?;
+        let url = endpoint.url(&request.model);
+        let attempts = endpoint.max_attempts.max(1);
+        for attempt in 0..attempts {
+            if request.cancel.is_cancelled() {
+                return Ok(ChatResponse::aborted());
+            }
+            let send = self.send(endpoint, &url, &body);
+            let outcome = match request.in_flight {
+                InFlight::Abort => tokio::select! {
+                    outcome = send => outcome,
+                    () = request.cancel.cancelled() => return Ok(ChatResponse::aborted()),
+                },
+                InFlight::Finish => send.await,
+            };
+            let failure = match outcome {
+                Ok(Ok(value)) => return adapters::decode(wire, value),
+                Ok(Err(failure)) | Err(failure) => failure,
+            };
+            let last = attempt + 1 == attempts;
+            if !failure.class.retries() || last {
+                return Err(LlmError::Provider(Box::new(failure)));
+            }
+            if let Some(hint) = failure.retry_after.filter(|h| *h > MAX_HINT) {
+                tracing::info!(
+                    "llm retry stop: model={} attempt={}/{} status={} class={} code={} hint={}s reason=hint_too_long",
+                    request.model,
+                    attempt + 1,
+                    attempts,
+                    failure.status,
+                    failure.class.as_str(),
+                    failure.code.as_deref().unwrap_or("-"),
+                    hint.as_secs()
+                );
+                let mut failure = failure;
+                failure.message = format!(
+                    "{} (the provider asked to wait {} s, over the 60 s limit)",
+                    failure.message,
+                    hint.as_secs()
+                );
+                return Err(LlmError::Provider(Box::new(failure)));
+            }
+            let wait = retry::backoff(attempt, failure.retry_after, retry::jitter(attempt, &url));
+            tracing::info!(
+                "llm retry: model={} attempt={}/{} status={} class={} code={} hint={} src={} wait={}ms",
+                request.model,
+                attempt + 1,
+                attempts,
+                failure.status,
+                failure.class.as_str(),
+                failure.code.as_deref().unwrap_or("-"),
+                failure
+                    .retry_after
+                    .map_or_else(|| "-".to_owned(), |h| format!("{}ms", h.as_millis())),
+                failure.hint_source.as_str(),
+                wait.as_millis()
+            );
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = request.cancel.cancelled() => return Ok(ChatResponse::aborted()),
+            }
+        }
+        Ok(ChatResponse::aborted())
+    }
+
+    /// One attempt: `Ok(Ok(body))` on success, `Ok(Err(_))` for an HTTP error answer,
+    /// `Err(_)` when no answer came.
+    async fn send(
+        &self,
+        endpoint: &Endpoint,
+        url: &str,
+        body: &Value,
+    ) -> Result<Result<Value, ProviderError>, ProviderError> {
+        let mut builder = self
+            .http
+            .post(url)
+            .timeout(endpoint.request_timeout)
+            .json(body);
+        builder = with_auth(builder, endpoint);
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| transport_failure(&e, endpoint))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| transport_failure(&e, endpoint))?;
+        if (200..300).contains(&status) {
+            return match serde_json::from_slice::<Value>(&bytes) {
+                Ok(value) => Ok(Ok(value)),
+                Err(_) => Ok(Err(ProviderError {
+                    status,
+                    class: RetryClass::ServerError,
+                    code: None,
+                    message: format!("the answer is not JSON ({} bytes)", bytes.len()),
+                    retry_after: None,
+                    hint_source: HintSource::None,
+                })),
+            };
+        }
+        let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let (code, message) = adapters::error_fields(&value);
+        let message = scrub(&message, endpoint);
+        let header_hint = headers
+            .get("retry-after-ms")
+            .and_then(|v| v.to_str().ok())
+            .and_then(retry::parse_retry_after_ms)
+            .or_else(|| {
+                headers
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| retry::parse_retry_after(v, SystemTime::now()))
+            });
+        let body_hint = retry::gemini_retry_delay(&value);
+        let retry_after = match (header_hint, body_hint) {
+            (Some(h), Some(b)) => Some(h.max(b)),
+            (h, b) => h.or(b),
+        };
+        let hint_source = match (header_hint.is_some(), body_hint.is_some()) {
+            (true, true) => HintSource::Both,
+            (true, false) => HintSource::Header,
+            (false, true) => HintSource::Body,
+            (false, false) => HintSource::None,
+        };
+        Ok(Err(ProviderError {
+            status,
+            class: classify(status, code.as_deref(), &message),
+            code,
+            message,
+            retry_after,
+            hint_source,
+        }))
+    }
+}
+
+fn with_auth(builder: reqwest::RequestBuilder, endpoint: &Endpoint) -> reqwest::RequestBuilder {
+    let key = endpoint.api_key.as_ref().map(ApiKey::expose);
+    match endpoint.wire {
+        Wire::Anthropic => {
+            let mut b = builder.header("anthropic-version", anthropic::API_VERSION);
+            if endpoint.cache_ttl == CacheTtl::OneHour {
+                b = b.header("anthropic-beta", anthropic::EXTENDED_TTL_BETA);
+            }
+            match key {
+                Some(k) => b.header("x-api-key", k),
+                None => b,
+            }
+        }
+        Wire::Gemini => match key {
+            Some(k) => builder.header("x-goog-api-key", k),
+            None => builder,
+        },
+        _ => match key {
+            Some(k) => builder.bearer_auth(k),
+            None => builder,
+        },
+    }
+}
+
+fn transport_failure(error: &reqwest::Error, endpoint: &Endpoint) -> ProviderError {
+    let class = if error.is_timeout() {
+        RetryClass::Timeout
+    } else {
+        RetryClass::Network
+    };
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "could not connect"
+    } else {
+        "the connection failed"
+    };
+    ProviderError {
+        status: 0,
+        class,
+        code: None,
+        message: scrub(kind, endpoint),
+        retry_after: None,
+        hint_source: HintSource::None,
+    }
+}
+
+/// Shortens a provider message and removes the API key from it, should the provider echo it.
+fn scrub(message: &str, endpoint: &Endpoint) -> String {
+    let mut text: String = message.chars().take(500).collect();
+    if let Some(key) = endpoint
+        .api_key
+        .as_ref()
+        .map(ApiKey::expose)
+        .filter(|k| k.len() >= 4)
+    {
+        text = text.replace(key, "<api key>");
+    }
+    text
+}

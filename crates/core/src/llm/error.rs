@@ -1,0 +1,221 @@
+//! Errors of the LLM layer, each with a stable code, and the retry classes of original Spec 52.
+
+use std::time::Duration;
+
+/// Why a call failed, in classes that decide whether to retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RetryClass {
+    /// 429: retry after the hint.
+    RateLimit,
+    /// 529: retry with backoff.
+    Overloaded,
+    /// Other 5xx: retry with backoff.
+    ServerError,
+    /// The request timed out: retry.
+    Timeout,
+    /// The connection failed: retry.
+    Network,
+    /// 401/403, or a bad key reported as 400 (Gemini, xAI): stop.
+    Auth,
+    /// Out of credit (`insufficient_quota`, 402): stop.
+    Billing,
+    /// Any other 4xx, 408 included: stop.
+    ClientError,
+    /// The prompt does not fit the context window: stop.
+    ContextLength,
+}
+
+impl RetryClass {
+    /// True when another attempt may succeed.
+    pub fn retries(self) -> bool {
+        matches!(
+            self,
+            Self::RateLimit | Self::Overloaded | Self::ServerError | Self::Timeout | Self::Network
+        )
+    }
+
+    /// The name used in `llm retry:` lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::RateLimit => "rate_limit",
+            Self::Overloaded => "overloaded",
+            Self::ServerError => "server_error",
+            Self::Timeout => "timeout",
+            Self::Network => "network",
+            Self::Auth => "auth",
+            Self::Billing => "billing",
+            Self::ClientError => "client_error",
+            Self::ContextLength => "context_length",
+        }
+    }
+}
+
+/// What the provider said about a failed call (no request or response bodies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderError {
+    /// HTTP status (0 when the failure came before or without one).
+    pub status: u16,
+    /// The class.
+    pub class: RetryClass,
+    /// The provider's error code or type (`rate_limit_error`, `RESOURCE_EXHAUSTED`, …).
+    pub code: Option<String>,
+    /// The provider's message, shortened, with the API key scrubbed.
+    pub message: String,
+    /// How long the provider asked us to wait.
+    pub retry_after: Option<Duration>,
+    /// Where that hint came from.
+    pub hint_source: super::retry::HintSource,
+}
+
+/// A failed call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    /// The request asks for something the wire or model cannot do. Nothing was sent.
+    #[error("[CAPABILITY_UNSUPPORTED] {wire} cannot {what}. Fix: {fix}")]
+    CapabilityUnsupported {
+        /// The wire.
+        wire: &'static str,
+        /// What was asked.
+        what: String,
+        /// How to fix it.
+        fix: String,
+    },
+    /// The provider answered with an error (after any retries).
+    #[error("[LLM_HTTP] status {} ({}){}: {}", .0.status, .0.class.as_str(), .0.code.as_ref().map(|c| format!(" {c}")).unwrap_or_default(), .0.message)]
+    Provider(Box<ProviderError>),
+    /// The provider's answer could not be understood.
+    #[error("[LLM_DECODE] {0}")]
+    Decode(String),
+    /// The request could not be built (bad canonical input).
+    #[error("[LLM_REQUEST_INVALID] {0}")]
+    InvalidRequest(String),
+    /// The template needs an API key and none was given.
+    #[error(
+        "[LLM_KEY_MISSING] no API key for template {0}. Fix: store the key under the template id, or set its FUSEFORKS_SECRET_ variable with --secrets env"
+    )]
+    KeyMissing(String),
+}
+
+impl LlmError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::CapabilityUnsupported { .. } => "CAPABILITY_UNSUPPORTED",
+            Self::Provider(_) => "LLM_HTTP",
+            Self::Decode(_) => "LLM_DECODE",
+            Self::InvalidRequest(_) => "LLM_REQUEST_INVALID",
+            Self::KeyMissing(_) => "LLM_KEY_MISSING",
+        }
+    }
+
+    /// The retry class, for provider errors.
+    pub fn class(&self) -> Option<RetryClass> {
+        match self {
+            Self::Provider(p) => Some(p.class),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn unsupported(
+        wire: super::Wire,
+        what: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Self::CapabilityUnsupported {
+            wire: wire.as_str(),
+            what: what.into(),
+            fix: fix.into(),
+        }
+    }
+}
+
+/// Classifies a provider error from its status, code/type and message.
+pub fn classify(status: u16, code: Option<&str>, message: &str) -> RetryClass {
+    let code_l = code.unwrap_or("").to_ascii_lowercase();
+    let msg_l = message.to_ascii_lowercase();
+    if code_l.contains("insufficient_quota") || status == 402 || code_l.contains("billing") {
+        return RetryClass::Billing;
+    }
+    match status {
+        429 => RetryClass::RateLimit,
+        529 => RetryClass::Overloaded,
+        500..=599 => RetryClass::ServerError,
+        401 | 403 => RetryClass::Auth,
+        400 | 413 if is_context_length(&code_l, &msg_l) => RetryClass::ContextLength,
+        400 if is_bad_key(&code_l, &msg_l) => RetryClass::Auth,
+        _ => RetryClass::ClientError,
+    }
+}
+
+fn is_context_length(code: &str, msg: &str) -> bool {
+    code.contains("context_length_exceeded")
+        || msg.contains("prompt is too long")
+        || msg.contains("maximum context length")
+        || msg.contains("exceeds the maximum number of tokens")
+        || msg.contains("context length")
+        || msg.contains("context window")
+}
+
+fn is_bad_key(code: &str, msg: &str) -> bool {
+    code.contains("api_key_invalid")
+        || code.contains("invalid_api_key")
+        || msg.contains("api key not valid")
+        || msg.contains("incorrect api key")
+        || msg.contains("invalid api key")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_of_the_reference() {
+        assert_eq!(
+            classify(429, Some("rate_limit_exceeded"), ""),
+            RetryClass::RateLimit
+        );
+        assert_eq!(
+            classify(429, Some("insufficient_quota"), ""),
+            RetryClass::Billing
+        );
+        assert_eq!(
+            classify(529, Some("overloaded_error"), ""),
+            RetryClass::Overloaded
+        );
+        assert_eq!(
+            classify(503, Some("UNAVAILABLE"), ""),
+            RetryClass::ServerError
+        );
+        assert_eq!(classify(401, None, ""), RetryClass::Auth);
+        assert_eq!(classify(408, None, ""), RetryClass::ClientError);
+        assert_eq!(
+            classify(
+                400,
+                Some("INVALID_ARGUMENT"),
+                "API key not valid. Please pass a valid API key."
+            ),
+            RetryClass::Auth
+        );
+        assert_eq!(
+            classify(400, None, "Incorrect API key provided: ba***na."),
+            RetryClass::Auth
+        );
+        assert_eq!(
+            classify(
+                400,
+                Some("invalid_request_error"),
+                "prompt is too long: 208656 tokens > 200000 maximum"
+            ),
+            RetryClass::ContextLength
+        );
+        assert_eq!(
+            classify(400, Some("context_length_exceeded"), ""),
+            RetryClass::ContextLength
+        );
+        assert_eq!(
+            classify(400, Some("invalid_request_error"), "Invalid 'temperature'"),
+            RetryClass::ClientError
+        );
+        assert!(RetryClass::Network.retries() && !RetryClass::ContextLength.retries());
+    }
+}
