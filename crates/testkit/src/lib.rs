@@ -1,11 +1,14 @@
 //! Test support for Fuseforks: where the shared reference material lives, temporary villages,
-//! and the "maximal" `world.json` that exercises every field. Loopback stub servers for the LLM
-//! wires and MCP arrive with their issues. A dev-dependency only.
+//! the "maximal" `world.json`, and loopback stub servers for every LLM wire (scripted replies in
+//! each wire's JSON, recorded fixtures, captured requests). MCP stubs arrive with their issue.
+//! A dev-dependency only.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 pub mod maximal;
+pub mod stub;
+pub mod wire_replies;
 
 /// The read-only `shared/` folder beside the repository (override with `FUSEFORKS_SHARED`).
 pub fn shared_dir() -> PathBuf {

@@ -5,6 +5,12 @@
 
 mod broken_files;
 mod founding;
+mod llm_cache;
+mod llm_capability;
+mod llm_conformance;
+mod llm_fixtures;
+mod llm_retry;
+mod llm_support;
 mod original_village;
 mod other_files;
 mod round_trip;

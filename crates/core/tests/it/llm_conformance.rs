@@ -1,0 +1,237 @@
+//! Seed 002's Phase 1 criterion: the same scripted task through every wire's stub gives the
+//! same canonical shape — a user message with one image, the model calls one tool, gets the
+//! result, answers. Also: the opaque provider data of the first answer goes back verbatim.
+
+use fuseforks_core::llm::{
+    ChatMessage, ContentBlock, LlmClient, Role, StopReason, ToolResult, Usage, Wire,
+};
+use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage, opaque};
+use serde_json::{Value, json};
+
+use crate::llm_support::{FIRST, KEY, PNG, SECOND, endpoint, task_request};
+
+#[derive(Debug, PartialEq)]
+struct Shape {
+    first_kinds: Vec<&'static str>,
+    first_stop: StopReason,
+    second_kinds: Vec<&'static str>,
+    second_stop: StopReason,
+    text: Option<String>,
+    call_name: String,
+    call_args: Value,
+}
+
+fn expected_usage(wire: Wire, u: ScriptUsage) -> Usage {
+    if wire == Wire::OllamaNative {
+        // Ollama reports only prompt and output counts.
+        Usage {
+            prompt: u.prompt,
+            completion: u.completion,
+            ..Usage::default()
+        }
+    } else {
+        Usage {
+            prompt: u.prompt,
+            completion: u.completion,
+            cache_read: u.cache_read,
+            reasoning: u.reasoning,
+            ..Usage::default()
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_same_task_through_every_wire_gives_the_same_shape() {
+    let client = LlmClient::new().unwrap();
+    let mut shapes = Vec::new();
+    for wire in Wire::ALL {
+        let call = ScriptCall {
+            id: "call_1".into(),
+            name: "weather".into(),
+            args: json!({"city": "Paris"}),
+        };
+        let stub = StubServer::start(vec![
+            wire_replies::tool_calls(wire, &[call], FIRST),
+            wire_replies::text(wire, "It is sunny in Paris.", SECOND),
+        ])
+        .await;
+        let endpoint = endpoint(wire, stub.base_url());
+        let first_request = task_request();
+        let first = client
+            .chat(&endpoint, &first_request)
+            .await
+            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        assert_eq!(first.usage, Some(expected_usage(wire, FIRST)), "{wire:?}");
+        assert!(first.usage.unwrap().is_consistent());
+        let call = first.tool_calls()[0].clone();
+
+        let mut second_request = task_request();
+        second_request.messages.push(first.to_message());
+        second_request.messages.push(ChatMessage {
+            role: Role::Tool,
+            content: vec![ContentBlock::ToolResult(ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: "sunny, 21 °C".into(),
+                is_error: false,
+            })],
+        });
+        let second = client
+            .chat(&endpoint, &second_request)
+            .await
+            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        assert_eq!(second.usage, Some(expected_usage(wire, SECOND)), "{wire:?}");
+
+        let requests = stub.requests();
+        assert_eq!(requests.len(), 2, "{wire:?}");
+        let first_sent = String::from_utf8_lossy(&requests[0].raw_body).into_owned();
+        assert!(
+            first_sent.contains(PNG),
+            "{wire:?}: the image is in the first request"
+        );
+        let second_sent = String::from_utf8_lossy(&requests[1].raw_body).into_owned();
+        assert!(
+            second_sent.contains("sunny, 21 °C") || second_sent.contains("sunny, 21 \\u00b0C"),
+            "{wire:?}: {second_sent}"
+        );
+        assert_auth(wire, &requests[0]);
+        assert_extra_returned(wire, &requests[1].body, &second_sent);
+        assert!(!format!("{first:?}").contains(KEY));
+
+        shapes.push((
+            wire,
+            Shape {
+                first_kinds: first.content.iter().map(ContentBlock::kind).collect(),
+                first_stop: first.stop,
+                second_kinds: second.content.iter().map(ContentBlock::kind).collect(),
+                second_stop: second.stop,
+                text: second.text(),
+                call_name: call.name,
+                call_args: call.args,
+            },
+        ));
+    }
+    let (first_wire, reference) = &shapes[0];
+    assert_eq!(
+        reference,
+        &Shape {
+            first_kinds: vec!["tool_use"],
+            first_stop: StopReason::ToolUse,
+            second_kinds: vec!["text"],
+            second_stop: StopReason::End,
+            text: Some("It is sunny in Paris.".into()),
+            call_name: "weather".into(),
+            call_args: json!({"city": "Paris"}),
+        },
+        "{first_wire:?}"
+    );
+    for (wire, shape) in &shapes[1..] {
+        assert_eq!(shape, reference, "{wire:?} differs from {first_wire:?}");
+    }
+}
+
+fn assert_auth(wire: Wire, request: &fuseforks_testkit::stub::Captured) {
+    match wire {
+        Wire::Anthropic => {
+            assert_eq!(request.header("x-api-key"), Some(KEY));
+            assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
+            assert_eq!(request.header("authorization"), None);
+        }
+        Wire::Gemini => assert_eq!(request.header("x-goog-api-key"), Some(KEY)),
+        Wire::OllamaNative => assert_eq!(
+            request.header("authorization"),
+            None,
+            "not_required sends no key"
+        ),
+        _ => assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        ),
+    }
+    let path = request.path.as_str();
+    let expected = match wire {
+        Wire::OpenAiCompat => "/v1/chat/completions",
+        Wire::Anthropic => "/v1/messages",
+        Wire::Gemini => "/v1beta/models/stub-model:generateContent",
+        Wire::OllamaNative => "/api/chat",
+        _ => "/v1/responses",
+    };
+    assert_eq!(path, expected, "{wire:?}");
+}
+
+/// The provider data that must come back verbatim is in the second request, in its place.
+fn assert_extra_returned(wire: Wire, body: &Value, raw: &str) {
+    match wire {
+        Wire::Gemini => {
+            let model_turn = &body["contents"][1];
+            assert_eq!(model_turn["role"], "model");
+            assert_eq!(
+                model_turn["parts"][0]["thoughtSignature"],
+                opaque::GEMINI_SIGNATURE
+            );
+            assert_eq!(model_turn["parts"][0]["functionCall"]["name"], "weather");
+            assert_eq!(model_turn["parts"][0]["functionCall"]["id"], "call_1");
+            assert_eq!(
+                body["contents"][2]["parts"][0]["functionResponse"]["id"],
+                "call_1"
+            );
+            assert!(raw.contains(opaque::GEMINI_SIGNATURE));
+        }
+        Wire::OpenAiResponses
+        | Wire::XaiResponses
+        | Wire::MetaResponses
+        | Wire::PerplexityResponses => {
+            let input = body["input"].as_array().unwrap();
+            let at = input
+                .iter()
+                .position(|i| i["type"] == "reasoning")
+                .expect("reasoning item replayed");
+            assert_eq!(
+                input[at],
+                json!({"id": "rs_stub", "type": "reasoning", "encrypted_content": opaque::RESPONSES_ENCRYPTED,
+                       "summary": [{"type": "summary_text", "text": "Looking it up."}]})
+            );
+            assert_eq!(input[at + 1]["type"], "function_call");
+            assert_eq!(input[at + 1]["id"], "fc_call_1");
+            assert_eq!(
+                input[at + 2],
+                json!({"type": "function_call_output", "call_id": "call_1", "output": "sunny, 21 °C"})
+            );
+            assert!(raw.contains(opaque::RESPONSES_ENCRYPTED));
+        }
+        Wire::Anthropic => {
+            let assistant = &body["messages"][1];
+            assert_eq!(assistant["role"], "assistant");
+            assert_eq!(
+                assistant["content"][0],
+                json!({"type": "thinking", "thinking": "I should look it up.", "signature": opaque::ANTHROPIC_SIGNATURE})
+            );
+            assert_eq!(assistant["content"][1]["type"], "tool_use");
+            assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
+            assert!(raw.contains(opaque::ANTHROPIC_SIGNATURE));
+        }
+        Wire::OpenAiCompat => {
+            let messages = body["messages"].as_array().unwrap();
+            assert_eq!(messages[2]["tool_calls"][0]["id"], "call_1");
+            assert_eq!(
+                messages[3],
+                json!({"role": "tool", "tool_call_id": "call_1", "content": "sunny, 21 °C"})
+            );
+        }
+        Wire::OllamaNative => {
+            let messages = body["messages"].as_array().unwrap();
+            assert_eq!(
+                messages[1]["images"][0], PNG,
+                "bare base64, no data-URL prefix"
+            );
+            assert_eq!(
+                messages[2]["tool_calls"][0]["function"]["arguments"],
+                json!({"city": "Paris"}),
+                "arguments as an object"
+            );
+            assert_eq!(messages[3]["tool_name"], "weather");
+            assert!(body.get("tool_choice").is_none());
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Shared pieces of the LLM tests: templates and endpoints pointing at a stub, the scripted
+//! task, and usage expectations.
+
+use fuseforks_core::llm::{
+    ApiKey, Attachment, AttachmentKind, CancellationToken, ChatMessage, ChatRequest, ContentBlock,
+    Endpoint, Role, ToolSpec, Wire,
+};
+use fuseforks_core::village::{Credential, ModelTemplate, Provider, TemplateId};
+use fuseforks_testkit::wire_replies::ScriptUsage;
+use serde_json::json;
+
+/// The key every test endpoint uses; it must never appear in an error.
+pub const KEY: &str = "sk-test-0123456789abcdef";
+
+/// A 1x1 PNG, base64.
+pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+pub fn provider(wire: Wire) -> Provider {
+    match wire {
+        Wire::OpenAiCompat => Provider::OpenAiCompat,
+        Wire::Anthropic => Provider::Anthropic,
+        Wire::Gemini => Provider::Gemini,
+        Wire::OpenAiResponses => Provider::OpenAiResponses,
+        Wire::XaiResponses => Provider::XaiResponses,
+        Wire::MetaResponses => Provider::MetaResponses,
+        Wire::PerplexityResponses => Provider::PerplexityResponses,
+        Wire::OllamaNative => Provider::Ollama,
+    }
+}
+
+/// A template for `wire` at the stub's base URL (with the API prefix the real one has).
+pub fn template(wire: Wire, stub_base: &str) -> ModelTemplate {
+    let prefix = match wire {
+        Wire::Gemini => "/v1beta",
+        Wire::OllamaNative => "",
+        _ => "/v1",
+    };
+    let mut t = ModelTemplate::new(
+        TemplateId::new("stub").unwrap(),
+        "stub",
+        format!("{stub_base}{prefix}"),
+        "stub-model",
+    );
+    t.provider = Some(provider(wire));
+    t.credential = if wire == Wire::OllamaNative {
+        Credential::NotRequired
+    } else {
+        Credential::Keyring
+    };
+    t.max_retries = 3;
+    t
+}
+
+pub fn endpoint(wire: Wire, stub_base: &str) -> Endpoint {
+    Endpoint::for_template(&template(wire, stub_base), Some(ApiKey::new(KEY))).unwrap()
+}
+
+pub fn weather_tool() -> ToolSpec {
+    ToolSpec {
+        name: "weather".into(),
+        description: "Current weather of a city".into(),
+        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false}),
+    }
+}
+
+/// The scripted task's first request: a system prompt, a user message with one image, one tool.
+pub fn task_request() -> ChatRequest {
+    let user = ChatMessage {
+        role: Role::User,
+        content: vec![
+            ContentBlock::text("What is the weather where this photo was taken?"),
+            ContentBlock::Attachment(Attachment {
+                kind: AttachmentKind::Image,
+                media_type: "image/png".into(),
+                data: PNG.into(),
+                file_name: "photo.png".into(),
+            }),
+        ],
+    };
+    let mut request = ChatRequest::new(
+        "stub-model",
+        vec![
+            ChatMessage::text(
+                Role::System,
+                "# Ordinance\nBe brief.\n## Construct\nYou forecast.",
+            ),
+            user,
+        ],
+        CancellationToken::new(),
+    );
+    request.tools = vec![weather_tool()];
+    request.max_output_tokens = 2048;
+    request
+}
+
+pub const FIRST: ScriptUsage = ScriptUsage {
+    prompt: 1200,
+    completion: 40,
+    cache_read: 1000,
+    reasoning: 25,
+};
+pub const SECOND: ScriptUsage = ScriptUsage {
+    prompt: 1300,
+    completion: 12,
+    cache_read: 1200,
+    reasoning: 0,
+};

@@ -1,0 +1,217 @@
+//! A loopback stub server for LLM wires: answers POSTs on 127.0.0.1 (port 0) from a script of
+//! replies (status, headers, JSON body, delay), and captures every request for assertions.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+/// One scripted reply.
+#[derive(Debug, Clone)]
+pub struct StubReply {
+    /// HTTP status.
+    pub status: u16,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+    /// The body bytes.
+    pub body: Vec<u8>,
+    /// Wait before answering.
+    pub delay: Duration,
+}
+
+impl StubReply {
+    /// A JSON reply.
+    pub fn json(status: u16, body: &Value) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: body.to_string().into_bytes(),
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// A 200 reply with a recorded body from `shared/reference/wire-fixtures/` (bytes as
+    /// recorded).
+    pub fn fixture(relative: &str) -> Self {
+        let path = crate::reference(&format!("wire-fixtures/{relative}"));
+        let body = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        Self {
+            status: 200,
+            headers: Vec::new(),
+            body,
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Answers only after `delay`.
+    pub fn after(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    /// Sets the status.
+    pub fn status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+}
+
+/// A request the stub received.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// Path and query.
+    pub path: String,
+    /// Headers, names lower-case.
+    pub headers: Vec<(String, String)>,
+    /// The body as sent.
+    pub raw_body: Vec<u8>,
+    /// The body as JSON (`Null` if it was not JSON).
+    pub body: Value,
+    /// When it arrived.
+    pub at: Instant,
+}
+
+impl Captured {
+    /// The value of a header.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    script: Mutex<VecDeque<StubReply>>,
+    captured: Mutex<Vec<Captured>>,
+}
+
+/// A running stub; stops when dropped.
+pub struct StubServer {
+    base_url: String,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl StubServer {
+    /// Starts a stub on 127.0.0.1 with a random port, answering with `script` in order (then
+    /// 500 "script exhausted").
+    pub async fn start(script: Vec<StubReply>) -> Self {
+        let shared = Arc::new(Shared {
+            script: Mutex::new(script.into()),
+            captured: Mutex::default(),
+        });
+        let app = Router::new().fallback(answer).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("bind a loopback port: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("local address: {e}"));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self {
+            base_url: format!("http://{addr}"),
+            shared,
+            task,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` (append the API prefix a template would have, e.g. `/v1`).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<Captured> {
+        self.shared
+            .captured
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default()
+    }
+
+    /// Adds replies to the end of the script.
+    pub fn push(&self, replies: impl IntoIterator<Item = StubReply>) {
+        if let Ok(mut script) = self.shared.script.lock() {
+            script.extend(replies);
+        }
+    }
+}
+
+impl Drop for StubServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn answer(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let captured = Captured {
+        path: uri
+            .path_and_query()
+            .map_or_else(|| uri.path().to_owned(), |p| p.as_str().to_owned()),
+        headers: headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_ascii_lowercase(),
+                    v.to_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect(),
+        raw_body: body.to_vec(),
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        at: Instant::now(),
+    };
+    if let Ok(mut c) = shared.captured.lock() {
+        c.push(captured);
+    }
+    let reply = shared.script.lock().ok().and_then(|mut s| s.pop_front());
+    let Some(reply) = reply else {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            r#"{"error":{"message":"stub script exhausted"}}"#,
+        )
+            .into_response();
+    };
+    if !reply.delay.is_zero() {
+        tokio::time::sleep(reply.delay).await;
+    }
+    let mut response = Response::new(axum::body::Body::from(reply.body));
+    *response.status_mut() =
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(
+        "content-type",
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    for (name, value) in reply.headers {
+        if let (Ok(n), Ok(v)) = (
+            axum::http::HeaderName::from_bytes(name.as_bytes()),
+            axum::http::HeaderValue::from_str(&value),
+        ) {
+            headers.insert(n, v);
+        }
+    }
+    response
+}
