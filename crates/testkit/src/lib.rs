@@ -6,6 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+pub mod log_capture;
 pub mod maximal;
 pub mod stub;
 pub mod wire_replies;

@@ -448,3 +448,72 @@ impl ChatResponse {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn messages_round_trip_through_json_without_loss() {
+        let messages = vec![
+            ChatMessage::text(Role::System, "rules"),
+            ChatMessage {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::text("look"),
+                    ContentBlock::Attachment(Attachment {
+                        kind: AttachmentKind::Pdf,
+                        media_type: "application/pdf".into(),
+                        data: "JVBERi0=".into(),
+                        file_name: "a.pdf".into(),
+                    }),
+                ],
+            },
+            ChatMessage {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Text {
+                        text: "calling".into(),
+                        extra: json!({"gemini": {"thoughtSignature": "c2ln"}}),
+                    },
+                    ContentBlock::ToolUse(ToolCall {
+                        id: "c1".into(),
+                        name: "grep".into(),
+                        args: json!({"pattern": "x", "n": [1, 2.5, null]}),
+                        extra: json!({"responses": {"before": [{"type": "reasoning", "encrypted_content": "e"}]}}),
+                    }),
+                ],
+            },
+            ChatMessage {
+                role: Role::Tool,
+                content: vec![ContentBlock::ToolResult(ToolResult {
+                    call_id: "c1".into(),
+                    name: "grep".into(),
+                    content: "3 hits".into(),
+                    is_error: true,
+                })],
+            },
+        ];
+        let text = serde_json::to_string(&messages).unwrap();
+        let back: Vec<ChatMessage> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, messages);
+        let choice: ToolChoice = serde_json::from_str(
+            &serde_json::to_string(&ToolChoice::Specific("x".into())).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(choice, ToolChoice::Specific("x".into()));
+    }
+
+    #[test]
+    fn attachments_do_not_print_their_bytes() {
+        let a = Attachment {
+            kind: AttachmentKind::Image,
+            media_type: "image/png".into(),
+            data: "SECRETBYTES".into(),
+            file_name: String::new(),
+        };
+        assert!(!format!("{a:?}").contains("SECRETBYTES"));
+        assert_eq!(a.data_url(), "data:image/png;base64,SECRETBYTES");
+    }
+}

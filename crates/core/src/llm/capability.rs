@@ -159,6 +159,16 @@ impl Capabilities {
                 "leave parallel_tool_calls unset",
             ));
         }
+        if request.max_output_tokens > self.output_limit {
+            return Err(LlmError::unsupported(
+                wire,
+                format!(
+                    "produce {} output tokens (the template allows {})",
+                    request.max_output_tokens, self.output_limit
+                ),
+                "lower max_output_tokens, or raise maxOutputTokens in the template",
+            ));
+        }
         if request.response_format.is_some() && !self.structured_output {
             return Err(LlmError::unsupported(
                 wire,

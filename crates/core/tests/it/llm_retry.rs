@@ -18,6 +18,7 @@ fn plain_request() -> ChatRequest {
 
 #[tokio::test]
 async fn a_429_with_retry_after_waits_and_retries_once() {
+    let logs = fuseforks_testkit::log_capture::capture();
     let wire = Wire::OpenAiCompat;
     let stub = StubServer::start(vec![
         wire_replies::error(wire, 429, "Rate limit reached", Some("1")),
@@ -35,6 +36,30 @@ async fn a_429_with_retry_after_waits_and_retries_once() {
     let waited = requests[1].at - requests[0].at;
     assert!(waited >= Duration::from_secs(1), "waited {waited:?}");
     assert!(waited < Duration::from_secs(3), "waited {waited:?}");
+
+    // One `llm retry:` line, with counts and codes only.
+    let retries: Vec<String> = logs
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("llm retry:"))
+        .collect();
+    assert_eq!(retries.len(), 1, "{retries:?}");
+    let line = &retries[0];
+    for part in [
+        "model=stub-model",
+        "attempt=1/3",
+        "status=429",
+        "class=rate_limit",
+        "code=rate_limit_exceeded",
+        "hint=1000ms",
+        "src=header",
+    ] {
+        assert!(line.contains(part), "{line}");
+    }
+    assert!(
+        !line.contains("Rate limit reached") && !line.contains(KEY),
+        "no bodies or keys: {line}"
+    );
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ mod founding;
 mod llm_cache;
 mod llm_capability;
 mod llm_conformance;
+mod llm_encoding;
 mod llm_fixtures;
 mod llm_retry;
 mod llm_support;
