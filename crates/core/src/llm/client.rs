@@ -58,13 +58,13 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// The endpoint of a template. A `keyring` credential without a key is refused here, before
-    /// anything is sent.
+    /// The endpoint of a template. A template that needs a key (`keyring`, or `unset`: no key
+    /// chosen yet) and has none is refused here, before anything is sent.
     pub fn for_template(
         template: &ModelTemplate,
         api_key: Option<ApiKey>,
     ) -> Result<Self, LlmError> {
-        if template.credential == Credential::Keyring && api_key.is_none() {
+        if template.credential != Credential::NotRequired && api_key.is_none() {
             return Err(LlmError::KeyMissing(template.id.to_string()));
         }
         Ok(Self {

@@ -146,6 +146,14 @@ async fn other_capabilities_and_bad_requests() {
         .unwrap_err();
     assert_eq!(err.code(), "CAPABILITY_UNSUPPORTED");
 
+    let mut too_long = task_request();
+    too_long.max_output_tokens = 9000; // the template allows 8192
+    let err = client
+        .chat(&endpoint(Wire::Gemini, stub.base_url()), &too_long)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "CAPABILITY_UNSUPPORTED");
+
     let mut unknown_tool = task_request();
     unknown_tool.tool_choice = ToolChoice::Specific("nope".into());
     let err = client
@@ -157,8 +165,16 @@ async fn other_capabilities_and_bad_requests() {
         .unwrap_err();
     assert_eq!(err.code(), "LLM_REQUEST_INVALID");
 
-    let t = template(Wire::Anthropic, stub.base_url());
+    let mut t = template(Wire::Anthropic, stub.base_url());
     let err = Endpoint::for_template(&t, None).unwrap_err();
     assert_eq!(err.code(), "LLM_KEY_MISSING");
+    t.credential = fuseforks_core::village::Credential::Unset;
+    assert_eq!(
+        Endpoint::for_template(&t, None).unwrap_err().code(),
+        "LLM_KEY_MISSING",
+        "no key chosen yet"
+    );
+    t.credential = fuseforks_core::village::Credential::NotRequired;
+    assert!(Endpoint::for_template(&t, None).is_ok());
     assert!(stub.requests().is_empty());
 }

@@ -235,3 +235,77 @@ fn assert_extra_returned(wire: Wire, body: &Value, raw: &str) {
         }
     }
 }
+
+#[tokio::test]
+async fn parallel_calls_keep_their_order_and_ids_on_every_wire() {
+    let client = LlmClient::new().unwrap();
+    for wire in Wire::ALL {
+        let calls = [
+            ScriptCall {
+                id: "call_a".into(),
+                name: "weather".into(),
+                args: json!({"city": "Paris"}),
+            },
+            ScriptCall {
+                id: "call_b".into(),
+                name: "weather".into(),
+                args: json!({"city": "Oslo"}),
+            },
+        ];
+        let stub = StubServer::start(vec![
+            wire_replies::tool_calls(wire, &calls, FIRST),
+            wire_replies::text(wire, "Paris sunny, Oslo snowy.", SECOND),
+        ])
+        .await;
+        let endpoint = endpoint(wire, stub.base_url());
+        let first = client.chat(&endpoint, &task_request()).await.unwrap();
+        let got: Vec<(String, Value)> = first
+            .tool_calls()
+            .iter()
+            .map(|c| (c.name.clone(), c.args["city"].clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("weather".to_owned(), json!("Paris")),
+                ("weather".to_owned(), json!("Oslo"))
+            ],
+            "{wire:?}"
+        );
+        let ids: Vec<String> = first.tool_calls().iter().map(|c| c.id.clone()).collect();
+        assert_ne!(
+            ids[0], ids[1],
+            "{wire:?}: ids stay distinct (synthesised where the wire gives none)"
+        );
+
+        let mut second = task_request();
+        second.messages.push(first.to_message());
+        second.messages.push(ChatMessage {
+            role: Role::Tool,
+            content: first
+                .tool_calls()
+                .iter()
+                .map(|c| {
+                    ContentBlock::ToolResult(ToolResult {
+                        call_id: c.id.clone(),
+                        name: c.name.clone(),
+                        content: format!("{} done", c.args["city"]),
+                        is_error: false,
+                    })
+                })
+                .collect(),
+        });
+        let answer = client.chat(&endpoint, &second).await.unwrap();
+        assert_eq!(answer.text().as_deref(), Some("Paris sunny, Oslo snowy."));
+        let sent = String::from_utf8_lossy(&stub.requests()[1].raw_body).into_owned();
+        let (a, b) = (
+            sent.find("\\\"Paris\\\" done")
+                .or_else(|| sent.find("Paris\\\" done")),
+            sent.find("Oslo\\\" done"),
+        );
+        assert!(
+            a.is_some() && b.is_some() && a < b,
+            "{wire:?}: both results, in order: {sent}"
+        );
+    }
+}
