@@ -111,6 +111,18 @@ pub fn error_fields(body: &Value) -> (Option<String>, String) {
     }
 }
 
+/// Tools in the chat-completions shape (`{"type":"function","function":{…}}`), shared by the
+/// OpenAI-compatible and Ollama wires.
+pub(crate) fn function_tools(tools: &[super::canonical::ToolSpec]) -> Value {
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            serde_json::json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}})
+        })
+        .collect();
+    Value::Array(tools)
+}
+
 /// The spelling of an effort on the wires that take it as a word.
 pub(crate) fn effort_word(effort: Effort) -> &'static str {
     match effort {

@@ -73,12 +73,7 @@ pub fn encode(request: &ChatRequest) -> Result<Value, LlmError> {
     body.insert("stream".into(), json!(false));
     // No tool_choice field: None is "no tools offered" (documented emulation).
     if !request.tools.is_empty() && request.tool_choice != ToolChoice::None {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), super::function_tools(&request.tools));
     }
     let mut options = Map::new();
     options.insert("num_predict".into(), json!(request.max_output_tokens));

@@ -33,12 +33,7 @@ pub fn encode(request: &ChatRequest, ctx: &EncodeContext<'_>) -> Result<Value, L
         request.tool_choice == ToolChoice::None && flavour == CompatFlavour::Ollama;
     let offer_tools = !request.tools.is_empty() && !none_by_omission;
     if offer_tools {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), super::function_tools(&request.tools));
         if flavour != CompatFlavour::Ollama {
             let choice = match &request.tool_choice {
                 ToolChoice::None => json!("none"),
