@@ -6,4 +6,5 @@
 //! canonical interface to every model wire, with capability flags, retries and cancellation).
 
 pub mod llm;
+pub mod sessions;
 pub mod village;

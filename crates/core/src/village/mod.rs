@@ -33,6 +33,12 @@ mod world_rules;
 /// back unchanged, so that a newer version's data survives a round trip through this one.
 pub type Extra = serde_json::Map<String, serde_json::Value>;
 
+/// Replaces `path` with `bytes` atomically (temp file, fsync, rename), for files outside the
+/// village model that must never be half-written (exports, logs' side files).
+pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    atomic::write_atomic(path, bytes, atomic::Permissions::KeepExisting)
+}
+
 pub use agent::AgentSpec;
 pub use error::{InvalidFile, RuleCode, RuleViolation, VillageError};
 pub use files::AgentFiles;

@@ -15,3 +15,4 @@ mod llm_support;
 mod original_village;
 mod other_files;
 mod round_trip;
+mod sessions;

@@ -1,0 +1,8 @@
+//! Conversations in `sessions.redb` (reference §3.8): a sessions table and a records table,
+//! atomic appends, history restore, fork, JSONL export, delete.
+
+pub mod records;
+pub mod store;
+
+pub use records::{AgentMessage, Endpoint, Record, SessionMeta, TurnRecord, TurnStop};
+pub use store::{SessionError, SessionStore, StoredRecord};

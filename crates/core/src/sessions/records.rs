@@ -1,0 +1,228 @@
+//! What `sessions.redb` holds: session metadata and records (`message`, `exchange`, `summary`,
+//! `turn`, `assist`), in the original's JSON spellings (reference §3.2, §3.8).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::llm::Grounding;
+
+/// Who sent or receives a message (tag `kind`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Endpoint {
+    /// The human at the GUI.
+    User,
+    /// The village itself (schedules, dispatches).
+    System,
+    /// An agent.
+    Agent {
+        /// The agent's id.
+        id: String,
+    },
+    /// An outside client (the CLI `ask`, the door).
+    External {
+        /// The client's name.
+        client: String,
+    },
+}
+
+impl Endpoint {
+    /// A short label for log lines (`user`, `agent:ID`, `external:NAME`).
+    pub fn label(&self) -> String {
+        match self {
+            Self::User => "user".into(),
+            Self::System => "system".into(),
+            Self::Agent { id } => format!("agent:{id}"),
+            Self::External { client } => format!("external:{client}"),
+        }
+    }
+}
+
+/// A message delivered in the village.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentMessage {
+    /// Message id (UUID).
+    pub id: String,
+    /// Sender.
+    pub from: Endpoint,
+    /// Receiver.
+    pub to: Endpoint,
+    /// The text.
+    pub content: String,
+    /// Tokens of the turn that produced it (0 for inbound messages).
+    #[serde(default)]
+    pub tokens: u64,
+    /// When, ms since the epoch.
+    pub ts_ms: i64,
+    /// Hop count in its causal chain.
+    #[serde(default)]
+    pub hop: u32,
+    /// Other receivers of the same text.
+    #[serde(default)]
+    pub co_recipients: Vec<String>,
+    /// Search provenance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<Grounding>,
+    /// Reasoning summaries (display only).
+    #[serde(default)]
+    pub reasoning_summary: Vec<String>,
+    /// Attachments (references).
+    #[serde(default)]
+    pub attachments: Vec<Value>,
+    /// Quoted earlier messages.
+    #[serde(default)]
+    pub quotes: Vec<Value>,
+}
+
+/// How a turn ended (tag `kind`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TurnStop {
+    /// It answered.
+    Completed,
+    /// The same tool call repeated; the turn was cut.
+    Repeat {
+        /// The tool.
+        tool: String,
+    },
+    /// It used every tool round.
+    ToolLimit,
+    /// It failed.
+    Failed {
+        /// The error code.
+        code: String,
+    },
+    /// It was interrupted.
+    Interrupted,
+    /// The budget was spent.
+    BudgetExhausted,
+    /// The next reservation did not fit the budget.
+    ReserveShort,
+}
+
+impl TurnStop {
+    /// The spelling in `turn:` log lines (`-`, `repeat:T`, `tool_limit`, `failed:CODE`, …).
+    pub fn log_label(&self) -> String {
+        match self {
+            Self::Completed => "-".into(),
+            Self::Repeat { tool } => format!("repeat:{tool}"),
+            Self::ToolLimit => "tool_limit".into(),
+            Self::Failed { code } => format!("failed:{code}"),
+            Self::Interrupted => "interrupted".into(),
+            Self::BudgetExhausted => "budget_exhausted".into(),
+            Self::ReserveShort => "reserve_short".into(),
+        }
+    }
+}
+
+/// One turn of one agent: what it cost and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnRecord {
+    /// The agent.
+    pub agent_id: String,
+    /// When the turn started, ms since the epoch.
+    pub ts_ms: i64,
+    /// Hop count.
+    pub hop: u32,
+    /// Model rounds.
+    pub rounds: u32,
+    /// Plan waves.
+    pub waves: u32,
+    /// How it ended.
+    pub stop: TurnStop,
+    /// Input tokens.
+    pub prompt: u64,
+    /// Cached input tokens.
+    pub cached: u64,
+    /// Output tokens.
+    pub completion: u64,
+    /// Reasoning tokens.
+    pub reasoning: u64,
+    /// Cache-write tokens.
+    pub cache_write: u64,
+    /// 1-hour cache-write tokens.
+    #[serde(rename = "cacheWrite1h")]
+    pub cache_write_1h: u64,
+    /// Model name.
+    pub model: String,
+    /// Wire.
+    pub backend: String,
+    /// Wall time, ms.
+    pub elapsed_ms: u64,
+}
+
+/// A record of a conversation (tag `kind`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Record {
+    /// A delivered message.
+    Message(AgentMessage),
+    /// What one agent was sent (volatile context folded in) and what it replied.
+    Exchange {
+        /// The agent.
+        #[serde(rename = "agentId")]
+        agent_id: String,
+        /// The exact user message sent.
+        sent: String,
+        /// The reply.
+        replied: String,
+    },
+    /// A summary standing in for earlier records.
+    Summary {
+        /// The agent.
+        #[serde(rename = "agentId")]
+        agent_id: String,
+        /// The summary.
+        text: String,
+        /// The last record it covers.
+        #[serde(rename = "coversUpToSeq")]
+        covers_up_to_seq: u64,
+    },
+    /// A turn's cost and outcome.
+    Turn(TurnRecord),
+    /// A drafting-assistant call (no body text).
+    Assist(Value),
+}
+
+impl Record {
+    /// The `kind` spelling.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Message(_) => "message",
+            Self::Exchange { .. } => "exchange",
+            Self::Summary { .. } => "summary",
+            Self::Turn(_) => "turn",
+            Self::Assist(_) => "assist",
+        }
+    }
+
+    /// True for the kinds that restore history (message, exchange, summary).
+    pub fn restores_history(&self) -> bool {
+        matches!(
+            self,
+            Self::Message(_) | Self::Exchange { .. } | Self::Summary { .. }
+        )
+    }
+}
+
+/// Metadata of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMeta {
+    /// Title (≤ 30 characters).
+    pub title: String,
+    /// Created, ms since the epoch.
+    pub created_at: i64,
+    /// Last append, ms since the epoch.
+    pub updated_at: i64,
+    /// The conversation this was forked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// The record it was forked at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_at_seq: Option<u64>,
+    /// Number of records.
+    pub record_count: u64,
+}

@@ -1,0 +1,321 @@
+//! The redb store of conversations. Every append is one write transaction (the record and the
+//! session's metadata together), so a crash keeps both or neither. A record kind this version
+//! does not know is kept on disk and skipped on read with one warning.
+
+use std::path::{Path, PathBuf};
+
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use serde_json::Value;
+
+use super::records::{Record, SessionMeta};
+
+const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
+const RECORDS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("records");
+
+/// The longest title, in characters.
+pub const MAX_TITLE_CHARS: usize = 30;
+
+/// Errors of the session store.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Another process has `sessions.redb` open (the second net behind the village lock).
+    #[error(
+        "[SESSION_STORE_LOCKED] {0}: another process has the conversation store open. Fix: close the other Fuseforks (GUI or fuseforks-cli) using this village"
+    )]
+    Locked(PathBuf),
+    /// The database failed.
+    #[error("[SESSION_STORE_FAILED] {0}")]
+    Storage(String),
+    /// No such conversation.
+    #[error("[SESSION_NOT_FOUND] no conversation {0}")]
+    NotFound(String),
+    /// Writing an export failed.
+    #[error("[SESSION_EXPORT_FAILED] {0}")]
+    Export(String),
+}
+
+impl SessionError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Locked(_) => "SESSION_STORE_LOCKED",
+            Self::Storage(_) => "SESSION_STORE_FAILED",
+            Self::NotFound(_) => "SESSION_NOT_FOUND",
+            Self::Export(_) => "SESSION_EXPORT_FAILED",
+        }
+    }
+}
+
+fn storage(e: impl std::fmt::Display) -> SessionError {
+    SessionError::Storage(e.to_string())
+}
+
+/// A record read back: one this version knows, or one it skips.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoredRecord {
+    /// A known record.
+    Known(Record),
+    /// A record of a kind this version does not know (kept on disk, skipped here).
+    Unknown {
+        /// Its `kind`.
+        kind: String,
+    },
+}
+
+/// The conversation store of one village.
+pub struct SessionStore {
+    db: Database,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SessionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionStore")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl SessionStore {
+    /// Opens (or creates) `sessions.redb`. Another process holding it is
+    /// [`SessionError::Locked`].
+    pub fn open(path: &Path) -> Result<Self, SessionError> {
+        let db = match Database::create(path) {
+            Ok(db) => db,
+            Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
+                return Err(SessionError::Locked(path.to_path_buf()));
+            }
+            Err(e) => return Err(storage(e)),
+        };
+        let txn = db.begin_write().map_err(storage)?;
+        txn.open_table(SESSIONS).map_err(storage)?;
+        txn.open_table(RECORDS).map_err(storage)?;
+        txn.commit().map_err(storage)?;
+        Ok(Self {
+            db,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Starts a new conversation; returns its id.
+    pub fn create(&self, title: &str, now_ms: i64) -> Result<String, SessionError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let meta = SessionMeta {
+            title: title.chars().take(MAX_TITLE_CHARS).collect(),
+            created_at: now_ms,
+            updated_at: now_ms,
+            parent_id: None,
+            forked_at_seq: None,
+            record_count: 0,
+        };
+        let txn = self.db.begin_write().map_err(storage)?;
+        {
+            let mut sessions = txn.open_table(SESSIONS).map_err(storage)?;
+            sessions
+                .insert(id.as_str(), to_bytes(&meta)?.as_slice())
+                .map_err(storage)?;
+        }
+        txn.commit().map_err(storage)?;
+        Ok(id)
+    }
+
+    /// Appends a record and updates the session's metadata in one transaction; returns the
+    /// record's sequence number.
+    pub fn append(&self, session: &str, record: &Record, now_ms: i64) -> Result<u64, SessionError> {
+        let bytes = to_bytes(record)?;
+        let txn = self.db.begin_write().map_err(storage)?;
+        let seq = {
+            let mut sessions = txn.open_table(SESSIONS).map_err(storage)?;
+            let mut meta: SessionMeta = match sessions.get(session).map_err(storage)? {
+                Some(v) => from_bytes(v.value())?,
+                None => return Err(SessionError::NotFound(session.to_owned())),
+            };
+            let seq = next_seq(&txn, session)?;
+            let mut records = txn.open_table(RECORDS).map_err(storage)?;
+            records
+                .insert((session, seq), bytes.as_slice())
+                .map_err(storage)?;
+            meta.record_count += 1;
+            meta.updated_at = now_ms;
+            sessions
+                .insert(session, to_bytes(&meta)?.as_slice())
+                .map_err(storage)?;
+            seq
+        };
+        txn.commit().map_err(storage)?;
+        Ok(seq)
+    }
+
+    /// Every conversation, most recently updated first.
+    pub fn list(&self) -> Result<Vec<(String, SessionMeta)>, SessionError> {
+        let txn = self.db.begin_read().map_err(storage)?;
+        let sessions = txn.open_table(SESSIONS).map_err(storage)?;
+        let mut out = Vec::new();
+        for entry in sessions.iter().map_err(storage)? {
+            let (k, v) = entry.map_err(storage)?;
+            out.push((k.value().to_owned(), from_bytes::<SessionMeta>(v.value())?));
+        }
+        out.sort_by(|a, b| {
+            b.1.updated_at
+                .cmp(&a.1.updated_at)
+                .then_with(|| a.0.cmp(&b.0))
+        });
+        Ok(out)
+    }
+
+    /// A conversation's metadata.
+    pub fn meta(&self, session: &str) -> Result<SessionMeta, SessionError> {
+        let txn = self.db.begin_read().map_err(storage)?;
+        let sessions = txn.open_table(SESSIONS).map_err(storage)?;
+        let value = sessions
+            .get(session)
+            .map_err(storage)?
+            .ok_or_else(|| SessionError::NotFound(session.to_owned()))?;
+        from_bytes(value.value())
+    }
+
+    /// Every record of a conversation, in order, with its sequence number.
+    pub fn records(&self, session: &str) -> Result<Vec<(u64, StoredRecord)>, SessionError> {
+        self.meta(session)?;
+        let txn = self.db.begin_read().map_err(storage)?;
+        let records = txn.open_table(RECORDS).map_err(storage)?;
+        let mut out = Vec::new();
+        let mut warned = false;
+        for entry in records
+            .range((session, 0)..=(session, u64::MAX))
+            .map_err(storage)?
+        {
+            let (k, v) = entry.map_err(storage)?;
+            let seq = k.value().1;
+            match serde_json::from_slice::<Record>(v.value()) {
+                Ok(record) => out.push((seq, StoredRecord::Known(record))),
+                Err(_) => {
+                    let kind = serde_json::from_slice::<Value>(v.value())
+                        .ok()
+                        .and_then(|j| j.get("kind").and_then(Value::as_str).map(str::to_owned))
+                        .unwrap_or_else(|| "?".into());
+                    if !warned {
+                        tracing::warn!(
+                            "session record skipped: session={session} seq={seq} kind={kind} (unknown to this version)"
+                        );
+                        warned = true;
+                    }
+                    out.push((seq, StoredRecord::Unknown { kind }));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The records that restore history: message, exchange and summary only.
+    pub fn history(&self, session: &str) -> Result<Vec<(u64, Record)>, SessionError> {
+        Ok(self
+            .records(session)?
+            .into_iter()
+            .filter_map(|(seq, r)| match r {
+                StoredRecord::Known(record) if record.restores_history() => Some((seq, record)),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// A new conversation holding the records before `at_seq` ("back to just before a
+    /// request"); returns its id.
+    pub fn fork(&self, session: &str, at_seq: u64, now_ms: i64) -> Result<String, SessionError> {
+        let source = self.meta(session)?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let txn = self.db.begin_write().map_err(storage)?;
+        {
+            let mut records = txn.open_table(RECORDS).map_err(storage)?;
+            let copied: Vec<(u64, Vec<u8>)> = records
+                .range((session, 0)..(session, at_seq))
+                .map_err(storage)?
+                .map(|e| e.map(|(k, v)| (k.value().1, v.value().to_vec())))
+                .collect::<Result<_, _>>()
+                .map_err(storage)?;
+            for (seq, bytes) in &copied {
+                records
+                    .insert((id.as_str(), *seq), bytes.as_slice())
+                    .map_err(storage)?;
+            }
+            let meta = SessionMeta {
+                title: source.title.clone(),
+                created_at: now_ms,
+                updated_at: now_ms,
+                parent_id: Some(session.to_owned()),
+                forked_at_seq: Some(at_seq),
+                record_count: copied.len() as u64,
+            };
+            let mut sessions = txn.open_table(SESSIONS).map_err(storage)?;
+            sessions
+                .insert(id.as_str(), to_bytes(&meta)?.as_slice())
+                .map_err(storage)?;
+        }
+        txn.commit().map_err(storage)?;
+        Ok(id)
+    }
+
+    /// Deletes a conversation and its records.
+    pub fn delete(&self, session: &str) -> Result<(), SessionError> {
+        self.meta(session)?;
+        let txn = self.db.begin_write().map_err(storage)?;
+        {
+            let mut records = txn.open_table(RECORDS).map_err(storage)?;
+            let seqs: Vec<u64> = records
+                .range((session, 0)..=(session, u64::MAX))
+                .map_err(storage)?
+                .map(|e| e.map(|(k, _)| k.value().1))
+                .collect::<Result<_, _>>()
+                .map_err(storage)?;
+            for seq in seqs {
+                records.remove((session, seq)).map_err(storage)?;
+            }
+            let mut sessions = txn.open_table(SESSIONS).map_err(storage)?;
+            sessions.remove(session).map_err(storage)?;
+        }
+        txn.commit().map_err(storage)
+    }
+
+    /// Writes a conversation as JSON Lines (one record per line, as stored, unknown kinds
+    /// included) to `exports/{id}.jsonl` under `dir`, atomically; returns the file.
+    pub fn export_jsonl(&self, session: &str, dir: &Path) -> Result<PathBuf, SessionError> {
+        self.meta(session)?;
+        let txn = self.db.begin_read().map_err(storage)?;
+        let records = txn.open_table(RECORDS).map_err(storage)?;
+        let mut out = Vec::new();
+        for entry in records
+            .range((session, 0)..=(session, u64::MAX))
+            .map_err(storage)?
+        {
+            let (_, v) = entry.map_err(storage)?;
+            out.extend_from_slice(v.value());
+            out.push(b'\n');
+        }
+        let file = dir.join("exports").join(format!("{session}.jsonl"));
+        std::fs::create_dir_all(dir.join("exports"))
+            .map_err(|e| SessionError::Export(e.to_string()))?;
+        crate::village::write_file_atomically(&file, &out)
+            .map_err(|e| SessionError::Export(e.to_string()))?;
+        Ok(file)
+    }
+}
+
+fn next_seq(txn: &redb::WriteTransaction, session: &str) -> Result<u64, SessionError> {
+    let records = txn.open_table(RECORDS).map_err(storage)?;
+    let last = records
+        .range((session, 0)..=(session, u64::MAX))
+        .map_err(storage)?
+        .next_back();
+    match last {
+        Some(entry) => Ok(entry.map_err(storage)?.0.value().1 + 1),
+        None => Ok(0),
+    }
+}
+
+fn to_bytes<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, SessionError> {
+    serde_json::to_vec(value).map_err(storage)
+}
+
+fn from_bytes<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, SessionError> {
+    serde_json::from_slice(bytes).map_err(storage)
+}
