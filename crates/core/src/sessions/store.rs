@@ -52,6 +52,7 @@ fn storage(e: impl std::fmt::Display) -> SessionError {
 
 /// A record read back: one this version knows, or one it skips.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // read in batches for display; boxing buys nothing here
 pub enum StoredRecord {
     /// A known record.
     Known(Record),
