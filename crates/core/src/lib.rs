@@ -5,6 +5,9 @@
 //! and the store that reads and writes them atomically, keeping unknown fields) and [`llm`] (one
 //! canonical interface to every model wire, with capability flags, retries and cancellation).
 
+pub mod budget;
+pub mod events;
 pub mod llm;
+pub mod log;
 pub mod sessions;
 pub mod village;

@@ -2,7 +2,7 @@
 //! adapter, sends with the wire's auth, classifies failures, retries with backoff (original
 //! Spec 52) and honours cancellation. Logs carry counts and codes only, never bodies or keys.
 
-use std::sync::Once;
+use std::sync::{Arc, Once};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
@@ -13,6 +13,7 @@ use super::capability::Capabilities;
 use super::error::{LlmError, ProviderError, RetryClass, classify};
 use super::retry::{self, HintSource, MAX_HINT};
 use super::wire::Wire;
+use crate::log::{LogSink, TracingSink};
 use crate::village::{Credential, ModelTemplate};
 
 /// An API key. Its `Debug` never shows the value.
@@ -108,6 +109,7 @@ impl Endpoint {
 #[derive(Debug, Clone)]
 pub struct LlmClient {
     http: reqwest::Client,
+    log: Arc<dyn LogSink>,
 }
 
 static CRYPTO: Once = Once::new();
@@ -123,7 +125,16 @@ impl LlmClient {
             .user_agent(concat!("fuseforks/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| LlmError::InvalidRequest(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Self { http })
+        Ok(Self {
+            http,
+            log: Arc::new(TracingSink),
+        })
+    }
+
+    /// Sends `llm retry:` lines to `log` (the village log) instead of `tracing`.
+    pub fn with_log(mut self, log: Arc<dyn LogSink>) -> Self {
+        self.log = log;
+        self
     }
 
     /// Sends one request, retrying as Spec 52 says. A cancelled call returns
@@ -164,7 +175,7 @@ impl LlmClient {
                 return Err(LlmError::Provider(Box::new(failure)));
             }
             if let Some(hint) = failure.retry_after.filter(|h| *h > MAX_HINT) {
-                tracing::info!(
+                self.log.line(&format!(
                     "llm retry stop: model={} attempt={}/{} status={} class={} code={} hint={}s reason=hint_too_long",
                     request.model,
                     attempt + 1,
@@ -173,7 +184,7 @@ impl LlmClient {
                     failure.class.as_str(),
                     failure.code.as_deref().unwrap_or("-"),
                     hint.as_secs()
-                );
+                ));
                 let mut failure = failure;
                 failure.message = format!(
                     "{} (the provider asked to wait {} s, over the 60 s limit)",
@@ -183,7 +194,7 @@ impl LlmClient {
                 return Err(LlmError::Provider(Box::new(failure)));
             }
             let wait = retry::backoff(attempt, failure.retry_after, retry::jitter(attempt, &url));
-            tracing::info!(
+            self.log.line(&format!(
                 "llm retry: model={} attempt={}/{} status={} class={} code={} hint={} src={} wait={}ms",
                 request.model,
                 attempt + 1,
@@ -196,7 +207,7 @@ impl LlmClient {
                     .map_or_else(|| "-".to_owned(), |h| format!("{}ms", h.as_millis())),
                 failure.hint_source.as_str(),
                 wait.as_millis()
-            );
+            ));
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
                 () = request.cancel.cancelled() => return Ok(ChatResponse::aborted()),

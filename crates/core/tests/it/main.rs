@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod broken_files;
+mod budget;
 mod founding;
 mod llm_cache;
 mod llm_capability;

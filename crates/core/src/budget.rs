@@ -1,0 +1,193 @@
+//! The token budget of one causal root (reference §1.4): effective tokens, reservations before
+//! each call, settlement after it. Concurrent calls under one root are admitted only while
+//! `spent + reserved + estimate ≤ ceiling`, so together they overshoot the ceiling by at most
+//! what their real cost exceeds their reservations.
+
+use std::sync::{Arc, Mutex};
+
+use crate::llm::Usage;
+
+/// The smallest reservation, in effective tokens.
+pub const RESERVATION_FLOOR: u64 = 1_000;
+
+/// Effective tokens of a call: uncached input × 1 + cached input × 0.1 + cache writes × 1 +
+/// output × 4 (rounded up).
+pub fn effective_tokens(usage: &Usage) -> u64 {
+    let uncached = usage
+        .prompt
+        .saturating_sub(usage.cache_read + usage.cache_write);
+    let tenths = uncached * 10 + usage.cache_read + usage.cache_write * 10 + usage.completion * 40;
+    tenths.div_ceil(10)
+}
+
+/// An estimate of a call's effective tokens from the characters it sends and its output cap.
+pub fn estimate(prompt_chars: usize, max_output_tokens: u32) -> u64 {
+    let input = (prompt_chars as u64).div_ceil(4);
+    let output = u64::from(max_output_tokens.min(1024)) * 4;
+    input + output
+}
+
+/// Why a call may not start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetStop {
+    /// The ceiling is reached.
+    Exhausted,
+    /// Something is left, but less than the next reservation.
+    ReserveShort,
+}
+
+#[derive(Debug, Default)]
+struct Ledger {
+    spent: u64,
+    reserved: u64,
+}
+
+/// The budget of one causal root. Shared (`Arc`) by every call the root causes.
+#[derive(Debug)]
+pub struct CausalBudget {
+    ceiling: Option<u64>,
+    ledger: Mutex<Ledger>,
+}
+
+impl CausalBudget {
+    /// A fresh budget; `None` = no ceiling (spending is still counted).
+    pub fn new(ceiling: Option<u64>) -> Arc<Self> {
+        Arc::new(Self {
+            ceiling,
+            ledger: Mutex::new(Ledger::default()),
+        })
+    }
+
+    /// The ceiling.
+    pub fn ceiling(&self) -> Option<u64> {
+        self.ceiling
+    }
+
+    /// Effective tokens settled so far.
+    pub fn spent(&self) -> u64 {
+        self.ledger.lock().map(|l| l.spent).unwrap_or(u64::MAX)
+    }
+
+    /// What is left of the ceiling (settled spending and open reservations deducted).
+    pub fn remaining(&self) -> Option<u64> {
+        let ceiling = self.ceiling?;
+        let ledger = self.ledger.lock().ok()?;
+        Some(ceiling.saturating_sub(ledger.spent + ledger.reserved))
+    }
+
+    /// Reserves an estimate (at least [`RESERVATION_FLOOR`], at most the ceiling) before a
+    /// call.
+    pub fn reserve(self: &Arc<Self>, estimate: u64) -> Result<Reservation, BudgetStop> {
+        let mut amount = estimate.max(RESERVATION_FLOOR);
+        let mut ledger = self.ledger.lock().map_err(|_| BudgetStop::Exhausted)?;
+        if let Some(ceiling) = self.ceiling {
+            amount = amount.min(ceiling);
+            if ledger.spent >= ceiling {
+                return Err(BudgetStop::Exhausted);
+            }
+            if ledger.spent + ledger.reserved + amount > ceiling {
+                return Err(BudgetStop::ReserveShort);
+            }
+        }
+        ledger.reserved += amount;
+        Ok(Reservation {
+            budget: Arc::clone(self),
+            amount,
+            settled: false,
+        })
+    }
+
+    fn settle(&self, reserved: u64, charged: u64) {
+        if let Ok(mut ledger) = self.ledger.lock() {
+            ledger.reserved = ledger.reserved.saturating_sub(reserved);
+            ledger.spent += charged;
+        }
+    }
+}
+
+/// An open reservation. Settle it with the real usage; dropped unsettled (a call whose usage
+/// is unknown), it charges the whole reservation, so an unknown cost never goes uncounted.
+#[derive(Debug)]
+pub struct Reservation {
+    budget: Arc<CausalBudget>,
+    amount: u64,
+    settled: bool,
+}
+
+impl Reservation {
+    /// The reserved amount.
+    pub fn amount(&self) -> u64 {
+        self.amount
+    }
+
+    /// Replaces the reservation with the real cost (`None`: unknown, the reservation is
+    /// charged); returns the effective tokens charged.
+    pub fn settle(mut self, usage: Option<&Usage>) -> u64 {
+        let charged = usage.map_or(self.amount, effective_tokens);
+        self.budget.settle(self.amount, charged);
+        self.settled = true;
+        charged
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.budget.settle(self.amount, self.amount);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effective_tokens_weigh_cache_and_output() {
+        let u = Usage {
+            prompt: 1000,
+            cache_read: 600,
+            cache_write: 100,
+            completion: 50,
+            ..Usage::default()
+        };
+        // 300 uncached + 60 cached + 100 written + 200 output
+        assert_eq!(effective_tokens(&u), 660);
+        assert_eq!(
+            effective_tokens(&Usage {
+                prompt: 1,
+                cache_read: 1,
+                ..Usage::default()
+            }),
+            1,
+            "rounded up"
+        );
+    }
+
+    #[test]
+    fn reservations_floor_cap_and_stops() {
+        let budget = CausalBudget::new(Some(5_000));
+        let a = budget.reserve(10).unwrap();
+        assert_eq!(a.amount(), RESERVATION_FLOOR);
+        let b = budget.reserve(3_500).unwrap();
+        assert_eq!(budget.reserve(1_000).unwrap_err(), BudgetStop::ReserveShort);
+        a.settle(Some(&Usage {
+            prompt: 400,
+            completion: 10,
+            ..Usage::default()
+        }));
+        drop(b); // unknown cost: the whole reservation is charged
+        assert_eq!(budget.spent(), 440 + 3_500);
+        let c = budget.reserve(1_000).unwrap();
+        c.settle(Some(&Usage {
+            prompt: 2_000,
+            ..Usage::default()
+        }));
+        assert_eq!(budget.reserve(1).unwrap_err(), BudgetStop::Exhausted);
+        let huge = CausalBudget::new(Some(2_000)).reserve(1_000_000).unwrap();
+        assert_eq!(huge.amount(), 2_000, "capped at the ceiling");
+        let unlimited = CausalBudget::new(None);
+        unlimited.reserve(u64::MAX / 2).unwrap().settle(None);
+        assert!(unlimited.remaining().is_none());
+    }
+}

@@ -1,0 +1,182 @@
+//! `CoreEvent`: what the core tells its surfaces (GUI, CLI `--events jsonl`), on a broadcast bus
+//! of 1,024 (reference §3.9: JSON tag `type`, camelCase names).
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use crate::sessions::AgentMessage;
+
+/// An agent's life-cycle state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentStatus {
+    /// Not running.
+    Idle,
+    /// Being started.
+    Starting,
+    /// Running (takes turns).
+    Running,
+    /// Being stopped.
+    Stopping,
+    /// Failed to start or crashed.
+    Failed,
+}
+
+/// An event of the core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+#[allow(missing_docs)] // field names are the reference's; each variant is documented
+pub enum CoreEvent {
+    /// An agent changed state.
+    #[serde(rename_all = "camelCase")]
+    AgentStatusChanged {
+        agent_id: String,
+        status: AgentStatus,
+    },
+    /// An agent's running totals.
+    #[serde(rename_all = "camelCase")]
+    AgentStatsUpdated {
+        agent_id: String,
+        uptime_secs: u64,
+        total_tokens: u64,
+        prompt_tokens: u64,
+        cached_tokens: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        last_prompt_tokens: Option<u64>,
+    },
+    /// A message was delivered.
+    MessageSent { message: Box<AgentMessage> },
+    /// An agent failed.
+    #[serde(rename_all = "camelCase")]
+    AgentFailed { agent_id: String, error: String },
+    /// A template could not be used.
+    #[serde(rename_all = "camelCase")]
+    BackendDegraded {
+        model_template_id: String,
+        reason: String,
+    },
+    /// The conversation was cleared.
+    ConversationCleared,
+    /// Another conversation became current.
+    #[serde(rename_all = "camelCase")]
+    SessionSwitched { session_id: String },
+    /// A turn record was written.
+    #[serde(rename_all = "camelCase")]
+    TurnRecorded {
+        agent_id: String,
+        session_id: String,
+    },
+    /// An agent is (not) thinking.
+    #[serde(rename_all = "camelCase")]
+    AgentTyping { agent_id: String, active: bool },
+    /// A tool ran.
+    #[serde(rename_all = "camelCase")]
+    ToolInvoked {
+        agent_id: String,
+        tool: String,
+        ok: bool,
+        reason: ReasonState,
+        call_id: String,
+    },
+    /// A turn used every tool round.
+    #[serde(rename_all = "camelCase")]
+    ToolLimitReached {
+        agent_id: String,
+        max_iterations: u32,
+    },
+    /// Identical calls repeated; the turn was cut.
+    #[serde(rename_all = "camelCase")]
+    ToolRepeatBlocked {
+        agent_id: String,
+        tool: String,
+        repeats: u32,
+    },
+    /// A turn was interrupted.
+    #[serde(rename_all = "camelCase")]
+    TurnInterrupted { agent_id: String, turn_seq: u64 },
+    /// A chain hit the hop limit.
+    #[serde(rename_all = "camelCase")]
+    HopLimitReached { agent_id: String, max_hops: u32 },
+    /// The command approval mode changed.
+    RunApprovalChanged { mode: String },
+}
+
+/// Whether a tool call gave its `reason` (tag `kind`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReasonState {
+    /// The model wrote a reason (shown in the chat, ≤ 60 characters).
+    Written {
+        /// The reason, cut to 60 characters.
+        text: String,
+    },
+    /// The model left it out.
+    Omitted,
+    /// The tool has no reason field (MCP tools).
+    Unsupported,
+}
+
+/// The broadcast bus.
+#[derive(Debug, Clone)]
+pub struct EventBus {
+    sender: broadcast::Sender<CoreEvent>,
+}
+
+/// The bus capacity.
+pub const EVENT_CAPACITY: usize = 1_024;
+
+impl Default for EventBus {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventBus {
+    /// A bus with the reference's capacity.
+    pub fn new() -> Self {
+        Self {
+            sender: broadcast::channel(EVENT_CAPACITY).0,
+        }
+    }
+
+    /// Sends an event (dropped when nobody listens).
+    pub fn emit(&self, event: CoreEvent) {
+        let _ = self.sender.send(event);
+    }
+
+    /// A new receiver.
+    pub fn subscribe(&self) -> broadcast::Receiver<CoreEvent> {
+        self.sender.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings() {
+        let e = CoreEvent::ToolInvoked {
+            agent_id: "a".into(),
+            tool: "grep".into(),
+            ok: true,
+            reason: ReasonState::Written {
+                text: "find".into(),
+            },
+            call_id: "c".into(),
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["type"], "toolInvoked");
+        assert_eq!(v["agentId"], "a");
+        assert_eq!(v["reason"]["kind"], "written");
+        let s = serde_json::to_value(CoreEvent::AgentStatusChanged {
+            agent_id: "a".into(),
+            status: AgentStatus::Running,
+        })
+        .unwrap();
+        assert_eq!(
+            s,
+            serde_json::json!({"type": "agentStatusChanged", "agentId": "a", "status": "running"})
+        );
+    }
+}

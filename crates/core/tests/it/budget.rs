@@ -1,0 +1,87 @@
+//! The budget under concurrency: many calls of one causal root on many threads, with random
+//! estimates and real costs up to their estimates, never spend past the ceiling by more than one
+//! reservation (a randomised property over many seeds).
+
+use std::sync::Arc;
+
+use fuseforks_core::budget::{BudgetStop, CausalBudget, RESERVATION_FLOOR, effective_tokens};
+use fuseforks_core::llm::Usage;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn concurrent_calls_never_overshoot_by_more_than_one_reservation() {
+    for seed in 1..=64u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let ceiling = 20_000 + rng.next() % 80_000;
+        let budget = CausalBudget::new(Some(ceiling));
+        let max_estimate = 12_000;
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let budget = Arc::clone(&budget);
+                let mut rng = Rng(rng.next() ^ (t + 1));
+                std::thread::spawn(move || {
+                    let mut stops = 0;
+                    for _ in 0..50 {
+                        let estimate =
+                            RESERVATION_FLOOR + rng.next() % (max_estimate - RESERVATION_FLOOR);
+                        match budget.reserve(estimate) {
+                            Ok(reservation) => {
+                                // The real cost is at most the estimate (prompt and output caps).
+                                let cost = rng.next() % (reservation.amount() + 1);
+                                let usage = Usage {
+                                    prompt: cost,
+                                    ..Usage::default()
+                                };
+                                assert_eq!(effective_tokens(&usage), cost);
+                                if rng.next() % 10 == 0 {
+                                    drop(reservation); // unknown cost: charged in full
+                                } else {
+                                    reservation.settle(Some(&usage));
+                                }
+                            }
+                            Err(BudgetStop::Exhausted | BudgetStop::ReserveShort) => stops += 1,
+                        }
+                        std::thread::yield_now();
+                    }
+                    stops
+                })
+            })
+            .collect();
+        let stops: u32 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        let spent = budget.spent();
+        assert!(
+            spent <= ceiling + max_estimate,
+            "seed {seed}: spent {spent} > ceiling {ceiling} + one reservation"
+        );
+        assert!(stops > 0, "seed {seed}: the ceiling was reached");
+    }
+}
+
+#[test]
+fn costs_above_the_reservation_are_bounded_by_admission() {
+    // Even when a call costs more than it reserved, no new call is admitted past the ceiling.
+    let budget = CausalBudget::new(Some(10_000));
+    let a = budget.reserve(4_000).unwrap();
+    let b = budget.reserve(4_000).unwrap();
+    a.settle(Some(&Usage {
+        prompt: 9_000,
+        ..Usage::default()
+    }));
+    assert_eq!(budget.reserve(1_000).unwrap_err(), BudgetStop::ReserveShort);
+    b.settle(Some(&Usage {
+        prompt: 3_000,
+        ..Usage::default()
+    }));
+    assert_eq!(budget.reserve(1_000).unwrap_err(), BudgetStop::Exhausted);
+    assert_eq!(budget.spent(), 12_000);
+}
