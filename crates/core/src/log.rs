@@ -92,10 +92,10 @@ impl LogSink for VillageLog {
             if full {
                 self.rotate(&mut state);
             }
-            if let Some((file, size)) = state.as_mut() {
-                if file.write_all(framed.as_bytes()).is_ok() {
-                    *size += framed.len() as u64;
-                }
+            if let Some((file, size)) = state.as_mut()
+                && file.write_all(framed.as_bytes()).is_ok()
+            {
+                *size += framed.len() as u64;
             }
         }
         if let Some(echo) = &self.echo {
