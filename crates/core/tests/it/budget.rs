@@ -43,7 +43,7 @@ fn concurrent_calls_never_overshoot_by_more_than_one_reservation() {
                                     ..Usage::default()
                                 };
                                 assert_eq!(effective_tokens(&usage), cost);
-                                if rng.next() % 10 == 0 {
+                                if rng.next().is_multiple_of(10) {
                                     drop(reservation); // unknown cost: charged in full
                                 } else {
                                     reservation.settle(Some(&usage));
