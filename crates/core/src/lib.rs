@@ -10,4 +10,5 @@ pub mod events;
 pub mod llm;
 pub mod log;
 pub mod sessions;
+pub mod tools;
 pub mod village;

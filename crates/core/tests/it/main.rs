@@ -17,3 +17,8 @@ mod original_village;
 mod other_files;
 mod round_trip;
 mod sessions;
+mod tools_files;
+mod tools_run;
+mod tools_sandbox;
+mod tools_specs;
+mod tools_support;

@@ -1,0 +1,180 @@
+//! `rag`: a Markdown heading index over the agent's declared `ragSources` folders (outline,
+//! search, read a section). It reads only inside those folders, which may be outside the work
+//! folder.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{ToolContext, ToolOutput, bool_arg, cap, str_arg};
+
+const MAX_CHARS: usize = 12_000;
+const MAX_HITS: usize = 200;
+
+fn sources(ctx: &ToolContext) -> Vec<PathBuf> {
+    ctx.rag_sources
+        .iter()
+        .filter_map(|s| s.canonicalize().ok())
+        .collect()
+}
+
+/// Resolves a file inside one of the sources (absolute, or relative to the first source that
+/// holds it).
+fn resolve(roots: &[PathBuf], path: &str) -> Option<PathBuf> {
+    if path.contains('\0') {
+        return None;
+    }
+    let candidates: Vec<PathBuf> = if Path::new(path).is_absolute() {
+        vec![PathBuf::from(path)]
+    } else {
+        roots.iter().map(|r| r.join(path)).collect()
+    };
+    candidates
+        .into_iter()
+        .filter_map(|c| c.canonicalize().ok())
+        .find(|real| roots.iter().any(|r| real.starts_with(r)) && real.is_file())
+}
+
+fn markdown_files(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for root in roots {
+        for entry in ignore::WalkBuilder::new(root)
+            .follow_links(false)
+            .build()
+            .filter_map(Result::ok)
+        {
+            let p = entry.path();
+            if p.extension().is_some_and(|e| e == "md" || e == "markdown")
+                && entry.file_type().is_some_and(|t| t.is_file())
+            {
+                files.push(p.to_path_buf());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn heading(line: &str) -> Option<(usize, &str)> {
+    let level = line.chars().take_while(|c| *c == '#').count();
+    (1..=6)
+        .contains(&level)
+        .then(|| line[level..].strip_prefix(' ').map(|t| (level, t.trim())))
+        .flatten()
+}
+
+/// Runs one `rag` call.
+pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let roots = sources(ctx);
+    if roots.is_empty() {
+        return ToolOutput::fail(ctx.say(
+            "資料フォルダがありません。",
+            "No source folders are declared.",
+        ));
+    }
+    match str_arg(args, "op").unwrap_or("outline") {
+        "outline" => match str_arg(args, "path") {
+            None => {
+                let list: Vec<String> = markdown_files(&roots)
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                ToolOutput::ok(cap(&list.join("\n"), MAX_CHARS))
+            }
+            Some(path) => match resolve(&roots, path).and_then(|p| std::fs::read_to_string(p).ok())
+            {
+                Some(text) => {
+                    let outline: Vec<String> = text
+                        .lines()
+                        .filter_map(heading)
+                        .map(|(level, title)| format!("{}{title}", "  ".repeat(level - 1)))
+                        .collect();
+                    ToolOutput::ok(cap(&outline.join("\n"), MAX_CHARS))
+                }
+                None => ToolOutput::fail(ctx.say(
+                    "資料フォルダの外か、読めないファイルです。",
+                    "Outside the source folders, or unreadable.",
+                )),
+            },
+        },
+        "search" => {
+            let Some(pattern) = str_arg(args, "pattern") else {
+                return ToolOutput::fail(ctx.say("pattern が必要です。", "pattern is required."));
+            };
+            let regex = match regex::RegexBuilder::new(pattern)
+                .case_insensitive(bool_arg(args, "case_insensitive", false))
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => return ToolOutput::fail(e.to_string()),
+            };
+            let mut hits = Vec::new();
+            'files: for file in markdown_files(&roots) {
+                let Ok(text) = std::fs::read_to_string(&file) else {
+                    continue;
+                };
+                let mut section = String::new();
+                for (n, line) in text.lines().enumerate() {
+                    if let Some((_, title)) = heading(line) {
+                        section = title.to_owned();
+                    }
+                    if regex.is_match(line) {
+                        hits.push(format!(
+                            "{}:{} [{}] {}",
+                            file.display(),
+                            n + 1,
+                            section,
+                            line.trim()
+                        ));
+                        if hits.len() >= MAX_HITS {
+                            break 'files;
+                        }
+                    }
+                }
+            }
+            ToolOutput::ok(if hits.is_empty() {
+                ctx.say("一致なし。", "No matches.")
+            } else {
+                cap(&hits.join("\n"), MAX_CHARS)
+            })
+        }
+        "read" => {
+            let (Some(path), Some(section)) = (str_arg(args, "path"), str_arg(args, "section"))
+            else {
+                return ToolOutput::fail(ctx.say(
+                    "path と section が必要です。",
+                    "path and section are required.",
+                ));
+            };
+            let Some(text) = resolve(&roots, path).and_then(|p| std::fs::read_to_string(p).ok())
+            else {
+                return ToolOutput::fail(ctx.say(
+                    "資料フォルダの外か、読めないファイルです。",
+                    "Outside the source folders, or unreadable.",
+                ));
+            };
+            let mut out = Vec::new();
+            let mut level_in = None;
+            for line in text.lines() {
+                match (heading(line), level_in) {
+                    (Some((level, title)), None) if title == section.trim() => {
+                        level_in = Some(level);
+                        out.push(line);
+                    }
+                    (Some((level, _)), Some(open)) if level <= open => break,
+                    (_, Some(_)) => out.push(line),
+                    _ => {}
+                }
+            }
+            if out.is_empty() {
+                ToolOutput::fail(ctx.say("その見出しはありません。", "No such heading."))
+            } else {
+                ToolOutput::ok(cap(&out.join("\n"), MAX_CHARS))
+            }
+        }
+        _ => ToolOutput::fail(ctx.say(
+            "op は outline / search / read です。",
+            "op is outline, search or read.",
+        )),
+    }
+}

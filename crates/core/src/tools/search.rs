@@ -1,0 +1,199 @@
+//! `grep` and `fd`: read-only searches inside the work folder with ripgrep's own crates
+//! (`ignore` for the walk, `grep-searcher` / `grep-regex` for the search). Symlinks are not
+//! followed; `.gitignore` is honoured.
+
+use std::path::Path;
+
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use serde_json::Value;
+
+use super::{ToolContext, ToolOutput, bool_arg, cap, str_arg};
+
+const MAX_LINES: usize = 500;
+const MAX_CHARS: usize = 12_000;
+
+/// Runs one `grep` call.
+pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let jail = match ctx.jail() {
+        Ok(j) => j,
+        Err(out) => return out,
+    };
+    let Some(pattern) = str_arg(args, "pattern") else {
+        return ToolOutput::fail(ctx.say("pattern が必要です。", "pattern is required."));
+    };
+    let start = match jail.existing(str_arg(args, "path").unwrap_or(".")) {
+        Ok(p) => p,
+        Err(e) => return ctx.refused(&e),
+    };
+    let matcher = match RegexMatcherBuilder::new()
+        .case_insensitive(bool_arg(args, "case_insensitive", false))
+        .build(pattern)
+    {
+        Ok(m) => m,
+        Err(e) => {
+            return ToolOutput::fail(format!(
+                "{}: {e}",
+                ctx.say("正規表現が不正です", "Invalid regular expression")
+            ));
+        }
+    };
+    let include = match str_arg(args, "include").map(regex::Regex::new).transpose() {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::fail(format!("include: {e}")),
+    };
+    let context = args
+        .get("context")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+        .min(3) as usize;
+    let count_only = bool_arg(args, "count_only", false);
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .before_context(context)
+        .after_context(context)
+        .build();
+    let mut out = Lines::default();
+    let mut counts = Vec::new();
+    for entry in walker(&start) {
+        let path = entry.path();
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if include.as_ref().is_some_and(|r| !r.is_match(&name)) {
+            continue;
+        }
+        let shown = relative(jail.root(), path);
+        let mut sink = Collect {
+            path: &shown,
+            lines: &mut out,
+            matches: 0,
+        };
+        if searcher.search_path(&matcher, path, &mut sink).is_err() {
+            continue;
+        }
+        let matches = sink.matches;
+        if matches > 0 {
+            counts.push(format!("{shown}: {matches}"));
+        }
+        if out.lines.len() >= MAX_LINES {
+            out.truncated = true;
+            break;
+        }
+    }
+    if count_only {
+        return ToolOutput::ok(if counts.is_empty() {
+            ctx.say("一致なし。", "No matches.")
+        } else {
+            counts.join("\n")
+        });
+    }
+    if out.lines.is_empty() {
+        return ToolOutput::ok(ctx.say("一致なし。", "No matches."));
+    }
+    let mut body = out.lines.join("\n");
+    if out.truncated {
+        body.push_str(&format!("\n… [{MAX_LINES}+ lines]"));
+    }
+    ToolOutput::ok(cap(&body, MAX_CHARS))
+}
+
+/// Runs one `fd` call.
+pub fn fd(args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let jail = match ctx.jail() {
+        Ok(j) => j,
+        Err(out) => return out,
+    };
+    let Some(pattern) = str_arg(args, "pattern") else {
+        return ToolOutput::fail(ctx.say("pattern が必要です。", "pattern is required."));
+    };
+    let start = match jail.existing(str_arg(args, "path").unwrap_or(".")) {
+        Ok(p) => p,
+        Err(e) => return ctx.refused(&e),
+    };
+    let regex = match regex::RegexBuilder::new(pattern)
+        .case_insensitive(bool_arg(args, "case_insensitive", true))
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            return ToolOutput::fail(format!(
+                "{}: {e}",
+                ctx.say("正規表現が不正です", "Invalid regular expression")
+            ));
+        }
+    };
+    let mut found = Vec::new();
+    for entry in walker(&start) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.depth() > 0 && regex.is_match(&name) {
+            found.push(relative(jail.root(), entry.path()));
+            if found.len() >= MAX_LINES {
+                break;
+            }
+        }
+    }
+    if found.is_empty() {
+        return ToolOutput::ok(ctx.say("見つかりません。", "Nothing found."));
+    }
+    ToolOutput::ok(cap(&found.join("\n"), MAX_CHARS))
+}
+
+fn walker(start: &Path) -> impl Iterator<Item = ignore::DirEntry> {
+    ignore::WalkBuilder::new(start)
+        .follow_links(false)
+        .hidden(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build()
+        .filter_map(Result::ok)
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[derive(Default)]
+struct Lines {
+    lines: Vec<String>,
+    truncated: bool,
+}
+
+struct Collect<'a> {
+    path: &'a str,
+    lines: &'a mut Lines,
+    matches: u64,
+}
+
+impl Sink for Collect<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.matches += 1;
+        let text = String::from_utf8_lossy(m.bytes());
+        self.lines.lines.push(format!(
+            "{}:{}: {}",
+            self.path,
+            m.line_number().unwrap_or(0),
+            text.trim_end()
+        ));
+        Ok(self.lines.lines.len() < MAX_LINES)
+    }
+
+    fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        let text = String::from_utf8_lossy(c.bytes());
+        self.lines.lines.push(format!(
+            "{}-{}- {}",
+            self.path,
+            c.line_number().unwrap_or(0),
+            text.trim_end()
+        ));
+        Ok(self.lines.lines.len() < MAX_LINES)
+    }
+}

@@ -1,0 +1,436 @@
+//! `diff`, `sd` and `yq`: read two files and diff them; replace with a regular expression;
+//! get / set / remove a value in TOML (format kept, through `toml_edit`) or JSON. `sd` and `yq`
+//! preview (a diff) unless `apply` is true, and then write one file.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::{ToolContext, ToolOutput, WorkDir, bool_arg, cap, str_arg};
+
+const MAX_CHARS: usize = 12_000;
+/// The most files `sd` previews at once.
+pub const MAX_SD_PATHS: usize = 20;
+
+/// A unified diff of two texts, labelled with the file name.
+pub fn unified_diff(before: &str, after: &str, label: &str) -> String {
+    if before == after {
+        return "(no change)".into();
+    }
+    similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .context_radius(2)
+        .header(&format!("a/{label}"), &format!("b/{label}"))
+        .to_string()
+}
+
+fn read_in_jail(jail: &WorkDir, path: &str) -> Result<(PathBuf, String), String> {
+    let resolved = jail.existing(path).map_err(|e| e.to_string())?;
+    let mut file = jail.open_read(&resolved).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .map_err(|_| "not a UTF-8 text file".to_owned())?;
+    Ok((resolved, text))
+}
+
+fn write_in_jail(jail: &WorkDir, path: &str, text: &str) -> Result<(), String> {
+    let resolved = jail.writable(path).map_err(|e| e.to_string())?;
+    let mut file = jail
+        .open_write(&resolved, false)
+        .map_err(|e| e.to_string())?;
+    file.write_all(text.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// Runs one `diff` call.
+pub fn diff(args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let jail = match ctx.jail() {
+        Ok(j) => j,
+        Err(out) => return out,
+    };
+    let (Some(old), Some(new)) = (str_arg(args, "old_path"), str_arg(args, "new_path")) else {
+        return ToolOutput::fail(ctx.say(
+            "old_path と new_path が必要です。",
+            "old_path and new_path are required.",
+        ));
+    };
+    match (read_in_jail(jail, old), read_in_jail(jail, new)) {
+        (Ok((_, a)), Ok((_, b))) => ToolOutput::ok(cap(&unified_diff(&a, &b, new), MAX_CHARS)),
+        (Err(e), _) | (_, Err(e)) => ToolOutput::fail(e),
+    }
+}
+
+/// Runs one `sd` call.
+pub fn sd(args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let jail = match ctx.jail() {
+        Ok(j) => j,
+        Err(out) => return out,
+    };
+    let (Some(pattern), Some(replacement)) =
+        (str_arg(args, "pattern"), str_arg(args, "replacement"))
+    else {
+        return ToolOutput::fail(ctx.say(
+            "pattern と replacement が必要です。",
+            "pattern and replacement are required.",
+        ));
+    };
+    let regex = match regex::RegexBuilder::new(pattern)
+        .case_insensitive(bool_arg(args, "case_insensitive", false))
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            return ToolOutput::fail(format!(
+                "{}: {e}",
+                ctx.say("正規表現が不正です", "Invalid regular expression")
+            ));
+        }
+    };
+    let apply = bool_arg(args, "apply", false);
+    let paths: Vec<String> = match (
+        str_arg(args, "path"),
+        args.get("paths").and_then(Value::as_array),
+    ) {
+        (Some(p), None) => vec![p.to_owned()],
+        (None, Some(list)) => {
+            if apply {
+                return ToolOutput::fail(ctx.say(
+                    "paths はプレビュー専用です。書き換えは path で 1 ファイルずつ。",
+                    "paths is preview-only; apply one file at a time with path.",
+                ));
+            }
+            if list.len() > MAX_SD_PATHS {
+                return ToolOutput::fail(
+                    ctx.say("paths は 20 件までです。", "paths holds at most 20 files."),
+                );
+            }
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        }
+        _ => {
+            return ToolOutput::fail(ctx.say(
+                "path か paths のどちらか一方を渡してください。",
+                "Pass either path or paths.",
+            ));
+        }
+    };
+    let mut out = Vec::new();
+    for path in &paths {
+        let (_, text) = match read_in_jail(jail, path) {
+            Ok(t) => t,
+            Err(e) => return ToolOutput::fail(format!("{path}: {e}")),
+        };
+        let replaced = regex.replace_all(&text, replacement).into_owned();
+        out.push(unified_diff(&text, &replaced, path));
+        if apply && let Err(e) = write_in_jail(jail, path, &replaced) {
+            return ToolOutput::fail(format!("{path}: {e}"));
+        }
+    }
+    let head = if apply {
+        ctx.say("書き換えました:", "Applied:")
+    } else {
+        ctx.say(
+            "プレビュー（apply:true で書き換え）:",
+            "Preview (apply:true to write):",
+        )
+    };
+    ToolOutput::ok(cap(&format!("{head}\n{}", out.join("\n")), MAX_CHARS))
+}
+
+/// One step of a `yq` key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn parse_key(key: &str) -> Option<Vec<Step>> {
+    let mut steps = Vec::new();
+    for part in key.split('.') {
+        let (name, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !name.is_empty() {
+            steps.push(Step::Key(name.to_owned()));
+        } else if rest.is_empty() {
+            return None;
+        }
+        while let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            steps.push(Step::Index(r[..end].parse().ok()?));
+            rest = &r[end + 1..];
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+    }
+    (!steps.is_empty()).then_some(steps)
+}
+
+/// Runs one `yq` call.
+pub fn yq(args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let jail = match ctx.jail() {
+        Ok(j) => j,
+        Err(out) => return out,
+    };
+    let (Some(path), Some(op), Some(key)) = (
+        str_arg(args, "path"),
+        str_arg(args, "op"),
+        str_arg(args, "key"),
+    ) else {
+        return ToolOutput::fail(ctx.say(
+            "path / op / key が必要です。",
+            "path, op and key are required.",
+        ));
+    };
+    let Some(steps) = parse_key(key) else {
+        return ToolOutput::fail(ctx.say(
+            "key の形が不正です（例 a.b[0].c）。",
+            "Malformed key (example: a.b[0].c).",
+        ));
+    };
+    let (_, text) = match read_in_jail(jail, path) {
+        Ok(t) => t,
+        Err(e) => return ToolOutput::fail(e),
+    };
+    let is_toml = path.to_ascii_lowercase().ends_with(".toml");
+    let result = if is_toml {
+        toml_op(&text, op, &steps, args.get("value"))
+    } else {
+        json_op(&text, op, &steps, args.get("value"))
+    };
+    let (shown, updated) = match result {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::fail(e),
+    };
+    let Some(updated) = updated else {
+        return ToolOutput::ok(shown);
+    };
+    let diff = unified_diff(&text, &updated, path);
+    if bool_arg(args, "apply", false) {
+        if let Err(e) = write_in_jail(jail, path, &updated) {
+            return ToolOutput::fail(e);
+        }
+        ToolOutput::ok(cap(
+            &format!("{}\n{diff}", ctx.say("書き換えました:", "Applied:")),
+            MAX_CHARS,
+        ))
+    } else {
+        ToolOutput::ok(cap(
+            &format!(
+                "{}\n{diff}",
+                ctx.say(
+                    "プレビュー（apply:true で書き換え）:",
+                    "Preview (apply:true to write):"
+                )
+            ),
+            MAX_CHARS,
+        ))
+    }
+}
+
+type OpResult = Result<(String, Option<String>), String>;
+
+fn json_op(text: &str, op: &str, steps: &[Step], value: Option<&Value>) -> OpResult {
+    let mut doc: Value = serde_json::from_str(text).map_err(|e| format!("JSON: {e}"))?;
+    match op {
+        "get" => {
+            let mut cur = &doc;
+            for s in steps {
+                cur = match s {
+                    Step::Key(k) => cur.get(k),
+                    Step::Index(i) => cur.get(i),
+                }
+                .ok_or("no such key")?;
+            }
+            Ok((serde_json::to_string_pretty(cur).unwrap_or_default(), None))
+        }
+        "set" | "remove" => {
+            let (last, parents) = steps.split_last().ok_or("empty key")?;
+            let mut cur = &mut doc;
+            for s in parents {
+                cur = match s {
+                    Step::Key(k) => {
+                        let obj = cur.as_object_mut().ok_or("not an object")?;
+                        obj.entry(k.clone())
+                            .or_insert_with(|| Value::Object(serde_json::Map::new()))
+                    }
+                    Step::Index(i) => cur.get_mut(*i).ok_or("no such index")?,
+                };
+            }
+            match (op, last) {
+                ("set", Step::Key(k)) => {
+                    let v = value.ok_or("value is required for set")?.clone();
+                    cur.as_object_mut()
+                        .ok_or("not an object")?
+                        .insert(k.clone(), v);
+                }
+                ("set", Step::Index(i)) => {
+                    let v = value.ok_or("value is required for set")?.clone();
+                    *cur.get_mut(*i).ok_or("no such index")? = v;
+                }
+                (_, Step::Key(k)) => {
+                    cur.as_object_mut()
+                        .ok_or("not an object")?
+                        .shift_remove(k)
+                        .ok_or("no such key")?;
+                }
+                (_, Step::Index(i)) => {
+                    let arr = cur.as_array_mut().ok_or("not an array")?;
+                    if *i >= arr.len() {
+                        return Err("no such index".into());
+                    }
+                    arr.remove(*i);
+                }
+            }
+            let mut updated = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+            updated.push('\n');
+            Ok((String::new(), Some(updated)))
+        }
+        _ => Err("op is get, set or remove".into()),
+    }
+}
+
+fn toml_op(text: &str, op: &str, steps: &[Step], value: Option<&Value>) -> OpResult {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("TOML: {e}"))?;
+    match op {
+        "get" => {
+            let mut cur: &toml_edit::Item = doc.as_item();
+            for s in steps {
+                cur = match s {
+                    Step::Key(k) => cur.get(k.as_str()),
+                    Step::Index(i) => cur.get(*i),
+                }
+                .ok_or("no such key")?;
+            }
+            let mut item = cur.clone();
+            if let Some(value) = item.as_value_mut() {
+                value.decor_mut().clear();
+            }
+            Ok((item.to_string().trim().to_owned(), None))
+        }
+        "set" | "remove" => {
+            let (last, parents) = steps.split_last().ok_or("empty key")?;
+            let mut cur: &mut toml_edit::Item = doc.as_item_mut();
+            for s in parents {
+                cur = match s {
+                    Step::Key(k) => {
+                        if cur.get(k.as_str()).is_none() {
+                            cur.as_table_like_mut()
+                                .ok_or("not a table")?
+                                .insert(k, toml_edit::table());
+                        }
+                        cur.get_mut(k.as_str()).ok_or("no such key")?
+                    }
+                    Step::Index(i) => cur.get_mut(*i).ok_or("no such index")?,
+                };
+            }
+            match (op, last) {
+                ("set", Step::Key(k)) => {
+                    let v = to_toml(value.ok_or("value is required for set")?)?;
+                    cur.as_table_like_mut()
+                        .ok_or("not a table")?
+                        .insert(k, toml_edit::Item::Value(v));
+                }
+                ("set", Step::Index(i)) => {
+                    let v = to_toml(value.ok_or("value is required for set")?)?;
+                    let arr = cur.as_array_mut().ok_or("not an array")?;
+                    if *i >= arr.len() {
+                        return Err("no such index".into());
+                    }
+                    arr.replace(*i, v);
+                }
+                (_, Step::Key(k)) => {
+                    cur.as_table_like_mut()
+                        .ok_or("not a table")?
+                        .remove(k)
+                        .ok_or("no such key")?;
+                }
+                (_, Step::Index(i)) => {
+                    let arr = cur.as_array_mut().ok_or("not an array")?;
+                    if *i >= arr.len() {
+                        return Err("no such index".into());
+                    }
+                    arr.remove(*i);
+                }
+            }
+            Ok((String::new(), Some(doc.to_string())))
+        }
+        _ => Err("op is get, set or remove".into()),
+    }
+}
+
+fn to_toml(value: &Value) -> Result<toml_edit::Value, String> {
+    Ok(match value {
+        Value::String(s) => s.as_str().into(),
+        Value::Bool(b) => (*b).into(),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.into(),
+            (None, Some(f)) => f.into(),
+            _ => return Err("number out of range".into()),
+        },
+        Value::Array(items) => {
+            let mut arr = toml_edit::Array::new();
+            for item in items {
+                arr.push(to_toml(item)?);
+            }
+            toml_edit::Value::Array(arr)
+        }
+        Value::Object(map) => {
+            let mut table = toml_edit::InlineTable::new();
+            for (k, v) in map {
+                table.insert(k, to_toml(v)?);
+            }
+            toml_edit::Value::InlineTable(table)
+        }
+        Value::Null => return Err("TOML has no null".into()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys() {
+        assert_eq!(
+            parse_key("a.b[0].c"),
+            Some(vec![
+                Step::Key("a".into()),
+                Step::Key("b".into()),
+                Step::Index(0),
+                Step::Key("c".into())
+            ])
+        );
+        assert_eq!(
+            parse_key("a[1][2]"),
+            Some(vec![Step::Key("a".into()), Step::Index(1), Step::Index(2)])
+        );
+        assert_eq!(parse_key("a..b"), None);
+        assert_eq!(parse_key("a[x]"), None);
+        assert_eq!(parse_key(""), None);
+    }
+
+    #[test]
+    fn toml_keeps_comments() {
+        let text = "# keep me\n[server]\nport = 80 # the port\nname = \"x\"\n";
+        let (_, updated) = toml_op(
+            text,
+            "set",
+            &parse_key("server.port").unwrap(),
+            Some(&serde_json::json!(8080)),
+        )
+        .unwrap();
+        let updated = updated.unwrap();
+        assert!(
+            updated.contains("# keep me") && updated.contains("8080"),
+            "{updated}"
+        );
+        let (got, none) =
+            toml_op(&updated, "get", &parse_key("server.name").unwrap(), None).unwrap();
+        assert_eq!((got.as_str(), none), ("\"x\"", None));
+    }
+}

@@ -1,0 +1,166 @@
+//! The `run` tool: allowed, denied, unknown (recorded in pending), malformed; approval modes;
+//! an environment with only PATH; a timeout that kills the command and its children.
+
+use std::time::{Duration, Instant};
+
+use fuseforks_core::tools::RunApproval;
+use fuseforks_core::village::run_policy::CommandPolicy;
+use serde_json::json;
+
+use crate::tools_support::Agent;
+
+fn allow(agent: &Agent, allow: &[&str], deny: &[&str], timeout: u64) {
+    let policy = CommandPolicy {
+        allow: allow.iter().map(|s| (*s).to_owned()).collect(),
+        deny: deny.iter().map(|s| (*s).to_owned()).collect(),
+        timeout_secs: timeout,
+        ..CommandPolicy::default()
+    };
+    agent.ctx.agent_files.save_run_policy(&policy).unwrap();
+}
+
+#[tokio::test]
+async fn allowed_denied_unknown_malformed() {
+    let agent = Agent::new();
+    allow(&agent, &["echo *", "ls"], &["echo secret *"], 60);
+    let ok = agent
+        .call(
+            "run",
+            json!({"command": "echo", "args": ["hello", "world"]}),
+        )
+        .await;
+    assert!(
+        ok.ok && ok.body.contains("exit: 0") && ok.body.contains("hello world"),
+        "{}",
+        ok.body
+    );
+    let denied = agent
+        .call("run", json!({"command": "echo", "args": ["secret", "x"]}))
+        .await;
+    assert!(
+        !denied.ok && denied.body.contains("denied"),
+        "{}",
+        denied.body
+    );
+    let unknown = agent
+        .call(
+            "run",
+            json!({"command": "touch", "args": ["made-by-unknown"]}),
+        )
+        .await;
+    assert!(
+        !unknown.ok && unknown.body.contains("recorded"),
+        "{}",
+        unknown.body
+    );
+    assert!(
+        !agent.work().join("made-by-unknown").exists(),
+        "an unknown command does not run"
+    );
+    let again = agent
+        .call(
+            "run",
+            json!({"command": "touch", "args": ["made-by-unknown"]}),
+        )
+        .await;
+    assert!(!again.ok);
+    let policy = agent.ctx.agent_files.load_run_policy().unwrap().value;
+    assert_eq!(policy.pending.len(), 1);
+    assert_eq!(
+        (policy.pending[0].command.as_str(), policy.pending[0].count),
+        ("touch", 2)
+    );
+    for bad in [
+        json!({"command": "echo hi"}),
+        json!({"command": ""}),
+        json!({"command": "echo", "args": "x"}),
+    ] {
+        let out = agent.call("run", bad.clone()).await;
+        assert!(!out.ok, "{bad}");
+    }
+    let shell = agent
+        .call(
+            "run",
+            json!({"command": "echo", "args": ["$HOME", "&&", "id"]}),
+        )
+        .await;
+    assert!(
+        shell.body.contains("$HOME && id"),
+        "no shell expands anything: {}",
+        shell.body
+    );
+}
+
+#[tokio::test]
+async fn approval_modes() {
+    let auto = Agent::with(RunApproval::AutoApprove);
+    allow(&auto, &[], &["rm *"], 60);
+    let out = auto
+        .call("run", json!({"command": "echo", "args": ["auto"]}))
+        .await;
+    assert!(out.ok, "{}", out.body);
+    assert_eq!(
+        auto.ctx.agent_files.load_run_policy().unwrap().value.allow,
+        ["echo auto"]
+    );
+    assert!(
+        !auto
+            .call("run", json!({"command": "rm", "args": ["-rf", "x"]}))
+            .await
+            .ok,
+        "deny holds in every mode"
+    );
+
+    let free = Agent::with(RunApproval::NoApproval);
+    allow(&free, &[], &[], 60);
+    assert!(
+        free.call("run", json!({"command": "echo", "args": ["free"]}))
+            .await
+            .ok
+    );
+    let policy = free.ctx.agent_files.load_run_policy().unwrap().value;
+    assert!(
+        policy.allow.is_empty() && policy.pending.is_empty(),
+        "no_approval records nothing"
+    );
+}
+
+#[tokio::test]
+async fn the_environment_holds_only_path() {
+    let agent = Agent::new();
+    allow(&agent, &["env"], &[], 60);
+    // The test process has HOME, USER and more; the child must see none of them.
+    let out = agent.call("run", json!({"command": "env"})).await;
+    let vars: Vec<&str> = out.body.lines().filter(|l| l.contains('=')).collect();
+    assert_eq!(vars.len(), 1, "{}", out.body);
+    assert!(vars[0].starts_with("PATH="));
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_command_and_its_children() {
+    let agent = Agent::new();
+    allow(&agent, &["sh *"], &[], 1);
+    let started = Instant::now();
+    let out = agent
+        .call(
+            "run",
+            json!({"command": "sh", "args": ["-c", "sleep 30 & echo $! > child.pid; wait"]}),
+        )
+        .await;
+    assert!(!out.ok && out.body.contains("Timed out"), "{}", out.body);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let pid = std::fs::read_to_string(agent.work().join("child.pid")).unwrap();
+    let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+    let mut gone = false;
+    for _ in 0..50 {
+        let zombie = std::fs::read_to_string(proc.join("stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(true);
+        if !proc.exists() || zombie {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the background child was killed with its group");
+}
