@@ -6,9 +6,12 @@
 //! canonical interface to every model wire, with capability flags, retries and cancellation).
 
 pub mod budget;
+pub mod error;
 pub mod events;
 pub mod llm;
 pub mod log;
+pub mod orchestrator;
+pub mod prompt;
 pub mod sessions;
 pub mod tools;
 pub mod village;

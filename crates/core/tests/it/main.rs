@@ -13,6 +13,8 @@ mod llm_encoding;
 mod llm_fixtures;
 mod llm_retry;
 mod llm_support;
+mod orch_support;
+mod orchestrator;
 mod original_village;
 mod other_files;
 mod round_trip;

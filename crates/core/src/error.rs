@@ -1,0 +1,39 @@
+//! `CoreError`: what the orchestrator's API can fail with, each with a stable code.
+
+use crate::sessions::SessionError;
+use crate::village::VillageError;
+
+/// An error of the core's API.
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    /// A village file could not be read or written.
+    #[error(transparent)]
+    Village(#[from] VillageError),
+    /// The conversation store failed (or is open in another process).
+    #[error(transparent)]
+    Sessions(#[from] SessionError),
+    /// No agent with this id.
+    #[error("[AGENT_NOT_FOUND] no agent {0}")]
+    AgentNotFound(String),
+    /// The agent is not running.
+    #[error("[NOT_RUNNING] agent {0} is not running")]
+    NotRunning(String),
+    /// The village has no reception agent.
+    #[error(
+        "[EXTERNAL_RECEPTION_UNSET] the village has no reception agent. Fix: set `reception` in world.json"
+    )]
+    ReceptionUnset,
+}
+
+impl CoreError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Village(e) => e.code(),
+            Self::Sessions(e) => e.code(),
+            Self::AgentNotFound(_) => "AGENT_NOT_FOUND",
+            Self::NotRunning(_) => "NOT_RUNNING",
+            Self::ReceptionUnset => "EXTERNAL_RECEPTION_UNSET",
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! One running agent: a task that takes deliveries from its mailbox one at a time, runs a turn
+//! for each, answers the sender, and keeps the sliding window of recent exchanges.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::{Delivery, Inner, TurnControl, turn};
+use crate::sessions::Record;
+
+/// Exchanges an agent keeps in its prompt history.
+pub const HISTORY_TURNS: usize = 8;
+
+/// A past exchange: the exact string sent, and the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Exchange {
+    pub sent: String,
+    pub replied: String,
+}
+
+pub(crate) async fn run(
+    inner: Arc<Inner>,
+    agent_id: String,
+    control: Arc<TurnControl>,
+    mut mailbox: mpsc::Receiver<Delivery>,
+) {
+    let mut history = restore_history(&inner, &agent_id);
+    while let Some(delivery) = mailbox.recv().await {
+        let outcome = turn::run(&inner, &agent_id, &control, &delivery, &mut history).await;
+        while history.len() > HISTORY_TURNS {
+            history.pop_front();
+        }
+        control.reset();
+        if let Some(reply) = delivery.reply {
+            let _ = reply.send(outcome);
+        }
+    }
+}
+
+/// The last exchanges of this agent in the current conversation.
+fn restore_history(inner: &Inner, agent_id: &str) -> VecDeque<Exchange> {
+    let session = inner.session_id.lock().ok().and_then(|s| s.clone());
+    let (Some(store), Some(session)) = (inner.sessions.as_ref(), session) else {
+        return VecDeque::new();
+    };
+    let mut out: VecDeque<Exchange> = store
+        .history(&session)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(_, r)| match r {
+            Record::Exchange {
+                agent_id: a,
+                sent,
+                replied,
+            } if a == agent_id => Some(Exchange { sent, replied }),
+            _ => None,
+        })
+        .collect();
+    while out.len() > HISTORY_TURNS {
+        out.pop_front();
+    }
+    out
+}

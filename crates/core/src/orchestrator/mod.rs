@@ -1,0 +1,496 @@
+//! The orchestrator: opens a village (`bootstrap`), starts and stops agents (one task and one
+//! bounded mailbox each; turns of one agent in sequence, agents in parallel), delivers
+//! messages under a causal root's budget, takes outside requests through the reception, and
+//! interrupts turns. Opening a village starts nobody.
+
+mod agent;
+pub mod outcome;
+pub mod repeat_guard;
+mod turn;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::budget::CausalBudget;
+use crate::error::CoreError;
+use crate::events::{AgentStatus, CoreEvent, EventBus};
+use crate::llm::{ApiKey, LlmClient};
+use crate::log::LogSink;
+use crate::sessions::{AgentMessage, Endpoint, Record, SessionError, SessionStore};
+use crate::tools::{RunApproval, TrashTarget};
+use crate::village::{AgentId, Language, VillageStore, World};
+pub use outcome::{PlanTaskState, TurnOutcome};
+
+/// Capacity of each agent's mailbox.
+pub const MAILBOX_CAPACITY: usize = 64;
+
+/// Looks up the API key of a template (by template id). Values never leave the LLM client.
+pub type SecretLookup = Arc<dyn Fn(&str) -> Option<ApiKey> + Send + Sync>;
+
+/// What `bootstrap` needs besides the village.
+#[derive(Clone)]
+pub struct OrchestratorConfig {
+    /// The village folder.
+    pub workspace: std::path::PathBuf,
+    /// API keys by template id.
+    pub secrets: SecretLookup,
+    /// The village log.
+    pub log: Arc<dyn LogSink>,
+    /// The LLM client.
+    pub llm: LlmClient,
+    /// The OS locale, for an undetermined village language.
+    pub os_locale: Option<String>,
+    /// Where `file remove` puts things.
+    pub trash: TrashTarget,
+}
+
+/// A message waiting in an agent's mailbox.
+pub(crate) struct Delivery {
+    pub message: AgentMessage,
+    pub budget: Arc<CausalBudget>,
+    pub reply: Option<oneshot::Sender<TurnOutcome>>,
+}
+
+/// Per-agent controls shared between the handle and the agent's task.
+#[derive(Debug)]
+pub(crate) struct TurnControl {
+    pub interrupted: AtomicBool,
+    pub cancel: Mutex<CancellationToken>,
+    pub turn_seq: AtomicU64,
+    pub total_tokens: AtomicU64,
+    pub prompt_tokens: AtomicU64,
+    pub cached_tokens: AtomicU64,
+    pub started: Instant,
+}
+
+impl TurnControl {
+    fn new() -> Self {
+        Self {
+            interrupted: AtomicBool::new(false),
+            cancel: Mutex::new(CancellationToken::new()),
+            turn_seq: AtomicU64::new(0),
+            total_tokens: AtomicU64::new(0),
+            prompt_tokens: AtomicU64::new(0),
+            cached_tokens: AtomicU64::new(0),
+            started: Instant::now(),
+        }
+    }
+
+    /// The token of the current turn's calls.
+    pub fn token(&self) -> CancellationToken {
+        self.cancel.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// Clears the interrupt and arms a fresh token for the next turn.
+    pub fn reset(&self) {
+        self.interrupted.store(false, Ordering::SeqCst);
+        if let Ok(mut token) = self.cancel.lock() {
+            *token = CancellationToken::new();
+        }
+    }
+}
+
+struct AgentSlot {
+    status: AgentStatus,
+    sender: Option<mpsc::Sender<Delivery>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    control: Arc<TurnControl>,
+}
+
+pub(crate) struct Inner {
+    pub store: VillageStore,
+    pub world: RwLock<World>,
+    pub language: Language,
+    pub sessions: Option<SessionStore>,
+    pub session_id: Mutex<Option<String>>,
+    pub events: EventBus,
+    pub log: Arc<dyn LogSink>,
+    pub llm: LlmClient,
+    pub secrets: SecretLookup,
+    pub approval: RwLock<RunApproval>,
+    pub trash: TrashTarget,
+    agents: Mutex<HashMap<String, AgentSlot>>,
+    external_gate: tokio::sync::Mutex<()>,
+}
+
+impl Inner {
+    pub(crate) fn world(&self) -> World {
+        self.world.read().map(|w| w.clone()).unwrap_or_default()
+    }
+
+    pub(crate) fn is_running(&self, id: &str) -> bool {
+        self.agents
+            .lock()
+            .map(|a| a.get(id).is_some_and(|s| s.status == AgentStatus::Running))
+            .unwrap_or(false)
+    }
+
+    /// Appends to the current conversation (creating one if none is open). A store failure is
+    /// logged and the turn goes on: losing a record must not lose the answer.
+    pub(crate) fn record(&self, record: &Record) -> Option<String> {
+        let sessions = self.sessions.as_ref()?;
+        let now = now_ms();
+        let id = {
+            let mut current = self.session_id.lock().ok()?;
+            if current.is_none() {
+                *current = sessions.create(&title_of(record), now).ok();
+            }
+            current.clone()?
+        };
+        if let Err(e) = sessions.append(&id, record, now) {
+            self.log.line(&format!(
+                "session append failed: session={id} kind={} code={}",
+                record.kind(),
+                e.code()
+            ));
+        }
+        Some(id)
+    }
+}
+
+fn title_of(record: &Record) -> String {
+    match record {
+        Record::Message(m) => m.content.chars().take(30).collect(),
+        _ => "conversation".into(),
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// The handle of an open village. Cheap to clone.
+#[derive(Clone)]
+pub struct Orchestrator {
+    inner: Arc<Inner>,
+}
+
+impl Orchestrator {
+    /// Opens a village: reads its files and opens `sessions.redb` (another process holding it
+    /// stops the boot; any other store failure is logged and the village runs without saving
+    /// conversations). Continues the most recent conversation. Starts nobody.
+    pub fn bootstrap(config: OrchestratorConfig) -> Result<Self, CoreError> {
+        let store = VillageStore::new(&config.workspace);
+        let world = store.load_world()?.value;
+        let language = world.effective_language(config.os_locale.as_deref());
+        let sessions = match SessionStore::open(&config.workspace.join("sessions.redb")) {
+            Ok(s) => Some(s),
+            Err(e @ SessionError::Locked(_)) => return Err(e.into()),
+            Err(e) => {
+                config.log.line(&format!(
+                    "session store unavailable: code={} (conversations are not saved)",
+                    e.code()
+                ));
+                None
+            }
+        };
+        let session_id = sessions
+            .as_ref()
+            .and_then(|s| s.list().ok())
+            .and_then(|l| l.into_iter().next())
+            .map(|(id, _)| id);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                store,
+                world: RwLock::new(world),
+                language,
+                sessions,
+                session_id: Mutex::new(session_id),
+                events: EventBus::new(),
+                log: config.log,
+                llm: config.llm,
+                secrets: config.secrets,
+                approval: RwLock::new(RunApproval::Required),
+                trash: config.trash,
+                agents: Mutex::new(HashMap::new()),
+                external_gate: tokio::sync::Mutex::new(()),
+            }),
+        })
+    }
+
+    /// The event bus.
+    pub fn events(&self) -> tokio::sync::broadcast::Receiver<CoreEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// The village language in effect.
+    pub fn language(&self) -> Language {
+        self.inner.language
+    }
+
+    /// A copy of the village registry.
+    pub fn world(&self) -> World {
+        self.inner.world()
+    }
+
+    /// The conversation store, when open.
+    pub fn sessions(&self) -> Option<&SessionStore> {
+        self.inner.sessions.as_ref()
+    }
+
+    /// The current conversation.
+    pub fn current_session(&self) -> Option<String> {
+        self.inner.session_id.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// Starts a new conversation (created on its first record).
+    pub fn new_conversation(&self) {
+        if let Ok(mut s) = self.inner.session_id.lock() {
+            *s = None;
+        }
+        self.inner.events.emit(CoreEvent::ConversationCleared);
+    }
+
+    /// Continues an existing conversation.
+    pub fn continue_conversation(&self, session_id: &str) -> Result<(), CoreError> {
+        if let Some(store) = &self.inner.sessions {
+            store.meta(session_id)?;
+        }
+        if let Ok(mut s) = self.inner.session_id.lock() {
+            *s = Some(session_id.to_owned());
+        }
+        self.inner.events.emit(CoreEvent::SessionSwitched {
+            session_id: session_id.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// Sets the command-approval mode (in memory only).
+    pub fn set_run_approval(&self, mode: RunApproval) {
+        let was = self.inner.approval.read().map(|m| *m).unwrap_or_default();
+        if let Ok(mut m) = self.inner.approval.write() {
+            *m = mode;
+        }
+        self.inner.log.line(&format!(
+            "run approval: mode={} was={}",
+            mode.as_str(),
+            was.as_str()
+        ));
+        self.inner.events.emit(CoreEvent::RunApprovalChanged {
+            mode: mode.as_str().into(),
+        });
+    }
+
+    /// An agent's state.
+    pub fn status(&self, id: &str) -> AgentStatus {
+        self.inner
+            .agents
+            .lock()
+            .ok()
+            .and_then(|a| a.get(id).map(|s| s.status))
+            .unwrap_or(AgentStatus::Idle)
+    }
+
+    /// Starts an agent: one task, one mailbox.
+    pub fn start_agent(&self, id: &str) -> Result<(), CoreError> {
+        let agent_id = AgentId::new(id).map_err(|_| CoreError::AgentNotFound(id.to_owned()))?;
+        if self.inner.world().agent(&agent_id).is_none() {
+            return Err(CoreError::AgentNotFound(id.to_owned()));
+        }
+        let mut agents = self
+            .inner
+            .agents
+            .lock()
+            .map_err(|_| CoreError::NotRunning(id.to_owned()))?;
+        if agents
+            .get(id)
+            .is_some_and(|s| matches!(s.status, AgentStatus::Running | AgentStatus::Starting))
+        {
+            return Ok(());
+        }
+        self.inner.events.emit(CoreEvent::AgentStatusChanged {
+            agent_id: id.into(),
+            status: AgentStatus::Starting,
+        });
+        let (sender, receiver) = mpsc::channel(MAILBOX_CAPACITY);
+        let control = Arc::new(TurnControl::new());
+        let task = tokio::spawn(agent::run(
+            Arc::clone(&self.inner),
+            id.to_owned(),
+            Arc::clone(&control),
+            receiver,
+        ));
+        agents.insert(
+            id.to_owned(),
+            AgentSlot {
+                status: AgentStatus::Running,
+                sender: Some(sender),
+                task: Some(task),
+                control,
+            },
+        );
+        drop(agents);
+        self.inner.log.line(&format!("agent started: agent={id}"));
+        self.inner.events.emit(CoreEvent::AgentStatusChanged {
+            agent_id: id.into(),
+            status: AgentStatus::Running,
+        });
+        Ok(())
+    }
+
+    /// Stops an agent after its current turn (its mailbox closes); returns whether the task
+    /// ended within `grace`.
+    pub async fn stop_agent(&self, id: &str, grace: Duration) -> bool {
+        let task = {
+            let Ok(mut agents) = self.inner.agents.lock() else {
+                return false;
+            };
+            let Some(slot) = agents.get_mut(id) else {
+                return true;
+            };
+            slot.status = AgentStatus::Stopping;
+            slot.sender = None;
+            slot.task.take()
+        };
+        self.inner.events.emit(CoreEvent::AgentStatusChanged {
+            agent_id: id.into(),
+            status: AgentStatus::Stopping,
+        });
+        let joined = match task {
+            Some(task) => tokio::time::timeout(grace, task).await.is_ok(),
+            None => true,
+        };
+        if let Ok(mut agents) = self.inner.agents.lock() {
+            agents.remove(id);
+        }
+        self.inner
+            .log
+            .line(&format!("agent stopped: agent={id} joined={joined}"));
+        self.inner.events.emit(CoreEvent::AgentStatusChanged {
+            agent_id: id.into(),
+            status: AgentStatus::Idle,
+        });
+        joined
+    }
+
+    /// Interrupts an agent's turn; it takes effect at the next round boundary.
+    pub fn interrupt(&self, id: &str) {
+        if let Ok(agents) = self.inner.agents.lock()
+            && let Some(slot) = agents.get(id)
+        {
+            slot.control.interrupted.store(true, Ordering::SeqCst);
+            slot.control.token().cancel();
+        }
+    }
+
+    /// Interrupts every agent.
+    pub fn interrupt_all(&self) {
+        let ids: Vec<String> = self
+            .inner
+            .agents
+            .lock()
+            .map(|a| a.keys().cloned().collect())
+            .unwrap_or_default();
+        for id in ids {
+            self.interrupt(&id);
+        }
+    }
+
+    /// Delivers a message to an agent as a new causal root (with a fresh budget) and waits for
+    /// the turn's outcome.
+    pub async fn deliver_and_wait(
+        &self,
+        to: &str,
+        from: Endpoint,
+        content: &str,
+    ) -> Result<TurnOutcome, CoreError> {
+        let ceiling = self.inner.world().token_budget;
+        let (tx, rx) = oneshot::channel();
+        self.deliver(to, from, content, CausalBudget::new(ceiling), Some(tx))
+            .await?;
+        rx.await.map_err(|_| CoreError::NotRunning(to.to_owned()))
+    }
+
+    pub(crate) async fn deliver(
+        &self,
+        to: &str,
+        from: Endpoint,
+        content: &str,
+        budget: Arc<CausalBudget>,
+        reply: Option<oneshot::Sender<TurnOutcome>>,
+    ) -> Result<(), CoreError> {
+        let sender = {
+            let agents = self
+                .inner
+                .agents
+                .lock()
+                .map_err(|_| CoreError::NotRunning(to.to_owned()))?;
+            match agents.get(to) {
+                Some(slot) if slot.status == AgentStatus::Running => slot.sender.clone(),
+                _ => None,
+            }
+        };
+        let Some(sender) = sender else {
+            return Err(CoreError::NotRunning(to.to_owned()));
+        };
+        let message = AgentMessage {
+            id: uuid::Uuid::new_v4().to_string(),
+            from,
+            to: Endpoint::Agent { id: to.to_owned() },
+            content: content.to_owned(),
+            tokens: 0,
+            ts_ms: now_ms(),
+            hop: 0,
+            co_recipients: Vec::new(),
+            grounding: None,
+            reasoning_summary: Vec::new(),
+            attachments: Vec::new(),
+            quotes: Vec::new(),
+        };
+        sender
+            .send(Delivery {
+                message,
+                budget,
+                reply,
+            })
+            .await
+            .map_err(|_| CoreError::NotRunning(to.to_owned()))
+    }
+
+    /// An outside request (the CLI `ask`, the door): delivered to the reception as
+    /// `External{client}`, a new causal root, one at a time, waiting up to `askTimeoutSecs`.
+    pub async fn ask_external_outcome(
+        &self,
+        client: &str,
+        message: &str,
+    ) -> (Option<String>, PlanTaskState) {
+        let _one_at_a_time = self.inner.external_gate.lock().await;
+        let world = self.inner.world();
+        let Some(reception) = world.reception.clone() else {
+            return (None, PlanTaskState::Undeliverable);
+        };
+        let client = world
+            .external_name
+            .clone()
+            .unwrap_or_else(|| client.to_owned());
+        let (tx, rx) = oneshot::channel();
+        let delivered = self
+            .deliver(
+                reception.as_str(),
+                Endpoint::External { client },
+                message,
+                CausalBudget::new(world.token_budget),
+                Some(tx),
+            )
+            .await;
+        if delivered.is_err() {
+            return (None, PlanTaskState::Undeliverable);
+        }
+        match tokio::time::timeout(Duration::from_secs(world.ask_timeout_secs()), rx).await {
+            Ok(Ok(outcome)) => {
+                let state = outcome.state();
+                (outcome.answer, state)
+            }
+            Ok(Err(_)) => (None, PlanTaskState::NoAnswer),
+            Err(_) => (None, PlanTaskState::TimedOut),
+        }
+    }
+}

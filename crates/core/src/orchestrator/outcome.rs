@@ -1,0 +1,53 @@
+//! What a delivery ended as: the turn's outcome, and the task states of reference §3.2.
+
+use serde::{Deserialize, Serialize};
+
+use crate::llm::Usage;
+use crate::sessions::TurnStop;
+
+/// How a delivered request ended, as its sender sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanTaskState {
+    /// Still running.
+    Running,
+    /// Answered.
+    Answered,
+    /// Handed to another agent.
+    HandedOff,
+    /// Could not be delivered (no such agent, not running).
+    Undeliverable,
+    /// The turn ended without an answer.
+    NoAnswer,
+    /// The wait ran out.
+    TimedOut,
+    /// Interrupted.
+    Interrupted,
+    /// The budget ran out.
+    BudgetExhausted,
+}
+
+/// The result of one turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOutcome {
+    /// The answer (`None` when the turn produced none).
+    pub answer: Option<String>,
+    /// How the turn ended.
+    pub stop: TurnStop,
+    /// Tokens the turn paid for.
+    pub usage: Usage,
+}
+
+impl TurnOutcome {
+    /// The sender's view of this outcome.
+    pub fn state(&self) -> PlanTaskState {
+        match (&self.stop, &self.answer) {
+            (TurnStop::Interrupted, _) => PlanTaskState::Interrupted,
+            (TurnStop::BudgetExhausted | TurnStop::ReserveShort, _) => {
+                PlanTaskState::BudgetExhausted
+            }
+            (TurnStop::Failed { .. }, _) | (_, None) => PlanTaskState::NoAnswer,
+            _ => PlanTaskState::Answered,
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! One turn of one agent: compose the prompt, call the model, run its tool calls, feed the
+//! results back, up to the tool-round cap — with the repeat guard, the budget reservation
+//! before every call, interrupts at round boundaries — then record the exchange and the turn.
+//! Log lines carry counts and ids only.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::agent::Exchange;
+use super::repeat_guard::RepeatGuard;
+use super::{Delivery, Inner, TurnControl, TurnOutcome, now_ms};
+use crate::budget::{self, BudgetStop};
+use crate::events::{CoreEvent, ReasonState};
+use crate::llm::{
+    ChatMessage, ChatRequest, ContentBlock, Endpoint as LlmEndpoint, InFlight, ProviderSkills,
+    Role, StopReason, ToolResult, Usage, Wire,
+};
+use crate::prompt::{PromptParts, RosterEntry, compose_system_prompt, user_message};
+use crate::sessions::{AgentMessage, Endpoint, Record, TurnRecord, TurnStop};
+use crate::tools::{ToolContext, WorkDir, offered_tools, run_tool};
+use crate::village::{AgentId, AgentSpec, Language, ModelTemplate, World};
+
+struct Tally {
+    usage: Usage,
+    rounds: u32,
+}
+
+pub(crate) async fn run(
+    inner: &Inner,
+    agent_id: &str,
+    control: &TurnControl,
+    delivery: &Delivery,
+    history: &mut VecDeque<Exchange>,
+) -> TurnOutcome {
+    let started = Instant::now();
+    let started_ms = now_ms();
+    let message = &delivery.message;
+    let world = inner.world();
+    let language = inner.language;
+    inner.record(&Record::Message(message.clone()));
+    inner.log.line(&format!(
+        "turn start: agent={agent_id} hop={} from={} chars={}",
+        message.hop,
+        message.from.label(),
+        message.content.chars().count()
+    ));
+    inner.events.emit(CoreEvent::AgentTyping {
+        agent_id: agent_id.into(),
+        active: true,
+    });
+
+    let mut tally = Tally {
+        usage: Usage::default(),
+        rounds: 0,
+    };
+    let setup = prepare(inner, &world, agent_id);
+    let (stop, answer, model, backend, cap) = match setup {
+        Err(code) => (
+            TurnStop::Failed { code: code.into() },
+            None,
+            String::new(),
+            "-".to_owned(),
+            0,
+        ),
+        Ok(prepared) => {
+            let sent = user_message(&message.from.label(), &message.content, language);
+            let (stop, answer) = rounds(
+                inner, agent_id, control, delivery, history, &prepared, &sent, &mut tally,
+            )
+            .await;
+            if let Some(answer) = &answer {
+                inner.record(&Record::Exchange {
+                    agent_id: agent_id.into(),
+                    sent: sent.clone(),
+                    replied: answer.clone(),
+                });
+                history.push_back(Exchange {
+                    sent,
+                    replied: answer.clone(),
+                });
+            }
+            let cap = u32::from(prepared.agent.max_tool_iterations());
+            (
+                stop,
+                answer,
+                prepared.template.model.clone(),
+                prepared.wire.as_str().to_owned(),
+                cap,
+            )
+        }
+    };
+    let answer = answer.map(|a| {
+        if a.trim().is_empty() {
+            fallback(language)
+        } else {
+            a
+        }
+    });
+    let u = tally.usage;
+    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let seq = control.turn_seq.fetch_add(1, Ordering::SeqCst);
+    if stop == TurnStop::Interrupted {
+        inner.log.line(&format!(
+            "turn interrupted: agent={agent_id} seq={seq} hop={} rounds={} elapsed_ms={elapsed_ms} prompt={} cached={} total={} model={model}",
+            message.hop,
+            tally.rounds,
+            u.prompt,
+            u.cache_read,
+            u.total()
+        ));
+        inner.events.emit(CoreEvent::TurnInterrupted {
+            agent_id: agent_id.into(),
+            turn_seq: seq,
+        });
+    }
+    inner.log.line(&format!(
+        "turn: agent={agent_id} hop={} rounds={}/{cap} waves=0 stop={} prompt={} cached={} total={} reasoning={} backend={backend} model={model}",
+        message.hop,
+        tally.rounds,
+        stop.log_label(),
+        u.prompt,
+        u.cache_read,
+        u.total(),
+        u.reasoning
+    ));
+    let record = TurnRecord {
+        agent_id: agent_id.into(),
+        ts_ms: started_ms,
+        hop: message.hop,
+        rounds: tally.rounds,
+        waves: 0,
+        stop: stop.clone(),
+        prompt: u.prompt,
+        cached: u.cache_read,
+        completion: u.completion,
+        reasoning: u.reasoning,
+        cache_write: u.cache_write,
+        cache_write_1h: u.cache_write_1h,
+        model,
+        backend,
+        elapsed_ms,
+    };
+    if let Some(answer) = &answer {
+        let reply = AgentMessage {
+            id: uuid::Uuid::new_v4().to_string(),
+            from: Endpoint::Agent {
+                id: agent_id.into(),
+            },
+            to: message.from.clone(),
+            content: answer.clone(),
+            tokens: u.total(),
+            ts_ms: now_ms(),
+            hop: message.hop,
+            co_recipients: Vec::new(),
+            grounding: None,
+            reasoning_summary: Vec::new(),
+            attachments: Vec::new(),
+            quotes: Vec::new(),
+        };
+        inner.record(&Record::Message(reply.clone()));
+        inner.log.line(&format!(
+            "reply: agent={agent_id} to={} hop={} chars={}",
+            message.from.label(),
+            message.hop,
+            answer.chars().count()
+        ));
+        inner.events.emit(CoreEvent::MessageSent {
+            message: Box::new(reply),
+        });
+    }
+    if let Some(session) = inner.record(&Record::Turn(record)) {
+        inner.events.emit(CoreEvent::TurnRecorded {
+            agent_id: agent_id.into(),
+            session_id: session,
+        });
+    }
+    control.total_tokens.fetch_add(u.total(), Ordering::Relaxed);
+    control.prompt_tokens.fetch_add(u.prompt, Ordering::Relaxed);
+    control
+        .cached_tokens
+        .fetch_add(u.cache_read, Ordering::Relaxed);
+    inner.events.emit(CoreEvent::AgentStatsUpdated {
+        agent_id: agent_id.into(),
+        uptime_secs: control.started.elapsed().as_secs(),
+        total_tokens: control.total_tokens.load(Ordering::Relaxed),
+        prompt_tokens: control.prompt_tokens.load(Ordering::Relaxed),
+        cached_tokens: control.cached_tokens.load(Ordering::Relaxed),
+        last_prompt_tokens: Some(u.prompt),
+    });
+    inner.events.emit(CoreEvent::AgentTyping {
+        agent_id: agent_id.into(),
+        active: false,
+    });
+    TurnOutcome {
+        answer,
+        stop,
+        usage: u,
+    }
+}
+
+struct Prepared {
+    agent: AgentSpec,
+    template: ModelTemplate,
+    wire: Wire,
+    endpoint: LlmEndpoint,
+    tools: ToolContext,
+    system: crate::prompt::SystemPrompt,
+    specs: Vec<crate::llm::ToolSpec>,
+}
+
+/// Reads what a turn needs; an `Err` is the stop code of a turn that cannot run.
+fn prepare(inner: &Inner, world: &World, agent_id: &str) -> Result<Prepared, &'static str> {
+    let id = AgentId::new(agent_id).map_err(|_| "AGENT_NOT_FOUND")?;
+    let agent = world.agent(&id).cloned().ok_or("AGENT_NOT_FOUND")?;
+    let template = world
+        .template(&agent.model_template_id)
+        .cloned()
+        .ok_or("MODEL_TEMPLATE_MISSING")?;
+    let key = (inner.secrets)(template.id.as_str());
+    let endpoint = LlmEndpoint::for_template(&template, key).map_err(|e| e.code())?;
+    let files = inner.store.agent_files(&id).map_err(|e| e.code())?;
+    let work_dir = agent
+        .work_dir
+        .as_deref()
+        .and_then(|d| WorkDir::new(std::path::Path::new(d)).ok())
+        .map(|j| j.fence(&inner.store.path("judges")));
+    let approval = inner.approval.read().map(|a| *a).unwrap_or_default();
+    let language = inner.language;
+    let specs = offered_tools(&agent, work_dir.is_some(), approval, language);
+    let roster = agent
+        .connected_agents
+        .iter()
+        .filter_map(|peer| world.agent(peer))
+        .map(|peer| RosterEntry {
+            id: peer.id.to_string(),
+            name: peer.name.clone(),
+            running: inner.is_running(peer.id.as_str()),
+        })
+        .collect();
+    let parts = PromptParts {
+        ordinance: inner.store.read_ordinance().unwrap_or_default(),
+        agent_id: agent_id.into(),
+        agent_name: agent.name.clone(),
+        work_dir: agent.work_dir.clone(),
+        grounding: template.google_search && Wire::of_template(&template) == Wire::Gemini,
+        construct: files.read_construct().unwrap_or_default(),
+        skill: files.read_skill().unwrap_or_default(),
+        roster,
+        memory: files.read_memory().unwrap_or_default(),
+    };
+    let system = compose_system_prompt(&parts, language);
+    let tools = ToolContext {
+        agent_id: agent_id.into(),
+        work_dir,
+        agent_files: files,
+        rag_sources: agent
+            .rag_sources
+            .iter()
+            .map(std::path::PathBuf::from)
+            .collect(),
+        approval,
+        language,
+        trash: inner.trash.clone(),
+    };
+    Ok(Prepared {
+        wire: Wire::of_template(&template),
+        agent,
+        template,
+        endpoint,
+        tools,
+        system,
+        specs,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn rounds(
+    inner: &Inner,
+    agent_id: &str,
+    control: &TurnControl,
+    delivery: &Delivery,
+    history: &VecDeque<Exchange>,
+    p: &Prepared,
+    sent: &str,
+    tally: &mut Tally,
+) -> (TurnStop, Option<String>) {
+    let mut messages = vec![ChatMessage::text(Role::System, p.system.text.clone())];
+    for past in history {
+        messages.push(ChatMessage::text(Role::User, past.sent.clone()));
+        messages.push(ChatMessage::text(Role::Assistant, past.replied.clone()));
+    }
+    messages.push(ChatMessage::text(Role::User, sent.to_owned()));
+    let cap = u32::from(p.agent.max_tool_iterations());
+    let mut guard = RepeatGuard::default();
+    let mut last_text = String::new();
+    loop {
+        if control.interrupted.load(Ordering::SeqCst) {
+            return (TurnStop::Interrupted, None);
+        }
+        let mut request =
+            ChatRequest::new(p.template.model.clone(), messages.clone(), control.token());
+        request.tools = p.specs.clone();
+        request.temperature = p.template.temperature;
+        request.max_output_tokens = p.template.max_output_tokens;
+        request.effort = p.template.effort;
+        request.cacheable_prefix_len = p.system.cacheable_prefix_len;
+        request.skills = ProviderSkills::of(&p.template);
+        request.in_flight = InFlight::Finish;
+        let chars: usize = messages
+            .iter()
+            .flat_map(|m| &m.content)
+            .map(block_chars)
+            .sum();
+        let estimate = budget::estimate(chars, p.template.max_output_tokens);
+        let reservation = match delivery.budget.reserve(estimate) {
+            Ok(r) => r,
+            Err(stop) => {
+                let reason = match stop {
+                    BudgetStop::Exhausted => "exhausted",
+                    BudgetStop::ReserveShort => "reserve_short",
+                };
+                inner.log.line(&format!(
+                    "budget stop: agent={agent_id} ceiling={} remaining={} estimate={estimate} reason={reason}",
+                    delivery.budget.ceiling().map_or_else(|| "-".into(), |c| c.to_string()),
+                    delivery.budget.remaining().map_or_else(|| "-".into(), |r| r.to_string()),
+                ));
+                let stop = if stop == BudgetStop::Exhausted {
+                    TurnStop::BudgetExhausted
+                } else {
+                    TurnStop::ReserveShort
+                };
+                return (stop, None);
+            }
+        };
+        let result = inner.llm.chat(&p.endpoint, &request).await;
+        tally.rounds += 1;
+        let response = match result {
+            Ok(r) => r,
+            Err(e) => {
+                drop(reservation); // an unknown cost is charged in full
+                return (
+                    TurnStop::Failed {
+                        code: e.code().into(),
+                    },
+                    None,
+                );
+            }
+        };
+        reservation.settle(response.usage.as_ref());
+        if let Some(u) = &response.usage {
+            tally.usage.add(u);
+        }
+        if response.stop == StopReason::Aborted {
+            return (TurnStop::Interrupted, None);
+        }
+        if let Some(text) = response.text() {
+            last_text = text;
+        }
+        let calls: Vec<_> = response.tool_calls().into_iter().cloned().collect();
+        if calls.is_empty() {
+            return (
+                TurnStop::Completed,
+                Some(response.text().unwrap_or_default()),
+            );
+        }
+        if tally.rounds > cap {
+            inner.events.emit(CoreEvent::ToolLimitReached {
+                agent_id: agent_id.into(),
+                max_iterations: cap,
+            });
+            return (TurnStop::ToolLimit, Some(last_text));
+        }
+        messages.push(response.to_message());
+        let mut results = Vec::new();
+        for call in calls {
+            if let Some(repeats) = guard.check(&call.name, &call.args) {
+                inner.log.line(&format!(
+                    "tool blocked: agent={agent_id} round={} name={} repeats={repeats}",
+                    tally.rounds, call.name
+                ));
+                inner.events.emit(CoreEvent::ToolRepeatBlocked {
+                    agent_id: agent_id.into(),
+                    tool: call.name.clone(),
+                    repeats,
+                });
+                return (
+                    TurnStop::Repeat {
+                        tool: call.name.clone(),
+                    },
+                    Some(last_text),
+                );
+            }
+            let mut args = call.args.clone();
+            let reason = take_reason(&mut args);
+            let output = run_tool(&call.name, &args, &p.tools).await;
+            let reason_kind = match &reason {
+                ReasonState::Written { .. } => "written",
+                ReasonState::Omitted => "omitted",
+                ReasonState::Unsupported => "unsupported",
+            };
+            let reason_chars = match &reason {
+                ReasonState::Written { text } => text.chars().count(),
+                _ => 0,
+            };
+            inner.log.line(&format!(
+                "tool: agent={agent_id} round={} name={} ok={} args_chars={} body_chars={} reason={reason_kind} reason_chars={reason_chars}",
+                tally.rounds,
+                call.name,
+                output.ok,
+                call.args.to_string().chars().count(),
+                output.body.chars().count()
+            ));
+            inner.events.emit(CoreEvent::ToolInvoked {
+                agent_id: agent_id.into(),
+                tool: call.name.clone(),
+                ok: output.ok,
+                reason,
+                call_id: call.id.clone(),
+            });
+            results.push(ContentBlock::ToolResult(ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: output.body,
+                is_error: !output.ok,
+            }));
+        }
+        messages.push(ChatMessage {
+            role: Role::Tool,
+            content: results,
+        });
+    }
+}
+
+/// Removes the injected `reason` from the arguments and says whether it was given.
+fn take_reason(args: &mut serde_json::Value) -> ReasonState {
+    match args.as_object_mut().and_then(|o| o.remove("reason")) {
+        Some(serde_json::Value::String(text)) if !text.trim().is_empty() => ReasonState::Written {
+            text: text.chars().take(60).collect(),
+        },
+        _ => ReasonState::Omitted,
+    }
+}
+
+fn block_chars(block: &ContentBlock) -> usize {
+    match block {
+        ContentBlock::Text { text, .. } => text.chars().count(),
+        ContentBlock::ToolUse(c) => c.args.to_string().len(),
+        ContentBlock::ToolResult(r) => r.content.chars().count(),
+        ContentBlock::Attachment(a) => a.data.len() / 4,
+    }
+}
+
+fn fallback(language: Language) -> String {
+    match language {
+        Language::Ja => "（返答が空でした。もう一度お願いします。）".into(),
+        Language::En => "(The model returned an empty answer. Please ask again.)".into(),
+    }
+}
