@@ -31,6 +31,8 @@ async fn every_escape_attempt_is_refused() {
         "notes\u{202E}txt.txt",
         "sub/\u{200B}x.txt",
         "..",
+        "*/../../outside/secret.txt",
+        "sub/**/../../../outside/secret.txt",
     ];
     let before = snapshot(&agent.outside());
     for path in attempts {
