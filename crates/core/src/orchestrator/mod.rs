@@ -21,7 +21,7 @@ use crate::error::CoreError;
 use crate::events::{AgentStatus, CoreEvent, EventBus};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;
-use crate::sessions::{AgentMessage, Endpoint, Record, SessionError, SessionStore};
+use crate::sessions::{AgentMessage, Endpoint, Record, SessionError, SessionStore, SessionWriter};
 use crate::tools::{RunApproval, TrashTarget};
 use crate::village::{AgentId, Language, VillageStore, World};
 pub use outcome::{PlanTaskState, TurnOutcome};
@@ -106,7 +106,8 @@ pub(crate) struct Inner {
     pub store: VillageStore,
     pub world: RwLock<World>,
     pub language: Language,
-    pub sessions: Option<SessionStore>,
+    pub sessions: Option<Arc<SessionStore>>,
+    pub writer: Option<SessionWriter>,
     pub session_id: Mutex<Option<String>>,
     pub events: EventBus,
     pub log: Arc<dyn LogSink>,
@@ -130,22 +131,26 @@ impl Inner {
             .unwrap_or(false)
     }
 
-    /// Appends to the current conversation (creating one if none is open). A store failure is
-    /// logged and the turn goes on: losing a record must not lose the answer.
-    pub(crate) fn record(&self, record: &Record) -> Option<String> {
-        let sessions = self.sessions.as_ref()?;
+    /// Appends to the current conversation (creating one if none is open), in one commit
+    /// shared with whatever else is waiting. A store failure is logged and the turn goes on:
+    /// losing a record must not lose the answer.
+    pub(crate) async fn record(&self, records: Vec<Record>) -> Option<String> {
+        let (sessions, writer) = (self.sessions.as_ref()?, self.writer.as_ref()?);
+        let first = records.first()?;
         let now = now_ms();
         let id = {
             let mut current = self.session_id.lock().ok()?;
             if current.is_none() {
-                *current = sessions.create(&title_of(record), now).ok();
+                *current = sessions.create(&title_of(first), now).ok();
             }
             current.clone()?
         };
-        if let Err(e) = sessions.append(&id, record, now) {
+        let kinds: Vec<&str> = records.iter().map(Record::kind).collect();
+        let kinds = kinds.join(",");
+        let items = records.into_iter().map(|r| (id.clone(), r)).collect();
+        if let Err(e) = writer.append(items, now).await {
             self.log.line(&format!(
-                "session append failed: session={id} kind={} code={}",
-                record.kind(),
+                "session append failed: session={id} kinds={kinds} code={}",
                 e.code()
             ));
         }
@@ -197,12 +202,27 @@ impl Orchestrator {
             .and_then(|s| s.list().ok())
             .and_then(|l| l.into_iter().next())
             .map(|(id, _)| id);
+        let sessions = sessions.map(Arc::new);
+        let writer = match &sessions {
+            Some(store) => match SessionWriter::spawn(Arc::clone(store)) {
+                Ok(w) => Some(w),
+                Err(e) => {
+                    config.log.line(&format!(
+                        "session writer unavailable: {} (conversations are not saved)",
+                        e.kind()
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
                 world: RwLock::new(world),
                 language,
                 sessions,
+                writer,
                 session_id: Mutex::new(session_id),
                 events: EventBus::new(),
                 log: config.log,
@@ -233,7 +253,7 @@ impl Orchestrator {
 
     /// The conversation store, when open.
     pub fn sessions(&self) -> Option<&SessionStore> {
-        self.inner.sessions.as_ref()
+        self.inner.sessions.as_deref()
     }
 
     /// The current conversation.

@@ -38,7 +38,7 @@ pub(crate) async fn run(
     let message = &delivery.message;
     let world = inner.world();
     let language = inner.language;
-    inner.record(&Record::Message(message.clone()));
+    inner.record(vec![Record::Message(message.clone())]).await;
     inner.log.line(&format!(
         "turn start: agent={agent_id} hop={} from={} chars={}",
         message.hop,
@@ -55,9 +55,10 @@ pub(crate) async fn run(
         rounds: 0,
     };
     let setup = prepare(inner, &world, agent_id);
-    let (stop, answer, model, backend, cap) = match setup {
+    let (stop, answer, sent, model, backend, cap) = match setup {
         Err(code) => (
             TurnStop::Failed { code: code.into() },
+            None,
             None,
             String::new(),
             "-".to_owned(),
@@ -69,21 +70,11 @@ pub(crate) async fn run(
                 inner, agent_id, control, delivery, history, &prepared, &sent, &mut tally,
             )
             .await;
-            if let Some(answer) = &answer {
-                inner.record(&Record::Exchange {
-                    agent_id: agent_id.into(),
-                    sent: sent.clone(),
-                    replied: answer.clone(),
-                });
-                history.push_back(Exchange {
-                    sent,
-                    replied: answer.clone(),
-                });
-            }
             let cap = u32::from(prepared.agent.max_tool_iterations());
             (
                 stop,
                 answer,
+                Some(sent),
                 prepared.template.model.clone(),
                 prepared.wire.as_str().to_owned(),
                 cap,
@@ -141,6 +132,19 @@ pub(crate) async fn run(
         backend,
         elapsed_ms,
     };
+    let mut batch = Vec::new();
+    if let (Some(answer), Some(sent)) = (&answer, sent) {
+        batch.push(Record::Exchange {
+            agent_id: agent_id.into(),
+            sent: sent.clone(),
+            replied: answer.clone(),
+        });
+        history.push_back(Exchange {
+            sent,
+            replied: answer.clone(),
+        });
+    }
+    let mut reply_event = None;
     if let Some(answer) = &answer {
         let reply = AgentMessage {
             id: uuid::Uuid::new_v4().to_string(),
@@ -158,18 +162,23 @@ pub(crate) async fn run(
             attachments: Vec::new(),
             quotes: Vec::new(),
         };
-        inner.record(&Record::Message(reply.clone()));
+        batch.push(Record::Message(reply.clone()));
         inner.log.line(&format!(
             "reply: agent={agent_id} to={} hop={} chars={}",
             message.from.label(),
             message.hop,
             answer.chars().count()
         ));
+        reply_event = Some(reply);
+    }
+    batch.push(Record::Turn(record));
+    let session = inner.record(batch).await;
+    if let Some(reply) = reply_event {
         inner.events.emit(CoreEvent::MessageSent {
             message: Box::new(reply),
         });
     }
-    if let Some(session) = inner.record(&Record::Turn(record)) {
+    if let Some(session) = session {
         inner.events.emit(CoreEvent::TurnRecorded {
             agent_id: agent_id.into(),
             session_id: session,

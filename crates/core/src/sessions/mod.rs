@@ -3,6 +3,8 @@
 
 pub mod records;
 pub mod store;
+pub mod writer;
 
 pub use records::{AgentMessage, Endpoint, Record, SessionMeta, TurnRecord, TurnStop};
 pub use store::{SessionError, SessionStore, StoredRecord};
+pub use writer::SessionWriter;

@@ -123,28 +123,59 @@ impl SessionStore {
     /// Appends a record and updates the session's metadata in one transaction; returns the
     /// record's sequence number.
     pub fn append(&self, session: &str, record: &Record, now_ms: i64) -> Result<u64, SessionError> {
-        let bytes = to_bytes(record)?;
+        self.append_many(&[(session, record)], now_ms)?
+            .pop()
+            .unwrap_or_else(|| Err(SessionError::NotFound(session.to_owned())))
+    }
+
+    /// Appends several records (to one or more conversations) in one transaction: one commit,
+    /// one fsync. A record for a conversation that does not exist gets `NotFound` and the others
+    /// are still written; a storage failure fails them all and writes none.
+    pub fn append_many(
+        &self,
+        items: &[(&str, &Record)],
+        now_ms: i64,
+    ) -> Result<Vec<Result<u64, SessionError>>, SessionError> {
         let txn = self.db.begin_write().map_err(storage)?;
-        let seq = {
+        let mut results = Vec::with_capacity(items.len());
+        {
             let mut sessions = txn.open_table(SESSIONS).map_err(storage)?;
-            let mut meta: SessionMeta = match sessions.get(session).map_err(storage)? {
-                Some(v) => from_bytes(v.value())?,
-                None => return Err(SessionError::NotFound(session.to_owned())),
-            };
-            let seq = next_seq(&txn, session)?;
             let mut records = txn.open_table(RECORDS).map_err(storage)?;
-            records
-                .insert((session, seq), bytes.as_slice())
-                .map_err(storage)?;
-            meta.record_count += 1;
-            meta.updated_at = now_ms;
-            sessions
-                .insert(session, to_bytes(&meta)?.as_slice())
-                .map_err(storage)?;
-            seq
-        };
+            for (session, record) in items {
+                let meta = sessions
+                    .get(*session)
+                    .map_err(storage)?
+                    .map(|v| from_bytes::<SessionMeta>(v.value()));
+                let mut meta = match meta {
+                    Some(m) => m?,
+                    None => {
+                        results.push(Err(SessionError::NotFound((*session).to_owned())));
+                        continue;
+                    }
+                };
+                let seq = {
+                    let last = records
+                        .range((*session, 0)..=(*session, u64::MAX))
+                        .map_err(storage)?
+                        .next_back();
+                    match last {
+                        Some(entry) => entry.map_err(storage)?.0.value().1 + 1,
+                        None => 0,
+                    }
+                };
+                records
+                    .insert((*session, seq), to_bytes(*record)?.as_slice())
+                    .map_err(storage)?;
+                meta.record_count += 1;
+                meta.updated_at = now_ms;
+                sessions
+                    .insert(*session, to_bytes(&meta)?.as_slice())
+                    .map_err(storage)?;
+                results.push(Ok(seq));
+            }
+        }
         txn.commit().map_err(storage)?;
-        Ok(seq)
+        Ok(results)
     }
 
     /// Every conversation, most recently updated first.
@@ -298,18 +329,6 @@ impl SessionStore {
         crate::village::write_file_atomically(&file, &out)
             .map_err(|e| SessionError::Export(e.to_string()))?;
         Ok(file)
-    }
-}
-
-fn next_seq(txn: &redb::WriteTransaction, session: &str) -> Result<u64, SessionError> {
-    let records = txn.open_table(RECORDS).map_err(storage)?;
-    let last = records
-        .range((session, 0)..=(session, u64::MAX))
-        .map_err(storage)?
-        .next_back();
-    match last {
-        Some(entry) => Ok(entry.map_err(storage)?.0.value().1 + 1),
-        None => Ok(0),
     }
 }
 

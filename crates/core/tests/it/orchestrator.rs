@@ -504,35 +504,94 @@ async fn a_turn_that_cannot_run_is_recorded_as_failed_without_a_call() {
 #[tokio::test]
 async fn repeats_tool_limits_empty_answers_and_events() {
     let wire = Wire::OpenAiCompat;
-    let same = || wire_replies::tool_calls(wire, &[call("c", "grep", json!({"pattern": "same"}))], U1);
-    let stub = StubServer::start(vec![same(), same(), same(), wire_replies::text(wire, "", U1)]).await;
+    let same =
+        || wire_replies::tool_calls(wire, &[call("c", "grep", json!({"pattern": "same"}))], U1);
+    let stub = StubServer::start(vec![
+        same(),
+        same(),
+        same(),
+        wire_replies::text(wire, "", U1),
+    ])
+    .await;
     let v = Village::new(wire, stub.base_url(), None);
     let orch = v.open();
     let mut events = orch.events();
     orch.start_agent("a1").unwrap();
-    let outcome = orch.deliver_and_wait("a1", Endpoint::User, "loop please").await.unwrap();
-    assert_eq!(outcome.stop, TurnStop::Repeat { tool: "grep".into() });
-    assert_eq!(stub.requests().len(), 3, "the third identical call stops the turn");
-    assert!(outcome.answer.as_deref().is_some_and(|a| !a.is_empty()), "a non-empty answer is returned");
-    assert!(v.log().contains("tool blocked: agent=a1 round=3 name=grep repeats=2"), "{}", v.log());
+    let outcome = orch
+        .deliver_and_wait("a1", Endpoint::User, "loop please")
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.stop,
+        TurnStop::Repeat {
+            tool: "grep".into()
+        }
+    );
+    assert_eq!(
+        stub.requests().len(),
+        3,
+        "the third identical call stops the turn"
+    );
+    assert!(
+        outcome.answer.as_deref().is_some_and(|a| !a.is_empty()),
+        "a non-empty answer is returned"
+    );
+    assert!(
+        v.log()
+            .contains("tool blocked: agent=a1 round=3 name=grep repeats=2"),
+        "{}",
+        v.log()
+    );
     assert!(v.log().contains("stop=repeat:grep"));
 
-    let empty = orch.deliver_and_wait("a1", Endpoint::User, "say nothing").await.unwrap();
-    assert_eq!(empty.answer.as_deref(), Some("(The model returned an empty answer. Please ask again.)"));
+    let empty = orch
+        .deliver_and_wait("a1", Endpoint::User, "say nothing")
+        .await
+        .unwrap();
+    assert_eq!(
+        empty.answer.as_deref(),
+        Some("(The model returned an empty answer. Please ask again.)")
+    );
 
     let mut seen = Vec::new();
     while let Ok(e) = events.try_recv() {
-        seen.push(serde_json::to_value(&e).unwrap()["type"].as_str().unwrap().to_owned());
+        seen.push(
+            serde_json::to_value(&e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
     }
-    for kind in ["agentStatusChanged", "agentTyping", "toolInvoked", "toolRepeatBlocked", "messageSent", "turnRecorded", "agentStatsUpdated"] {
-        assert!(seen.iter().any(|s| s == kind), "{kind} missing from {seen:?}");
+    for kind in [
+        "agentStatusChanged",
+        "agentTyping",
+        "toolInvoked",
+        "toolRepeatBlocked",
+        "messageSent",
+        "turnRecorded",
+        "agentStatsUpdated",
+    ] {
+        assert!(
+            seen.iter().any(|s| s == kind),
+            "{kind} missing from {seen:?}"
+        );
     }
 }
 
 #[tokio::test]
 async fn the_tool_round_cap_stops_a_turn() {
     let wire = Wire::OpenAiCompat;
-    let round = |n: u32| wire_replies::tool_calls(wire, &[call(&format!("c{n}"), "grep", json!({"pattern": format!("p{n}")}))], U1);
+    let round = |n: u32| {
+        wire_replies::tool_calls(
+            wire,
+            &[call(
+                &format!("c{n}"),
+                "grep",
+                json!({"pattern": format!("p{n}")}),
+            )],
+            U1,
+        )
+    };
     let stub = StubServer::start((0..5).map(round).collect()).await;
     let v = Village::new(wire, stub.base_url(), None);
     let mut world = v.store().load_world().unwrap().value;
@@ -540,8 +599,19 @@ async fn the_tool_round_cap_stops_a_turn() {
     v.store().save_world(&world).unwrap();
     let orch = v.open();
     orch.start_agent("a1").unwrap();
-    let outcome = orch.deliver_and_wait("a1", Endpoint::User, "go on").await.unwrap();
+    let outcome = orch
+        .deliver_and_wait("a1", Endpoint::User, "go on")
+        .await
+        .unwrap();
     assert_eq!(outcome.stop, TurnStop::ToolLimit);
-    assert_eq!(stub.requests().len(), 3, "two tool rounds, then the third call still wants tools");
-    assert!(v.log().contains("rounds=3/2") && v.log().contains("stop=tool_limit"), "{}", v.log());
+    assert_eq!(
+        stub.requests().len(),
+        3,
+        "two tool rounds, then the third call still wants tools"
+    );
+    assert!(
+        v.log().contains("rounds=3/2") && v.log().contains("stop=tool_limit"),
+        "{}",
+        v.log()
+    );
 }

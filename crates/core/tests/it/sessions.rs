@@ -202,3 +202,52 @@ fn a_store_open_elsewhere_is_reported_as_locked() {
     let err = SessionStore::open(&path).unwrap_err();
     assert_eq!(err.code(), "SESSION_STORE_LOCKED");
 }
+
+#[test]
+fn one_commit_for_many_records_and_a_missing_session_does_not_sink_the_others() {
+    let data = TempDataDir::new();
+    std::fs::create_dir_all(data.workspace()).unwrap();
+    let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
+    let a = store.create("a", 1).unwrap();
+    let b = store.create("b", 1).unwrap();
+    let (m1, m2, m3) = (message(1), message(2), message(3));
+    let results = store
+        .append_many(&[(&a, &m1), ("missing", &m2), (&b, &m3), (&a, &m2)], 9)
+        .unwrap();
+    assert_eq!(results[0].as_ref().unwrap(), &0);
+    assert_eq!(results[1].as_ref().unwrap_err().code(), "SESSION_NOT_FOUND");
+    assert_eq!(results[2].as_ref().unwrap(), &0);
+    assert_eq!(
+        results[3].as_ref().unwrap(),
+        &1,
+        "sequence numbers continue within one transaction"
+    );
+    assert_eq!(store.meta(&a).unwrap().record_count, 2);
+}
+
+#[tokio::test]
+async fn the_writer_groups_appends_and_closes_the_file_when_dropped() {
+    let data = TempDataDir::new();
+    std::fs::create_dir_all(data.workspace()).unwrap();
+    let path = data.workspace().join("sessions.redb");
+    let store = std::sync::Arc::new(SessionStore::open(&path).unwrap());
+    let id = store.create("t", 1).unwrap();
+    let writer = fuseforks_core::sessions::SessionWriter::spawn(store.clone()).unwrap();
+    let mut handles = Vec::new();
+    let writer = std::sync::Arc::new(writer);
+    for n in 0..50u32 {
+        let (writer, id) = (writer.clone(), id.clone());
+        handles.push(tokio::spawn(async move {
+            writer.append(vec![(id, message(n))], 5).await.unwrap()
+        }));
+    }
+    let mut seqs: Vec<u64> = Vec::new();
+    for h in handles {
+        seqs.extend(h.await.unwrap());
+    }
+    seqs.sort_unstable();
+    assert_eq!(seqs, (0..50).collect::<Vec<u64>>());
+    drop(writer);
+    drop(store);
+    SessionStore::open(&path).expect("the writer released the file");
+}

@@ -1,0 +1,130 @@
+//! Group commit for conversation records: one writer thread takes every append, drains what
+//! is waiting, and commits it in one redb transaction (one fsync), then answers each caller.
+//! Async callers never block a runtime thread on a commit, and many agents finishing at once
+//! share fsyncs instead of queueing for them.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use super::records::Record;
+use super::store::{SessionError, SessionStore};
+
+/// Most appends committed in one transaction.
+const MAX_BATCH: usize = 512;
+
+type Reply = tokio::sync::oneshot::Sender<Result<Vec<u64>, SessionError>>;
+
+struct Job {
+    items: Vec<(String, Record)>,
+    now_ms: i64,
+    reply: Reply,
+}
+
+/// The writer thread of one store. Dropping it finishes the queue and joins the thread (so the
+/// database file is closed when it returns).
+pub struct SessionWriter {
+    sender: Mutex<Option<mpsc::Sender<Job>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for SessionWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionWriter")
+    }
+}
+
+impl SessionWriter {
+    /// Starts the writer thread.
+    pub fn spawn(store: Arc<SessionStore>) -> std::io::Result<Self> {
+        let (sender, receiver) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("fuseforks-sessions".into())
+            .spawn(move || {
+                while let Ok(first) = receiver.recv() {
+                    let mut jobs = vec![first];
+                    while jobs.len() < MAX_BATCH {
+                        match receiver.try_recv() {
+                            Ok(job) => jobs.push(job),
+                            Err(_) => break,
+                        }
+                    }
+                    commit(&store, jobs);
+                }
+            })?;
+        Ok(Self {
+            sender: Mutex::new(Some(sender)),
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Appends records (in order) and waits until they are committed; returns their sequence
+    /// numbers.
+    pub async fn append(
+        &self,
+        items: Vec<(String, Record)>,
+        now_ms: i64,
+    ) -> Result<Vec<u64>, SessionError> {
+        let (reply, done) = tokio::sync::oneshot::channel();
+        let sent = self
+            .sender
+            .lock()
+            .ok()
+            .and_then(|s| {
+                s.as_ref().map(|s| {
+                    s.send(Job {
+                        items,
+                        now_ms,
+                        reply,
+                    })
+                    .is_ok()
+                })
+            })
+            .unwrap_or(false);
+        if !sent {
+            return Err(SessionError::Storage(
+                "the session writer has stopped".into(),
+            ));
+        }
+        done.await.unwrap_or_else(|_| {
+            Err(SessionError::Storage(
+                "the session writer has stopped".into(),
+            ))
+        })
+    }
+}
+
+impl Drop for SessionWriter {
+    fn drop(&mut self) {
+        if let Ok(mut sender) = self.sender.lock() {
+            sender.take();
+        }
+        if let Some(thread) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn commit(store: &SessionStore, jobs: Vec<Job>) {
+    let now = jobs.iter().map(|j| j.now_ms).max().unwrap_or(0);
+    let flat: Vec<(&str, &Record)> = jobs
+        .iter()
+        .flat_map(|j| j.items.iter().map(|(s, r)| (s.as_str(), r)))
+        .collect();
+    match store.append_many(&flat, now) {
+        Ok(results) => {
+            let mut results = results.into_iter();
+            for job in jobs {
+                let mine: Result<Vec<u64>, SessionError> =
+                    results.by_ref().take(job.items.len()).collect();
+                let _ = job.reply.send(mine);
+            }
+        }
+        Err(e) => {
+            let text = e.to_string();
+            for job in jobs {
+                let _ = job.reply.send(Err(SessionError::Storage(text.clone())));
+            }
+        }
+    }
+}
