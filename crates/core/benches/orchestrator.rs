@@ -158,7 +158,7 @@ async fn twenty_rounds() {
     );
 }
 
-async fn hundred_agents() {
+async fn hundred_agents(latency: Duration) {
     let stub = StubServer::start(Vec::new()).await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), 100);
@@ -169,8 +169,8 @@ async fn hundred_agents() {
     }
     // One turn alone, for the single-turn time.
     let mut single = Vec::new();
-    for _ in 0..20 {
-        stub.push([wire_replies::text(WIRE, "hi", USAGE)]);
+    for _ in 0..5 {
+        stub.push([wire_replies::text(WIRE, "hi", USAGE).after(latency)]);
         let t = Instant::now();
         orch.deliver_and_wait("a0", Endpoint::User, "hello")
             .await
@@ -180,7 +180,7 @@ async fn hundred_agents() {
     let slowest_single = single.iter().max().copied().unwrap_or_default();
     stub.push(
         (0..100)
-            .map(|_| wire_replies::text(WIRE, "hi", USAGE))
+            .map(|_| wire_replies::text(WIRE, "hi", USAGE).after(latency))
             .collect::<Vec<_>>(),
     );
     let started = Instant::now();
@@ -198,11 +198,12 @@ async fn hundred_agents() {
         .collect();
     let mut slowest_concurrent = Duration::ZERO;
     for task in tasks {
-        slowest_concurrent = slowest_concurrent.max(task.await.unwrap_or_default());
+        slowest_concurrent = slowest_concurrent.max(task.await.unwrap_or_else(|e| panic!("{e}")));
     }
     let wall = started.elapsed();
     println!(
-        "100 agents, one turn each, at once: wall {:.1} ms; slowest single turn alone {:.1} ms; slowest turn in the crowd {:.1} ms",
+        "100 agents, one turn each, at once, stub latency {} ms: wall {:.1} ms; slowest single turn alone {:.1} ms; slowest turn in the crowd {:.1} ms",
+        latency.as_millis(),
         wall.as_secs_f64() * 1e3,
         slowest_single.as_secs_f64() * 1e3,
         slowest_concurrent.as_secs_f64() * 1e3
@@ -216,6 +217,7 @@ fn main() {
         .unwrap_or_else(|e| panic!("{e}"));
     runtime.block_on(async {
         twenty_rounds().await;
-        hundred_agents().await;
+        hundred_agents(Duration::ZERO).await;
+        hundred_agents(Duration::from_millis(300)).await;
     });
 }
