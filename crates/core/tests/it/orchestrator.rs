@@ -615,3 +615,25 @@ async fn the_tool_round_cap_stops_a_turn() {
         v.log()
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_outside_request_times_out_after_ask_timeout_secs() {
+    // Virtual time: the stub answers after 40 s, the village waits 30 s.
+    let wire = Wire::OpenAiCompat;
+    let stub = StubServer::start(vec![
+        wire_replies::text(wire, "too late", U1).after(Duration::from_secs(40)),
+    ])
+    .await;
+    let v = Village::new(wire, stub.base_url(), None);
+    let mut world = v.store().load_world().unwrap().value;
+    world.ask_timeout_secs = Some(30);
+    v.store().save_world(&world).unwrap();
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    let started = tokio::time::Instant::now();
+    let (answer, state) = orch.ask_external_outcome("cli", "hello?").await;
+    assert_eq!((answer, state), (None, PlanTaskState::TimedOut));
+    assert!(
+        started.elapsed() >= Duration::from_secs(30) && started.elapsed() < Duration::from_secs(40)
+    );
+}
