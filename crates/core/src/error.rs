@@ -23,6 +23,12 @@ pub enum CoreError {
         "[EXTERNAL_RECEPTION_UNSET] the village has no reception agent. Fix: set `reception` in world.json"
     )]
     ReceptionUnset,
+    /// The wave is not waiting for review.
+    #[error("[PLAN_WAVE_NOT_PENDING] plan {0} is not waiting for review")]
+    PlanWaveNotPending(String),
+    /// An edited wave names an agent the coordinator is not connected to, or has no task.
+    #[error("[PLAN_DISPATCH_INVALID] {0}")]
+    PlanDispatchInvalid(String),
 }
 
 impl CoreError {
@@ -34,6 +40,8 @@ impl CoreError {
             Self::AgentNotFound(_) => "AGENT_NOT_FOUND",
             Self::NotRunning(_) => "NOT_RUNNING",
             Self::ReceptionUnset => "EXTERNAL_RECEPTION_UNSET",
+            Self::PlanWaveNotPending(_) => "PLAN_WAVE_NOT_PENDING",
+            Self::PlanDispatchInvalid(_) => "PLAN_DISPATCH_INVALID",
         }
     }
 }

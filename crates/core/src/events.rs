@@ -99,6 +99,43 @@ pub enum CoreEvent {
     HopLimitReached { agent_id: String, max_hops: u32 },
     /// The command approval mode changed.
     RunApprovalChanged { mode: String },
+    /// A plan wave started.
+    #[serde(rename_all = "camelCase")]
+    PlanWaveStarted {
+        plan_id: String,
+        agent_id: String,
+        wave: u32,
+        tasks: Vec<String>,
+        started_at_ms: i64,
+    },
+    /// One task of a wave ended.
+    #[serde(rename_all = "camelCase")]
+    PlanTaskResolved {
+        plan_id: String,
+        to: String,
+        state: crate::orchestrator::PlanTaskState,
+        elapsed_ms: u64,
+    },
+    /// A wave's bundle is ready.
+    #[serde(rename_all = "camelCase")]
+    PlanWaveFinished {
+        plan_id: String,
+        bundle_chars: u64,
+        elapsed_ms: u64,
+    },
+    /// A wave waits for a human's review.
+    #[serde(rename_all = "camelCase")]
+    PlanWaveProposed {
+        plan_id: String,
+        agent_id: String,
+        wave: u32,
+        tasks: Vec<crate::orchestrator::plan::PlanTask>,
+    },
+    /// A proposed wave was discarded.
+    #[serde(rename_all = "camelCase")]
+    PlanWaveDiscarded { plan_id: String },
+    /// The process-wide plan-review bypass changed.
+    PlanReviewBypassChanged { enabled: bool },
 }
 
 /// Whether a tool call gave its `reason` (tag `kind`).

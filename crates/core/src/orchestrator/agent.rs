@@ -26,8 +26,17 @@ pub(crate) async fn run(
     mut mailbox: mpsc::Receiver<Delivery>,
 ) {
     let mut history = restore_history(&inner, &agent_id);
+    let mut roster_seen = std::collections::HashMap::new();
     while let Some(delivery) = mailbox.recv().await {
-        let outcome = turn::run(&inner, &agent_id, &control, &delivery, &mut history).await;
+        let outcome = turn::run(
+            &inner,
+            &agent_id,
+            &control,
+            &delivery,
+            &mut history,
+            &mut roster_seen,
+        )
+        .await;
         while history.len() > HISTORY_TURNS {
             history.pop_front();
         }

@@ -4,8 +4,11 @@
 //! interrupts turns. Opening a village starts nobody.
 
 mod agent;
+mod delegation;
 pub mod outcome;
+pub mod plan;
 pub mod repeat_guard;
+mod square;
 mod turn;
 
 use std::collections::HashMap;
@@ -25,6 +28,7 @@ use crate::sessions::{AgentMessage, Endpoint, Record, SessionError, SessionStore
 use crate::tools::{RunApproval, TrashTarget};
 use crate::village::{AgentId, Language, VillageStore, World};
 pub use outcome::{PlanTaskState, TurnOutcome};
+pub use plan::{PlanTask, PlanWave, WaveStatus};
 
 /// Capacity of each agent's mailbox.
 pub const MAILBOX_CAPACITY: usize = 64;
@@ -53,7 +57,21 @@ pub struct OrchestratorConfig {
 pub(crate) struct Delivery {
     pub message: AgentMessage,
     pub budget: Arc<CausalBudget>,
+    pub route: Route,
     pub reply: Option<oneshot::Sender<TurnOutcome>>,
+}
+
+/// Where a delivery sits in its causal chain.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Route {
+    /// Agents waiting on this delivery (callers of `ask` / `plan`), outermost first.
+    pub chain: Vec<String>,
+    /// Hops from the causal root.
+    pub hop: u32,
+    /// Plan waves caused by this delivery skip review (a schedule's `autoApprovePlans`).
+    pub auto_approve_plans: bool,
+    /// Who receives a handed-off answer (the root's sender).
+    pub answer_to: Option<Endpoint>,
 }
 
 /// Per-agent controls shared between the handle and the agent's task.
@@ -115,6 +133,9 @@ pub(crate) struct Inner {
     pub secrets: SecretLookup,
     pub approval: RwLock<RunApproval>,
     pub trash: TrashTarget,
+    pub square: square::Square,
+    pub plans: plan::PlanBook,
+    pub plan_bypass: AtomicBool,
     agents: Mutex<HashMap<String, AgentSlot>>,
     external_gate: tokio::sync::Mutex<()>,
 }
@@ -134,6 +155,53 @@ impl Inner {
     /// Appends to the current conversation (creating one if none is open), in one commit
     /// shared with whatever else is waiting. A store failure is logged and the turn goes on:
     /// losing a record must not lose the answer.
+    pub(crate) async fn deliver(
+        &self,
+        to: &str,
+        from: Endpoint,
+        content: &str,
+        budget: Arc<CausalBudget>,
+        route: Route,
+        reply: Option<oneshot::Sender<TurnOutcome>>,
+    ) -> Result<(), CoreError> {
+        let sender = {
+            let agents = self
+                .agents
+                .lock()
+                .map_err(|_| CoreError::NotRunning(to.to_owned()))?;
+            match agents.get(to) {
+                Some(slot) if slot.status == AgentStatus::Running => slot.sender.clone(),
+                _ => None,
+            }
+        };
+        let Some(sender) = sender else {
+            return Err(CoreError::NotRunning(to.to_owned()));
+        };
+        let message = AgentMessage {
+            id: uuid::Uuid::new_v4().to_string(),
+            from,
+            to: Endpoint::Agent { id: to.to_owned() },
+            content: content.to_owned(),
+            tokens: 0,
+            ts_ms: now_ms(),
+            hop: route.hop,
+            co_recipients: Vec::new(),
+            grounding: None,
+            reasoning_summary: Vec::new(),
+            attachments: Vec::new(),
+            quotes: Vec::new(),
+        };
+        sender
+            .send(Delivery {
+                message,
+                budget,
+                route,
+                reply,
+            })
+            .await
+            .map_err(|_| CoreError::NotRunning(to.to_owned()))
+    }
+
     pub(crate) async fn record(&self, records: Vec<Record>) -> Option<String> {
         let (sessions, writer) = (self.sessions.as_ref()?, self.writer.as_ref()?);
         let first = records.first()?;
@@ -230,6 +298,9 @@ impl Orchestrator {
                 secrets: config.secrets,
                 approval: RwLock::new(RunApproval::Required),
                 trash: config.trash,
+                square: square::Square::default(),
+                plans: plan::PlanBook::default(),
+                plan_bypass: AtomicBool::new(false),
                 agents: Mutex::new(HashMap::new()),
                 external_gate: tokio::sync::Mutex::new(()),
             }),
@@ -437,42 +508,157 @@ impl Orchestrator {
         budget: Arc<CausalBudget>,
         reply: Option<oneshot::Sender<TurnOutcome>>,
     ) -> Result<(), CoreError> {
-        let sender = {
-            let agents = self
-                .inner
-                .agents
-                .lock()
-                .map_err(|_| CoreError::NotRunning(to.to_owned()))?;
-            match agents.get(to) {
-                Some(slot) if slot.status == AgentStatus::Running => slot.sender.clone(),
-                _ => None,
-            }
-        };
-        let Some(sender) = sender else {
-            return Err(CoreError::NotRunning(to.to_owned()));
-        };
-        let message = AgentMessage {
-            id: uuid::Uuid::new_v4().to_string(),
-            from,
-            to: Endpoint::Agent { id: to.to_owned() },
-            content: content.to_owned(),
-            tokens: 0,
-            ts_ms: now_ms(),
-            hop: 0,
-            co_recipients: Vec::new(),
-            grounding: None,
-            reasoning_summary: Vec::new(),
-            attachments: Vec::new(),
-            quotes: Vec::new(),
-        };
-        sender
-            .send(Delivery {
-                message,
-                budget,
-                reply,
-            })
+        self.inner
+            .deliver(to, from, content, budget, Route::default(), reply)
             .await
-            .map_err(|_| CoreError::NotRunning(to.to_owned()))
+    }
+
+    /// The process-wide switch that lets plan waves skip review (headless runs).
+    pub fn set_plan_review_bypass(&self, enabled: bool) {
+        self.inner.plan_bypass.store(enabled, Ordering::SeqCst);
+        self.inner
+            .events
+            .emit(CoreEvent::PlanReviewBypassChanged { enabled });
+    }
+
+    /// The waves in memory (newest last).
+    pub fn plans(&self) -> Vec<PlanWave> {
+        self.inner.plans.all()
+    }
+
+    /// Dispatches a proposed wave (optionally edited) as a new causal root; its bundle comes
+    /// back to the coordinator from System.
+    pub fn dispatch_plan(
+        &self,
+        plan_id: &str,
+        edited: Option<Vec<PlanTask>>,
+    ) -> Result<(), CoreError> {
+        let wave = self
+            .inner
+            .plans
+            .get(plan_id)
+            .filter(|w| w.status == WaveStatus::Proposed);
+        let Some(wave) = wave else {
+            return Err(CoreError::PlanWaveNotPending(plan_id.to_owned()));
+        };
+        let tasks = edited.unwrap_or_else(|| wave.tasks.clone());
+        let world = self.inner.world();
+        let connected: Vec<String> = world
+            .agents
+            .iter()
+            .find(|a| a.id.as_str() == wave.agent_id)
+            .map(|a| a.connected_agents.iter().map(|c| c.to_string()).collect())
+            .unwrap_or_default();
+        if tasks.is_empty() {
+            return Err(CoreError::PlanDispatchInvalid(
+                "the wave has no task".into(),
+            ));
+        }
+        if let Some(bad) = tasks.iter().find(|t| !connected.contains(&t.to)) {
+            return Err(CoreError::PlanDispatchInvalid(format!(
+                "{} is not connected to {}",
+                bad.to, wave.agent_id
+            )));
+        }
+        self.inner.plans.update(plan_id, |w| {
+            w.tasks = tasks.clone();
+            w.status = WaveStatus::Running;
+        });
+        self.inner.log.line(&format!(
+            "plan dispatch: agent={} plan={plan_id} tasks={}",
+            wave.agent_id,
+            tasks.len()
+        ));
+        let inner = Arc::clone(&self.inner);
+        let plan_id = plan_id.to_owned();
+        tokio::spawn(async move {
+            let root = Delivery {
+                message: AgentMessage {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    from: Endpoint::System,
+                    to: Endpoint::Agent {
+                        id: wave.agent_id.clone(),
+                    },
+                    content: String::new(),
+                    tokens: 0,
+                    ts_ms: now_ms(),
+                    hop: 0,
+                    co_recipients: Vec::new(),
+                    grounding: None,
+                    reasoning_summary: Vec::new(),
+                    attachments: Vec::new(),
+                    quotes: Vec::new(),
+                },
+                budget: CausalBudget::new(inner.world().token_budget),
+                route: Route::default(),
+                reply: None,
+            };
+            let bundle =
+                plan::run_wave(&inner, &wave.agent_id, &plan_id, wave.wave, &tasks, &root).await;
+            let text = match inner.language {
+                Language::Ja => format!("確認済みの計画（{plan_id}）の結果です。\n\n{bundle}"),
+                Language::En => format!("Results of the reviewed plan ({plan_id}):\n\n{bundle}"),
+            };
+            let budget = CausalBudget::new(inner.world().token_budget);
+            let _ = inner
+                .deliver(
+                    &wave.agent_id,
+                    Endpoint::System,
+                    &text,
+                    budget,
+                    Route::default(),
+                    None,
+                )
+                .await;
+        });
+        Ok(())
+    }
+
+    /// Discards a proposed wave; nothing is sent.
+    pub fn discard_plan(&self, plan_id: &str) -> Result<(), CoreError> {
+        let pending = self
+            .inner
+            .plans
+            .get(plan_id)
+            .is_some_and(|w| w.status == WaveStatus::Proposed);
+        if !pending {
+            return Err(CoreError::PlanWaveNotPending(plan_id.to_owned()));
+        }
+        self.inner
+            .plans
+            .update(plan_id, |w| w.status = WaveStatus::Discarded);
+        self.inner
+            .log
+            .line(&format!("plan discard: plan={plan_id}"));
+        self.inner.events.emit(CoreEvent::PlanWaveDiscarded {
+            plan_id: plan_id.into(),
+        });
+        Ok(())
+    }
+
+    /// Starts the batch-start set (`batchStart && (no group || group.batchStart)`, in list
+    /// order); returns the ids started.
+    pub fn start_batch(&self) -> Result<Vec<String>, CoreError> {
+        let ids = self.inner.world().batch_start_ids();
+        for id in &ids {
+            self.start_agent(id)?;
+        }
+        Ok(ids)
+    }
+
+    /// Stops every running agent; returns whether all ended within `grace`.
+    pub async fn stop_all(&self, grace: Duration) -> bool {
+        let ids: Vec<String> = self
+            .inner
+            .agents
+            .lock()
+            .map(|a| a.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut all = true;
+        for id in ids {
+            all &= self.stop_agent(&id, grace).await;
+        }
+        all
     }
 
     /// An outside request (the CLI `ask`, the door): delivered to the reception as

@@ -36,6 +36,8 @@ pub struct TurnOutcome {
     pub stop: TurnStop,
     /// Tokens the turn paid for.
     pub usage: Usage,
+    /// The answer came from an agent the conversation was handed to.
+    pub handed_off: bool,
 }
 
 impl TurnOutcome {
@@ -47,6 +49,7 @@ impl TurnOutcome {
                 PlanTaskState::BudgetExhausted
             }
             (TurnStop::Failed { .. }, _) | (_, None) => PlanTaskState::NoAnswer,
+            _ if self.handed_off => PlanTaskState::HandedOff,
             _ => PlanTaskState::Answered,
         }
     }

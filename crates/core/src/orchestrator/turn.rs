@@ -3,12 +3,16 @@
 //! before every call, interrupts at round boundaries — then record the exchange and the turn.
 //! Log lines carry counts and ids only.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::agent::Exchange;
+use super::delegation::{Synthetic, Via, delegate, describe, synthetic_tools};
+use super::plan::{PlanTask, PlanWave, WaveStatus, parse_tasks, run_wave};
 use super::repeat_guard::RepeatGuard;
+use super::square::{FULL_CHARS, Utterance, fold};
 use super::{Delivery, Inner, TurnControl, TurnOutcome, now_ms};
 use crate::budget::{self, BudgetStop};
 use crate::events::{CoreEvent, ReasonState};
@@ -18,7 +22,7 @@ use crate::llm::{
 };
 use crate::prompt::{PromptParts, RosterEntry, compose_system_prompt, user_message};
 use crate::sessions::{AgentMessage, Endpoint, Record, TurnRecord, TurnStop};
-use crate::tools::{ToolContext, WorkDir, offered_tools, run_tool};
+use crate::tools::{ToolContext, ToolOutput, WorkDir, offered_tools, run_tool};
 use crate::village::{AgentId, AgentSpec, Language, ModelTemplate, World};
 
 struct Tally {
@@ -27,11 +31,12 @@ struct Tally {
 }
 
 pub(crate) async fn run(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     agent_id: &str,
     control: &TurnControl,
     delivery: &Delivery,
     history: &mut VecDeque<Exchange>,
+    roster_seen: &mut HashMap<String, bool>,
 ) -> TurnOutcome {
     let started = Instant::now();
     let started_ms = now_ms();
@@ -55,6 +60,8 @@ pub(crate) async fn run(
         rounds: 0,
     };
     let setup = prepare(inner, &world, agent_id);
+    let mut handed_off = false;
+    let mut agent_name = agent_id.to_owned();
     let (stop, answer, sent, model, backend, cap) = match setup {
         Err(code) => (
             TurnStop::Failed { code: code.into() },
@@ -65,11 +72,17 @@ pub(crate) async fn run(
             0,
         ),
         Ok(prepared) => {
-            let sent = user_message(&message.from.label(), &message.content, language);
-            let (stop, answer) = rounds(
+            agent_name = prepared.agent.name.clone();
+            let mut sent = user_message(&message.from.label(), &message.content, language);
+            sent.push_str(&roster_notices(&prepared.roster, roster_seen, language));
+            if prepared.agent.hears_room_log {
+                sent.push_str(&fold(&inner.square.recent_for(agent_id), language));
+            }
+            let (stop, answer, handed) = rounds(
                 inner, agent_id, control, delivery, history, &prepared, &sent, &mut tally,
             )
             .await;
+            handed_off = handed;
             let cap = u32::from(prepared.agent.max_tool_iterations());
             (
                 stop,
@@ -163,6 +176,12 @@ pub(crate) async fn run(
             quotes: Vec::new(),
         };
         batch.push(Record::Message(reply.clone()));
+        inner.square.push(Utterance {
+            id: reply.id.clone(),
+            speaker: agent_id.into(),
+            speaker_name: agent_name.clone(),
+            text: answer.clone(),
+        });
         inner.log.line(&format!(
             "reply: agent={agent_id} to={} hop={} chars={}",
             message.from.label(),
@@ -205,7 +224,39 @@ pub(crate) async fn run(
         answer,
         stop,
         usage: u,
+        handed_off,
     }
+}
+
+/// Join / leave notices for connected peers whose running state changed since the last turn
+/// (nothing on the first turn: that is the baseline).
+fn roster_notices(
+    roster: &[RosterEntry],
+    seen: &mut HashMap<String, bool>,
+    language: Language,
+) -> String {
+    let first = seen.is_empty();
+    let mut lines = Vec::new();
+    for peer in roster {
+        let before = seen.insert(peer.id.clone(), peer.running);
+        if first || before == Some(peer.running) {
+            continue;
+        }
+        lines.push(match (language, peer.running) {
+            (Language::Ja, true) => format!("- {}（{}）が加わりました。", peer.name, peer.id),
+            (Language::Ja, false) => format!("- {}（{}）が抜けました。", peer.name, peer.id),
+            (Language::En, true) => format!("- {} ({}) joined.", peer.name, peer.id),
+            (Language::En, false) => format!("- {} ({}) left.", peer.name, peer.id),
+        });
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let head = match language {
+        Language::Ja => "\n\n---\n顔ぶれの変化:\n",
+        Language::En => "\n\n---\nRoster changes:\n",
+    };
+    format!("{head}{}\n", lines.join("\n"))
 }
 
 struct Prepared {
@@ -216,6 +267,8 @@ struct Prepared {
     tools: ToolContext,
     system: crate::prompt::SystemPrompt,
     specs: Vec<crate::llm::ToolSpec>,
+    synthetic: HashMap<String, Synthetic>,
+    roster: Vec<RosterEntry>,
 }
 
 /// Reads what a turn needs; an `Err` is the stop code of a turn that cannot run.
@@ -236,8 +289,10 @@ fn prepare(inner: &Inner, world: &World, agent_id: &str) -> Result<Prepared, &'s
         .map(|j| j.fence(&inner.store.path("judges")));
     let approval = inner.approval.read().map(|a| *a).unwrap_or_default();
     let language = inner.language;
-    let specs = offered_tools(&agent, work_dir.is_some(), approval, language);
-    let roster = agent
+    let mut specs = offered_tools(&agent, work_dir.is_some(), approval, language);
+    let (extra_specs, synthetic) = synthetic_tools(&agent, world, language, work_dir.is_some());
+    specs.extend(extra_specs);
+    let roster: Vec<RosterEntry> = agent
         .connected_agents
         .iter()
         .filter_map(|peer| world.agent(peer))
@@ -255,7 +310,7 @@ fn prepare(inner: &Inner, world: &World, agent_id: &str) -> Result<Prepared, &'s
         grounding: template.google_search && Wire::of_template(&template) == Wire::Gemini,
         construct: files.read_construct().unwrap_or_default(),
         skill: files.read_skill().unwrap_or_default(),
-        roster,
+        roster: roster.clone(),
         memory: files.read_memory().unwrap_or_default(),
     };
     let system = compose_system_prompt(&parts, language);
@@ -280,12 +335,14 @@ fn prepare(inner: &Inner, world: &World, agent_id: &str) -> Result<Prepared, &'s
         tools,
         system,
         specs,
+        synthetic,
+        roster,
     })
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn rounds(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     agent_id: &str,
     control: &TurnControl,
     delivery: &Delivery,
@@ -293,7 +350,7 @@ async fn rounds(
     p: &Prepared,
     sent: &str,
     tally: &mut Tally,
-) -> (TurnStop, Option<String>) {
+) -> (TurnStop, Option<String>, bool) {
     let mut messages = vec![ChatMessage::text(Role::System, p.system.text.clone())];
     for past in history {
         messages.push(ChatMessage::text(Role::User, past.sent.clone()));
@@ -305,7 +362,7 @@ async fn rounds(
     let mut last_text = String::new();
     loop {
         if control.interrupted.load(Ordering::SeqCst) {
-            return (TurnStop::Interrupted, None);
+            return (TurnStop::Interrupted, None, false);
         }
         let mut request =
             ChatRequest::new(p.template.model.clone(), messages.clone(), control.token());
@@ -339,7 +396,7 @@ async fn rounds(
                 } else {
                     TurnStop::ReserveShort
                 };
-                return (stop, None);
+                return (stop, None, false);
             }
         };
         let result = inner.llm.chat(&p.endpoint, &request).await;
@@ -353,6 +410,7 @@ async fn rounds(
                         code: e.code().into(),
                     },
                     None,
+                    false,
                 );
             }
         };
@@ -361,7 +419,7 @@ async fn rounds(
             tally.usage.add(u);
         }
         if response.stop == StopReason::Aborted {
-            return (TurnStop::Interrupted, None);
+            return (TurnStop::Interrupted, None, false);
         }
         if let Some(text) = response.text() {
             last_text = text;
@@ -371,6 +429,7 @@ async fn rounds(
             return (
                 TurnStop::Completed,
                 Some(response.text().unwrap_or_default()),
+                false,
             );
         }
         if tally.rounds > cap {
@@ -378,7 +437,7 @@ async fn rounds(
                 agent_id: agent_id.into(),
                 max_iterations: cap,
             });
-            return (TurnStop::ToolLimit, Some(last_text));
+            return (TurnStop::ToolLimit, Some(last_text), false);
         }
         messages.push(response.to_message());
         let mut results = Vec::new();
@@ -398,11 +457,37 @@ async fn rounds(
                         tool: call.name.clone(),
                     },
                     Some(last_text),
+                    false,
                 );
             }
             let mut args = call.args.clone();
-            let reason = take_reason(&mut args);
-            let output = run_tool(&call.name, &args, &p.tools).await;
+            let synthetic = p.synthetic.get(&call.name).cloned();
+            let reason = if synthetic.is_some() {
+                ReasonState::Unsupported
+            } else {
+                take_reason(&mut args)
+            };
+            let output = match synthetic {
+                None => run_tool(&call.name, &args, &p.tools).await,
+                Some(Synthetic::Transfer(target)) => {
+                    let text = args
+                        .get("message")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or_default();
+                    let done =
+                        delegate(inner, agent_id, &target, text, delivery, Via::Transfer).await;
+                    if done.answer.is_some() {
+                        inner.log.line(&format!(
+                            "transfer: agent={agent_id} to={target} state=handed_off"
+                        ));
+                        return (TurnStop::Completed, done.answer, true);
+                    }
+                    let (ok, body) =
+                        describe(&target, &done, inner.is_running(&target), inner.language);
+                    ToolOutput { ok, body }
+                }
+                Some(other) => synthetic_call(inner, agent_id, &other, &args, delivery, p).await,
+            };
             let reason_kind = match &reason {
                 ReasonState::Written { .. } => "written",
                 ReasonState::Omitted => "omitted",
@@ -439,6 +524,111 @@ async fn rounds(
             content: results,
         });
     }
+}
+
+/// Runs a synthetic tool other than `transfer_to_*`.
+async fn synthetic_call(
+    inner: &Arc<Inner>,
+    agent_id: &str,
+    tool: &Synthetic,
+    args: &serde_json::Value,
+    delivery: &Delivery,
+    p: &Prepared,
+) -> ToolOutput {
+    let say = |ja: &str, en: &str| p.tools.say(ja, en);
+    match tool {
+        Synthetic::Ask(target) => {
+            let Some(text) = args.get("message").and_then(serde_json::Value::as_str) else {
+                return ToolOutput::fail(say("message が必要です。", "message is required."));
+            };
+            let done = delegate(inner, agent_id, target, text, delivery, Via::Ask).await;
+            let (ok, body) = describe(target, &done, inner.is_running(target), inner.language);
+            ToolOutput { ok, body }
+        }
+        Synthetic::Plan => {
+            let Some(tasks) = parse_tasks(args) else {
+                return ToolOutput::fail(say(
+                    "tasks に {to, message} を 1 件以上並べてください。",
+                    "tasks must list one or more {to, message}.",
+                ));
+            };
+            plan_call(inner, agent_id, tasks, delivery, p).await
+        }
+        Synthetic::RoomLog => {
+            let id = args
+                .get("id")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default();
+            match inner.square.get(id) {
+                Some(u) => ToolOutput::ok(crate::tools::cap(&u.text, FULL_CHARS)),
+                None => ToolOutput::fail(say(
+                    "その id の発言はありません。",
+                    "No utterance with that id.",
+                )),
+            }
+        }
+        Synthetic::Blackboard => {
+            let (output, outcome) = crate::tools::blackboard::run(args, &p.tools);
+            let op = args
+                .get("op")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("-");
+            inner.log.line(&format!(
+                "blackboard op: agent={agent_id} op={op} outcome={}",
+                outcome.as_str()
+            ));
+            output
+        }
+        Synthetic::Transfer(_) => ToolOutput::fail("transfer"),
+    }
+}
+
+async fn plan_call(
+    inner: &Arc<Inner>,
+    agent_id: &str,
+    tasks: Vec<PlanTask>,
+    delivery: &Delivery,
+    p: &Prepared,
+) -> ToolOutput {
+    let plan_id = uuid::Uuid::new_v4().to_string();
+    let wave = inner.plans.next_wave_number(agent_id);
+    let bypass = inner.plan_bypass.load(Ordering::SeqCst);
+    let review = p.agent.plan_review && !bypass && !delivery.route.auto_approve_plans;
+    inner.plans.insert(PlanWave {
+        plan_id: plan_id.clone(),
+        agent_id: agent_id.into(),
+        wave,
+        tasks: tasks.clone(),
+        status: if review {
+            WaveStatus::Proposed
+        } else {
+            WaveStatus::Running
+        },
+        states: Vec::new(),
+    });
+    if review {
+        inner.log.line(&format!(
+            "plan pending: agent={agent_id} plan={plan_id} wave={wave} tasks={}",
+            tasks.len()
+        ));
+        inner.events.emit(CoreEvent::PlanWaveProposed {
+            plan_id: plan_id.clone(),
+            agent_id: agent_id.into(),
+            wave,
+            tasks,
+        });
+        return ToolOutput::ok(p.tools.say(
+            &format!("計画（{plan_id}）は人の確認待ちです。確認されると、答えがまとめて新しいメッセージで届きます。"),
+            &format!("The plan ({plan_id}) waits for a human's review. Once dispatched, the answers come back together as a new message."),
+        ));
+    }
+    if p.agent.plan_review {
+        let reason = if bypass { "bypass" } else { "schedule" };
+        inner.log.line(&format!(
+            "plan review skipped: agent={agent_id} reason={reason}"
+        ));
+    }
+    ToolOutput::ok(run_wave(inner, agent_id, &plan_id, wave, &tasks, delivery).await)
 }
 
 /// Removes the injected `reason` from the arguments and says whether it was given.

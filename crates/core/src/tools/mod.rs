@@ -2,6 +2,7 @@
 //! `run`, `rag`, each behind its safety boundary. A tool never panics on model input; every
 //! failure is an `ok: false` body the model can read.
 
+pub mod blackboard;
 pub mod file;
 pub mod rag;
 pub mod run;

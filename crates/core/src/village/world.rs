@@ -97,6 +97,26 @@ impl World {
         self.model_templates.iter().find(|t| &t.id == id)
     }
 
+    /// The agents batch start covers: `batchStart && (no group || group.batchStart)`, ordered by
+    /// `order` (a group id that resolves to nothing counts as no group).
+    pub fn batch_start_ids(&self) -> Vec<String> {
+        let mut agents: Vec<&AgentSpec> = self
+            .agents
+            .iter()
+            .filter(|a| a.batch_start)
+            .filter(|a| match &a.group_id {
+                Some(g) => self
+                    .groups
+                    .iter()
+                    .find(|x| &x.id == g)
+                    .is_none_or(|x| x.batch_start),
+                None => true,
+            })
+            .collect();
+        agents.sort_by_key(|a| a.order);
+        agents.into_iter().map(|a| a.id.to_string()).collect()
+    }
+
     /// The wait for `ask` / `plan` in effect, in seconds.
     pub fn ask_timeout_secs(&self) -> u64 {
         self.ask_timeout_secs.unwrap_or(DEFAULT_ASK_TIMEOUT_SECS)

@@ -1,0 +1,228 @@
+//! Plan waves: one wave of tasks to connected agents, run in parallel, joined under the ask
+//! timeout, and returned as one bundle. With `planReview` the wave becomes a proposal a human
+//! dispatches (possibly edited) or discards; a dispatch is a new causal root whose bundle comes
+//! back to the coordinator from System. Waves live in memory only (a ring of 50).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::delegation::{Delegated, Via, delegate};
+use super::{Delivery, Inner, PlanTaskState, now_ms};
+use crate::events::CoreEvent;
+
+/// Waves kept in memory.
+pub const RING: usize = 50;
+
+/// One task of a wave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanTask {
+    /// The agent.
+    pub to: String,
+    /// The request.
+    pub message: String,
+}
+
+/// Where a wave is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaveStatus {
+    /// Waiting for review.
+    Proposed,
+    /// Running.
+    Running,
+    /// Bundled.
+    Finished,
+    /// Discarded by a human.
+    Discarded,
+}
+
+/// A wave as the Work Status pane shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanWave {
+    /// Wave id.
+    pub plan_id: String,
+    /// The coordinator.
+    pub agent_id: String,
+    /// Its number for this coordinator.
+    pub wave: u32,
+    /// The tasks.
+    pub tasks: Vec<PlanTask>,
+    /// Where it is.
+    pub status: WaveStatus,
+    /// One state per task once resolved.
+    pub states: Vec<PlanTaskState>,
+}
+
+/// The ring of waves.
+#[derive(Debug, Default)]
+pub(crate) struct PlanBook {
+    waves: Mutex<VecDeque<PlanWave>>,
+}
+
+impl PlanBook {
+    pub fn insert(&self, wave: PlanWave) {
+        if let Ok(mut waves) = self.waves.lock() {
+            waves.push_back(wave);
+            while waves.len() > RING {
+                waves.pop_front();
+            }
+        }
+    }
+
+    pub fn update(&self, plan_id: &str, f: impl FnOnce(&mut PlanWave)) -> bool {
+        let Ok(mut waves) = self.waves.lock() else {
+            return false;
+        };
+        match waves.iter_mut().find(|w| w.plan_id == plan_id) {
+            Some(wave) => {
+                f(wave);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn get(&self, plan_id: &str) -> Option<PlanWave> {
+        self.waves
+            .lock()
+            .ok()?
+            .iter()
+            .find(|w| w.plan_id == plan_id)
+            .cloned()
+    }
+
+    pub fn all(&self) -> Vec<PlanWave> {
+        self.waves
+            .lock()
+            .map(|w| w.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn next_wave_number(&self, agent_id: &str) -> u32 {
+        self.waves
+            .lock()
+            .map(|w| w.iter().filter(|x| x.agent_id == agent_id).count() as u32 + 1)
+            .unwrap_or(1)
+    }
+}
+
+/// Parses the `plan` tool's arguments.
+pub(crate) fn parse_tasks(args: &serde_json::Value) -> Option<Vec<PlanTask>> {
+    let tasks: Vec<PlanTask> = serde_json::from_value(args.get("tasks")?.clone()).ok()?;
+    (!tasks.is_empty()).then_some(tasks)
+}
+
+/// Runs one wave now and returns its bundle.
+pub(crate) async fn run_wave(
+    inner: &Arc<Inner>,
+    caller: &str,
+    plan_id: &str,
+    wave: u32,
+    tasks: &[PlanTask],
+    delivery: &Delivery,
+) -> String {
+    let started = Instant::now();
+    let targets: Vec<String> = tasks.iter().map(|t| t.to.clone()).collect();
+    inner.log.line(&format!(
+        "plan wave: agent={caller} wave={wave} tasks={} to=[{}] msg_chars={}",
+        tasks.len(),
+        targets.join(","),
+        tasks
+            .iter()
+            .map(|t| t.message.chars().count())
+            .sum::<usize>()
+    ));
+    inner.events.emit(CoreEvent::PlanWaveStarted {
+        plan_id: plan_id.into(),
+        agent_id: caller.into(),
+        wave,
+        tasks: targets.clone(),
+        started_at_ms: now_ms(),
+    });
+    inner
+        .plans
+        .update(plan_id, |w| w.status = super::plan::WaveStatus::Running);
+    let connected = inner
+        .world()
+        .agents
+        .iter()
+        .find(|a| a.id.as_str() == caller)
+        .map(|a| {
+            a.connected_agents
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let mut joins = Vec::new();
+    for task in tasks {
+        let inner = Arc::clone(inner);
+        let (caller, plan_id, task) = (caller.to_owned(), plan_id.to_owned(), task.clone());
+        let route = delivery.route.clone();
+        let (message, budget) = (delivery.message.clone(), Arc::clone(&delivery.budget));
+        let allowed = connected.contains(&task.to);
+        joins.push(tokio::spawn(async move {
+            let shadow = Delivery {
+                message,
+                budget,
+                route,
+                reply: None,
+            };
+            let result = if allowed {
+                delegate(&inner, &caller, &task.to, &task.message, &shadow, Via::Plan).await
+            } else {
+                Delegated {
+                    answer: None,
+                    state: PlanTaskState::Undeliverable,
+                    elapsed: std::time::Duration::ZERO,
+                }
+            };
+            inner.events.emit(CoreEvent::PlanTaskResolved {
+                plan_id,
+                to: task.to.clone(),
+                state: result.state,
+                elapsed_ms: u64::try_from(result.elapsed.as_millis()).unwrap_or(u64::MAX),
+            });
+            result
+        }));
+    }
+    let mut bundle = String::new();
+    let mut states = Vec::new();
+    for (task, join) in tasks.iter().zip(joins) {
+        let result = join.await.unwrap_or(Delegated {
+            answer: None,
+            state: PlanTaskState::NoAnswer,
+            elapsed: std::time::Duration::ZERO,
+        });
+        let state = serde_json::to_value(result.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        bundle.push_str(&format!(
+            "### {} ({state})\n{}\n\n",
+            task.to,
+            result.answer.as_deref().unwrap_or("-")
+        ));
+        states.push(result.state);
+    }
+    let answered = states
+        .iter()
+        .filter(|s| **s == PlanTaskState::Answered)
+        .count();
+    inner.plans.update(plan_id, |w| {
+        w.status = WaveStatus::Finished;
+        w.states = states;
+    });
+    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    inner.log.line(&format!("plan bundle: agent={caller} wave={wave} tasks={} answered={answered} chars={} elapsed_ms={elapsed_ms}", tasks.len(), bundle.chars().count()));
+    inner.events.emit(CoreEvent::PlanWaveFinished {
+        plan_id: plan_id.into(),
+        bundle_chars: bundle.chars().count() as u64,
+        elapsed_ms,
+    });
+    bundle
+}

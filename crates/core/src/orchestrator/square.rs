@@ -1,0 +1,125 @@
+//! The public square: every agent's reply is an utterance others hear. Each turn of an agent
+//! with `hearsRoomLog` folds the latest 12 utterances of others (200-character excerpts, with
+//! ids) into its user message; `room_log` reads one in full.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use crate::village::Language;
+
+/// Utterances kept in memory.
+const RING: usize = 500;
+/// Utterances folded into a turn.
+pub const FOLDED: usize = 12;
+/// Characters of each folded excerpt.
+pub const EXCERPT_CHARS: usize = 200;
+/// Characters `room_log` returns at most.
+pub const FULL_CHARS: usize = 20_000;
+
+/// One utterance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Utterance {
+    pub id: String,
+    pub speaker: String,
+    pub speaker_name: String,
+    pub text: String,
+}
+
+/// The square of one village.
+#[derive(Debug, Default)]
+pub(crate) struct Square {
+    ring: Mutex<VecDeque<Utterance>>,
+}
+
+impl Square {
+    pub fn push(&self, utterance: Utterance) {
+        if let Ok(mut ring) = self.ring.lock() {
+            ring.push_back(utterance);
+            while ring.len() > RING {
+                ring.pop_front();
+            }
+        }
+    }
+
+    /// The latest utterances of others than `listener`, oldest first.
+    pub fn recent_for(&self, listener: &str) -> Vec<Utterance> {
+        let Ok(ring) = self.ring.lock() else {
+            return Vec::new();
+        };
+        let mut out: Vec<Utterance> = ring
+            .iter()
+            .rev()
+            .filter(|u| u.speaker != listener)
+            .take(FOLDED)
+            .cloned()
+            .collect();
+        out.reverse();
+        out
+    }
+
+    pub fn get(&self, id: &str) -> Option<Utterance> {
+        self.ring.lock().ok()?.iter().find(|u| u.id == id).cloned()
+    }
+}
+
+/// The square section of a user message (empty when nothing was said).
+pub(crate) fn fold(utterances: &[Utterance], language: Language) -> String {
+    if utterances.is_empty() {
+        return String::new();
+    }
+    let mut out = match language {
+        Language::Ja => {
+            "\n\n---\n広場の最近の発言（全文は room_log に id を渡すと読めます）:\n".to_owned()
+        }
+        Language::En => {
+            "\n\n---\nRecent utterances in the square (room_log with the id gives the full text):\n"
+                .to_owned()
+        }
+    };
+    for u in utterances {
+        let excerpt: String = u
+            .text
+            .chars()
+            .take(EXCERPT_CHARS)
+            .collect::<String>()
+            .replace('\n', " ");
+        let more = if u.text.chars().count() > EXCERPT_CHARS {
+            "…"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "- [{}] {}: {}{more}\n",
+            u.id,
+            u.speaker_name,
+            crate::prompt::defuse(&excerpt)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn others_only_latest_twelve_excerpts() {
+        let square = Square::default();
+        for i in 0..20 {
+            let speaker = if i % 2 == 0 { "a" } else { "b" };
+            square.push(Utterance {
+                id: format!("m{i}"),
+                speaker: speaker.into(),
+                speaker_name: speaker.into(),
+                text: "x".repeat(300),
+            });
+        }
+        let heard = square.recent_for("a");
+        assert_eq!(heard.len(), 10, "only b's ten");
+        assert!(heard.iter().all(|u| u.speaker == "b"));
+        let text = fold(&heard, Language::En);
+        assert!(text.contains("[m19] b: ") && text.contains('…'));
+        assert!(!text.contains(&"x".repeat(201)));
+        assert_eq!(square.get("m3").unwrap().text.len(), 300);
+    }
+}
