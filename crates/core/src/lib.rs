@@ -13,5 +13,6 @@ pub mod log;
 pub mod orchestrator;
 pub mod prompt;
 pub mod sessions;
+pub mod stats;
 pub mod tools;
 pub mod village;

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod blackboard;
 mod broken_files;
 mod budget;
 mod founding;
@@ -19,6 +20,7 @@ mod original_village;
 mod other_files;
 mod round_trip;
 mod sessions;
+mod together;
 mod tools_files;
 mod tools_run;
 mod tools_sandbox;

@@ -1,0 +1,280 @@
+//! Stats and pricing (original Specs 39-42): `turn` records aggregated by conversation × agent
+//! × model × stop kind, in tokens and effective tokens, priced from the model's template
+//! (missing rates fall back one level: 1-hour writes → writes → input, cache reads → input;
+//! input and output are both required), filtered by period (all, or a month by closing day).
+
+use std::collections::BTreeMap;
+
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+
+use crate::budget::effective_tokens;
+use crate::llm::Usage;
+use crate::sessions::{Record, SessionError, SessionStore, StoredRecord, TurnRecord};
+use crate::village::{ModelTemplate, World};
+
+/// Which turns count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Period {
+    /// Every turn.
+    All,
+    /// The month `year-month` closing on `closing_day` (1-31): from the day after the previous
+    /// month's closing day to this month's, inclusive, in local time. 31 = calendar months.
+    Month {
+        /// Year.
+        year: i16,
+        /// Month, 1-12.
+        month: i8,
+        /// Closing day, 1-31 (clamped to the month's last day).
+        closing_day: i8,
+    },
+}
+
+impl Period {
+    /// The `[start, end)` of the period in ms since the epoch; `None` for all time.
+    pub fn bounds(&self, tz: &TimeZone) -> Option<(i64, i64)> {
+        let Self::Month {
+            year,
+            month,
+            closing_day,
+        } = *self
+        else {
+            return None;
+        };
+        let closing = |y: i16, m: i8| -> Option<Date> {
+            let first = Date::new(y, m, 1).ok()?;
+            let day = closing_day.clamp(1, first.days_in_month());
+            Date::new(y, m, day).ok()
+        };
+        let (py, pm) = if month == 1 {
+            (year - 1, 12)
+        } else {
+            (year, month - 1)
+        };
+        let start = closing(py, pm)?.tomorrow().ok()?;
+        let end = closing(year, month)?.tomorrow().ok()?;
+        let ms = |d: Date| {
+            d.to_zoned_datetime(tz.clone())
+                .ok()
+                .map(|z| z.timestamp().as_millisecond())
+        };
+        Some((ms(start)?, ms(end)?))
+    }
+}
+
+/// One row: a conversation × agent × model × stop kind.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatsRow {
+    /// Conversation.
+    pub session_id: String,
+    /// Agent.
+    pub agent_id: String,
+    /// Model.
+    pub model: String,
+    /// Stop kind (`completed`, `tool_limit`, `failed`, …).
+    pub stop: String,
+    /// Turns.
+    pub turns: u64,
+    /// Tokens.
+    pub usage: Usage,
+    /// Effective tokens.
+    pub effective: u64,
+    /// `≈ $`, when the model's template is priced.
+    pub cost_usd: Option<f64>,
+}
+
+/// The sums over the rows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatsTotals {
+    /// Turns.
+    pub turns: u64,
+    /// Tokens.
+    pub usage: Usage,
+    /// Effective tokens.
+    pub effective: u64,
+    /// `≈ $` of the priced rows.
+    pub cost_usd: f64,
+    /// Rows with a price.
+    pub priced_rows: usize,
+    /// Rows without one.
+    pub unpriced_rows: usize,
+    /// Models that had no price (both input and output rates are needed).
+    pub unpriced_models: Vec<String>,
+}
+
+/// A stats report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatsReport {
+    /// Rows, ordered by conversation, agent, model, stop.
+    pub rows: Vec<StatsRow>,
+    /// Totals.
+    pub totals: StatsTotals,
+}
+
+fn stop_kind(turn: &TurnRecord) -> String {
+    serde_json::to_value(&turn.stop)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_owned))
+        .unwrap_or_else(|| "?".into())
+}
+
+fn usage_of(turn: &TurnRecord) -> Usage {
+    Usage {
+        prompt: turn.prompt,
+        completion: turn.completion,
+        cache_read: turn.cached,
+        cache_write: turn.cache_write,
+        cache_write_1h: turn.cache_write_1h,
+        reasoning: turn.reasoning,
+    }
+}
+
+/// The `≈ $` of some tokens at a template's prices; `None` when input or output is unpriced.
+pub fn cost(usage: &Usage, template: &ModelTemplate) -> Option<f64> {
+    let input = template.input_per_mtok?;
+    let output = template.output_per_mtok?;
+    let read = template.cache_read_per_mtok.unwrap_or(input);
+    let write = template.cache_write_per_mtok.unwrap_or(input);
+    let write_1h = template
+        .cache_write_1h_per_mtok
+        .or(template.cache_write_per_mtok)
+        .unwrap_or(input);
+    let uncached = usage
+        .prompt
+        .saturating_sub(usage.cache_read + usage.cache_write);
+    let write_5m = usage.cache_write.saturating_sub(usage.cache_write_1h);
+    let micros = uncached as f64 * input
+        + usage.cache_read as f64 * read
+        + write_5m as f64 * write
+        + usage.cache_write_1h as f64 * write_1h
+        + usage.completion as f64 * output;
+    Some(micros / 1_000_000.0)
+}
+
+/// Aggregates every conversation's `turn` records in the period.
+pub fn aggregate(
+    store: &SessionStore,
+    world: &World,
+    period: Period,
+    tz: &TimeZone,
+) -> Result<StatsReport, SessionError> {
+    let bounds = period.bounds(tz);
+    let mut rows: BTreeMap<(String, String, String, String), StatsRow> = BTreeMap::new();
+    for (session, _) in store.list()? {
+        for (_, record) in store.records(&session)? {
+            let StoredRecord::Known(Record::Turn(turn)) = record else {
+                continue;
+            };
+            if bounds.is_some_and(|(start, end)| turn.ts_ms < start || turn.ts_ms >= end) {
+                continue;
+            }
+            let key = (
+                session.clone(),
+                turn.agent_id.clone(),
+                turn.model.clone(),
+                stop_kind(&turn),
+            );
+            let row = rows.entry(key.clone()).or_insert_with(|| StatsRow {
+                session_id: key.0,
+                agent_id: key.1,
+                model: key.2,
+                stop: key.3,
+                ..StatsRow::default()
+            });
+            row.turns += 1;
+            row.usage.add(&usage_of(&turn));
+        }
+    }
+    let mut report = StatsReport::default();
+    for (_, mut row) in rows {
+        row.effective = effective_tokens(&row.usage);
+        row.cost_usd = world
+            .model_templates
+            .iter()
+            .find(|t| t.model == row.model)
+            .and_then(|t| cost(&row.usage, t));
+        let totals = &mut report.totals;
+        totals.turns += row.turns;
+        totals.usage.add(&row.usage);
+        totals.effective += row.effective;
+        match row.cost_usd {
+            Some(c) => {
+                totals.cost_usd += c;
+                totals.priced_rows += 1;
+            }
+            None => {
+                totals.unpriced_rows += 1;
+                if !totals.unpriced_models.contains(&row.model) {
+                    totals.unpriced_models.push(row.model.clone());
+                }
+            }
+        }
+        report.rows.push(row);
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::village::TemplateId;
+
+    #[test]
+    fn prices_fall_back_one_level() {
+        let mut t = ModelTemplate::new(TemplateId::new("t").unwrap(), "t", "u", "m");
+        let u = Usage {
+            prompt: 1_000_000,
+            cache_read: 400_000,
+            cache_write: 200_000,
+            cache_write_1h: 100_000,
+            completion: 100_000,
+            reasoning: 0,
+        };
+        assert_eq!(cost(&u, &t), None, "unpriced");
+        t.input_per_mtok = Some(3.0);
+        assert_eq!(cost(&u, &t), None, "output is required too");
+        t.output_per_mtok = Some(15.0);
+        // every input kind at 3.0: 1.0 M × 3 + 0.1 M × 15
+        assert!((cost(&u, &t).unwrap() - 4.5).abs() < 1e-9);
+        t.cache_read_per_mtok = Some(0.3);
+        t.cache_write_per_mtok = Some(3.75);
+        // 0.4 M uncached × 3 + 0.4 M × 0.3 + 0.1 M × 3.75 + 0.1 M × 3.75 (1 h falls back to writes) + 1.5
+        assert!((cost(&u, &t).unwrap() - (1.2 + 0.12 + 0.375 + 0.375 + 1.5)).abs() < 1e-9);
+        t.cache_write_1h_per_mtok = Some(6.0);
+        assert!((cost(&u, &t).unwrap() - (1.2 + 0.12 + 0.375 + 0.6 + 1.5)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn month_periods_close_on_the_closing_day() {
+        let tz = TimeZone::UTC;
+        let (start, end) = Period::Month {
+            year: 2026,
+            month: 3,
+            closing_day: 20,
+        }
+        .bounds(&tz)
+        .unwrap();
+        let day = |m: i8, d: i8| {
+            Date::new(2026, m, d)
+                .unwrap()
+                .to_zoned_datetime(TimeZone::UTC)
+                .unwrap()
+                .timestamp()
+                .as_millisecond()
+        };
+        assert_eq!((start, end), (day(2, 21), day(3, 21)));
+        let (start, end) = Period::Month {
+            year: 2026,
+            month: 2,
+            closing_day: 31,
+        }
+        .bounds(&tz)
+        .unwrap();
+        assert_eq!(
+            (start, end),
+            (day(2, 1), day(3, 1)),
+            "31 = calendar month, clamped to February's end"
+        );
+        assert_eq!(Period::All.bounds(&tz), None);
+    }
+}
