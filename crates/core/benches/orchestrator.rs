@@ -148,13 +148,14 @@ async fn twenty_rounds() {
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(outcome.answer.as_deref(), Some("done"));
         let total = t.elapsed().as_secs_f64() * 1e6;
-        per_round.push((total / 20.0 - plain_median).max(0.0));
+        let model = outcome.model_time.as_secs_f64() * 1e6;
+        per_round.push((total - model) / 20.0);
     }
     let median = percentile(&mut per_round.clone(), 0.5);
     let p99 = percentile(&mut per_round, 0.99);
     println!("plain LLM round trip to the loopback stub: median {plain_median:.0} µs");
     println!(
-        "orchestrator overhead per tool round (20-round turn, 30 turns): median {median:.0} µs, p99 {p99:.0} µs"
+        "orchestrator overhead per tool round, model time excluded (20-round turn, 30 turns): median {median:.0} µs, p99 {p99:.0} µs"
     );
 }
 
@@ -210,6 +211,96 @@ async fn hundred_agents(latency: Duration) {
     );
 }
 
+/// CPU time of this process (user + system), from /proc (Linux).
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = fields.get(11).and_then(|u| u.parse().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    Duration::from_millis(ticks * 10) // USER_HZ = 100 on Linux
+}
+
+async fn plan_wave_over_64() {
+    let workers = StubServer::start(Vec::new()).await;
+    let coordinator = StubServer::start(Vec::new()).await;
+    let data = TempDataDir::new();
+    let mut world = World::default();
+    let mut c = template(coordinator.base_url());
+    c.id = TemplateId::new("coord").unwrap_or_else(|e| panic!("{e}"));
+    world.model_templates.push(c);
+    world.model_templates.push(template(workers.base_url()));
+    let mut lead = AgentSpec::new(
+        AgentId::new("lead").unwrap_or_else(|e| panic!("{e}")),
+        "Lead",
+        TemplateId::new("coord").unwrap_or_else(|e| panic!("{e}")),
+    );
+    for i in 0..64 {
+        let id = AgentId::new(format!("w{i}")).unwrap_or_else(|e| panic!("{e}"));
+        lead.connected_agents.push(id.clone());
+        let mut w = AgentSpec::new(
+            id,
+            format!("Worker {i}"),
+            TemplateId::new("stub").unwrap_or_else(|e| panic!("{e}")),
+        );
+        w.hears_room_log = false;
+        world.agents.push(w);
+    }
+    world.agents.insert(0, lead);
+    VillageStore::new(data.workspace())
+        .save_world(&world)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let orch = open(&data);
+    orch.start_agent("lead").unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..64 {
+        orch.start_agent(&format!("w{i}"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let tasks: Vec<serde_json::Value> = (0..64)
+        .map(|i| json!({"to": format!("w{i}"), "message": format!("part {i}")}))
+        .collect();
+    coordinator.push([
+        wire_replies::tool_calls(
+            WIRE,
+            &[ScriptCall {
+                id: "p".into(),
+                name: "plan".into(),
+                args: json!({"tasks": tasks}),
+            }],
+            USAGE,
+        ),
+        wire_replies::text(WIRE, "bundled", USAGE),
+    ]);
+    workers.push(
+        (0..64)
+            .map(|_| wire_replies::text(WIRE, "part done", USAGE).after(Duration::from_millis(500)))
+            .collect::<Vec<_>>(),
+    );
+    let mut events = orch.events();
+    let cpu_before = cpu_time();
+    let outcome = orch
+        .deliver_and_wait("lead", Endpoint::User, "fan out")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cpu = cpu_time() - cpu_before;
+    assert_eq!(outcome.answer.as_deref(), Some("bundled"));
+    let mut wave_ms = None;
+    while let Ok(e) = events.try_recv() {
+        if let fuseforks_core::events::CoreEvent::PlanWaveFinished { elapsed_ms, .. } = e {
+            wave_ms = Some(elapsed_ms);
+        }
+    }
+    println!(
+        "plan wave over 64 agents, stub answering in 500 ms: wave wall {} ms; process CPU for the whole turn {} ms",
+        wave_ms.unwrap_or_default(),
+        cpu.as_millis()
+    );
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -219,5 +310,6 @@ fn main() {
         twenty_rounds().await;
         hundred_agents(Duration::ZERO).await;
         hundred_agents(Duration::from_millis(300)).await;
+        plan_wave_over_64().await;
     });
 }

@@ -38,6 +38,9 @@ pub struct TurnOutcome {
     pub usage: Usage,
     /// The answer came from an agent the conversation was handed to.
     pub handed_off: bool,
+    /// Time spent waiting for the model (HTTP and adapters included); the rest of the turn's
+    /// wall time is the orchestrator's own work and the tools'.
+    pub model_time: std::time::Duration,
 }
 
 impl TurnOutcome {

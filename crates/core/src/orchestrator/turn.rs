@@ -28,6 +28,7 @@ use crate::village::{AgentId, AgentSpec, Language, ModelTemplate, World};
 struct Tally {
     usage: Usage,
     rounds: u32,
+    model_time: std::time::Duration,
 }
 
 pub(crate) async fn run(
@@ -58,6 +59,7 @@ pub(crate) async fn run(
     let mut tally = Tally {
         usage: Usage::default(),
         rounds: 0,
+        model_time: std::time::Duration::ZERO,
     };
     let setup = prepare(inner, &world, agent_id);
     let mut handed_off = false;
@@ -225,6 +227,7 @@ pub(crate) async fn run(
         stop,
         usage: u,
         handed_off,
+        model_time: tally.model_time,
     }
 }
 
@@ -399,7 +402,9 @@ async fn rounds(
                 return (stop, None, false);
             }
         };
+        let asked = Instant::now();
         let result = inner.llm.chat(&p.endpoint, &request).await;
+        tally.model_time += asked.elapsed();
         tally.rounds += 1;
         let response = match result {
             Ok(r) => r,
