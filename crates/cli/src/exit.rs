@@ -1,9 +1,30 @@
 //! Exit codes of `fuseforks-cli` (reference §3.11), in one place.
 
-/// Success.
+use fuseforks_core::orchestrator::PlanTaskState;
+use fuseforks_host::HostError;
+use fuseforks_host::lock::LockError;
+use fuseforks_host::preflight_view::PreflightError;
+
+/// Success (`ask` answered or handed off; `check` without rejections; `serve` closed normally).
 pub const OK: u8 = 0;
-/// Boot failure: a village file is broken, missing, or could not be written.
+/// The core returned an error.
+pub const CORE_ERROR: u8 = 1;
+/// Usage error.
+pub const USAGE: u8 = 2;
+/// The preflight rejected.
+pub const REJECTED: u8 = 3;
+/// The village lock or `sessions.redb` is held by another process.
+pub const LOCKED: u8 = 4;
+/// Boot failure: a broken or missing `world.json`, a secret-name collision, a file error.
 pub const BOOT_FAILED: u8 = 5;
+/// `ask`: no answer, or undeliverable.
+pub const NO_ANSWER: u8 = 6;
+/// `ask`: the wait ran out.
+pub const TIMED_OUT: u8 = 7;
+/// `ask`: interrupted (Ctrl+C included).
+pub const INTERRUPTED: u8 = 8;
+/// `ask`: the budget ceiling stopped it.
+pub const BUDGET_EXHAUSTED: u8 = 9;
 /// The output already holds state (`init`: a village exists at `--data-dir`).
 pub const OUTPUT_EXISTS: u8 = 11;
 
@@ -12,5 +33,51 @@ pub fn for_village_error(err: &fuseforks_core::village::VillageError) -> u8 {
     match err {
         fuseforks_core::village::VillageError::AlreadyExists { .. } => OUTPUT_EXISTS,
         _ => BOOT_FAILED,
+    }
+}
+
+/// The exit code of an `ask` outcome.
+pub fn for_outcome(state: PlanTaskState) -> u8 {
+    match state {
+        PlanTaskState::Answered | PlanTaskState::HandedOff => OK,
+        PlanTaskState::NoAnswer | PlanTaskState::Undeliverable | PlanTaskState::Running => {
+            NO_ANSWER
+        }
+        PlanTaskState::TimedOut => TIMED_OUT,
+        PlanTaskState::Interrupted => INTERRUPTED,
+        PlanTaskState::BudgetExhausted => BUDGET_EXHAUSTED,
+    }
+}
+
+/// The exit code of a failed boot.
+pub fn for_host_error(err: &HostError) -> u8 {
+    match err {
+        HostError::Lock(LockError::Held(_)) | HostError::SessionStoreLocked(_) => LOCKED,
+        HostError::Core(_) => CORE_ERROR,
+        _ => BOOT_FAILED,
+    }
+}
+
+/// The exit code of a preflight that could not run.
+pub fn for_preflight_error(err: &PreflightError) -> u8 {
+    match err {
+        PreflightError::Usage(_) => USAGE,
+        _ => BOOT_FAILED,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_map_to_the_table() {
+        assert_eq!(for_outcome(PlanTaskState::Answered), 0);
+        assert_eq!(for_outcome(PlanTaskState::HandedOff), 0);
+        assert_eq!(for_outcome(PlanTaskState::Undeliverable), 6);
+        assert_eq!(for_outcome(PlanTaskState::NoAnswer), 6);
+        assert_eq!(for_outcome(PlanTaskState::TimedOut), 7);
+        assert_eq!(for_outcome(PlanTaskState::Interrupted), 8);
+        assert_eq!(for_outcome(PlanTaskState::BudgetExhausted), 9);
     }
 }

@@ -1,30 +1,37 @@
 //! `fuseforks-cli`: the Fuseforks command line. Parses arguments, runs one subcommand, and maps
-//! its outcome to the exit codes of reference §3.11.
+//! its outcome to the exit codes of reference §3.11. Owns the tokio runtime.
 
 mod cmd;
 mod exit;
+mod output;
+mod signals;
 
 use clap::{Parser, Subcommand};
+
+use crate::output::Out;
 
 const EXAMPLES: &str = "\
 Examples:
   Found a village with an OpenAI template, in English:
     fuseforks-cli init --data-dir ~/villages/demo --language en --provider openai
-  Found a village on a local Ollama (no API key needed):
-    fuseforks-cli init --data-dir ./village --provider ollama
+  Check that it can run headless, with keys from the environment:
+    fuseforks-cli check --for ask --data-dir ~/villages/demo --start reception --secrets env
+  Ask the reception something (the answer alone goes to stdout):
+    FUSEFORKS_SECRET_OPENAI=sk-... fuseforks-cli ask --data-dir ~/villages/demo --start reception --secrets env \"Hello\"
+  Keep the batch-start agents running until Ctrl+C:
+    fuseforks-cli serve --data-dir ~/villages/demo --start batch --secrets env
 
-Exit codes: 0 ok, 2 usage, 5 a village file could not be read or written,
-11 a village already exists at --data-dir (nothing was changed).";
+Exit codes: 0 ok, 1 core error, 2 usage, 3 preflight rejected, 4 village locked,
+5 boot failure (broken or missing world.json, secret-name collision), 6 no answer,
+7 timed out, 8 interrupted, 9 budget exhausted, 11 init: a village already exists.";
 
-/// Keeps a village of AI agents on this machine.
+/// Fuseforks: keep a village of AI agents on this machine, from the command line.
 #[derive(Debug, Parser)]
-#[command(
-    name = "fuseforks-cli",
-    version,
-    about = "Fuseforks: keep a village of AI agents on this machine, from the command line.",
-    after_help = EXAMPLES
-)]
+#[command(name = "fuseforks-cli", version = env!("FUSEFORKS_VERSION"), after_help = EXAMPLES)]
 struct Cli {
+    /// One JSON object per stderr line (CoreEvents, CLI lines, log lines).
+    #[arg(long, value_enum, global = true)]
+    events: Option<cmd::headless::EventsArg>,
     #[command(subcommand)]
     command: Command,
 }
@@ -35,12 +42,105 @@ enum Command {
     /// its construct and skill, an ordinance and a village id.
     #[command(after_help = cmd::init::EXAMPLES)]
     Init(cmd::init::InitArgs),
+    /// Check whether the village can run headless (no model call, no writes, no lock).
+    Check(cmd::check::CheckArgs),
+    /// Send one request to the reception and print the answer.
+    Ask(cmd::ask::AskArgs),
+    /// Run the start set until SIGINT / SIGTERM.
+    Serve(cmd::serve::ServeArgs),
+}
+
+/// `--events jsonl` seen in the raw arguments (before `--`), so that even argument errors are
+/// JSON.
+fn jsonl_requested(args: &[String]) -> bool {
+    let args: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| *a != "--")
+        .collect();
+    args.windows(2).any(|w| w == ["--events", "jsonl"]) || args.contains(&"--events=jsonl")
 }
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let raw: Vec<String> = std::env::args().collect();
+    let jsonl = jsonl_requested(&raw);
+    let cli = match Cli::try_parse_from(&raw) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = e.exit_code();
+            if jsonl && code != 0 {
+                let text = e.to_string();
+                let message: Vec<&str> = text
+                    .lines()
+                    .map(str::trim)
+                    .take_while(|l| !l.starts_with("Usage:"))
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                let message = message.join(" ");
+                Out {
+                    jsonl: true,
+                    verbose: false,
+                }
+                .cli(
+                    "error",
+                    "USAGE",
+                    message.trim_start_matches("error: "),
+                    Some("see --help"),
+                );
+                return std::process::ExitCode::from(exit::USAGE);
+            }
+            let _ = e.print();
+            return std::process::ExitCode::from(u8::try_from(code).unwrap_or(exit::USAGE));
+        }
+    };
+    let verbose = match &cli.command {
+        Command::Ask(a) => a.verbose,
+        Command::Serve(s) => s.verbose,
+        _ => false,
+    };
+    let out = Out {
+        jsonl: cli.events.is_some(),
+        verbose,
+    };
     let code = match cli.command {
         Command::Init(args) => cmd::init::run(&args),
+        Command::Check(args) => cmd::check::run(&args, &out),
+        Command::Ask(args) => with_runtime(&out, |signals| async move {
+            cmd::ask::run(&args, &out, signals).await
+        }),
+        Command::Serve(args) => with_runtime(&out, |signals| async move {
+            cmd::serve::run(&args, &out, signals).await
+        }),
     };
     std::process::ExitCode::from(code)
+}
+
+/// Runs an async command with its signal handlers registered first; the runtime is shut down
+/// with a short timeout so that nothing left over delays the exit.
+fn with_runtime<F, Fut>(out: &Out, command: F) -> u8
+where
+    F: FnOnce(signals::SignalCount) -> Fut,
+    Fut: std::future::Future<Output = u8>,
+{
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            out.cli("error", "RUNTIME_FAILED", &e.to_string(), None);
+            return exit::CORE_ERROR;
+        }
+    };
+    let code = runtime.block_on(async {
+        match signals::install() {
+            Ok(signals) => command(signals).await,
+            Err(e) => {
+                out.cli("error", "SIGNALS_FAILED", &e.to_string(), None);
+                exit::CORE_ERROR
+            }
+        }
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
 }

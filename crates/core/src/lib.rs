@@ -11,6 +11,7 @@ pub mod events;
 pub mod llm;
 pub mod log;
 pub mod orchestrator;
+pub mod preflight;
 pub mod prompt;
 pub mod sessions;
 pub mod stats;

@@ -1,10 +1,13 @@
-//! `fuseforks-host`: a running Fuseforks process around the core.
-//!
-//! For now it owns [`paths::HostPaths`], the one way from a `data_dir` to the village and the
-//! shelf, and [`secret_names`], the names secrets go by. Boot wiring, the village lock, secret stores, the door and the GUI's HTTP API arrive
-//! with their issues.
+//! `fuseforks-host`: a running Fuseforks process around the core — the one boot wiring
+//! (`build_host`), the village lock, the secret stores, and the host's side of the headless
+//! preflight. The door, schedules' ticker and the GUI's HTTP API arrive with their issues.
 
+pub mod boot;
+pub mod lock;
 pub mod paths;
+pub mod preflight_view;
 pub mod secret_names;
+pub mod secrets;
 
+pub use boot::{Host, HostBootOptions, HostError, SecretSource, build_host};
 pub use paths::HostPaths;

@@ -5,19 +5,9 @@
 /// The prefix of every secret environment variable.
 pub const ENV_PREFIX: &str = "FUSEFORKS_SECRET_";
 
-/// The environment variable that holds the secret `key` under `--secrets env`.
-pub fn env_var_name(key: &str) -> String {
-    let mut name = String::with_capacity(ENV_PREFIX.len() + key.len());
-    name.push_str(ENV_PREFIX);
-    name.extend(key.chars().map(|c| {
-        if c.is_ascii_alphanumeric() {
-            c.to_ascii_uppercase()
-        } else {
-            '_'
-        }
-    }));
-    name
-}
+/// The environment variable that holds the secret `key` under `--secrets env` (the rule lives in
+/// the core, whose preflight names variables too).
+pub use fuseforks_core::preflight::env_var_name;
 
 #[cfg(test)]
 mod tests {

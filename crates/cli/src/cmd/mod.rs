@@ -1,3 +1,7 @@
 //! One module per subcommand.
 
+pub mod ask;
+pub mod check;
+pub mod headless;
 pub mod init;
+pub mod serve;

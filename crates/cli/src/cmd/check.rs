@@ -1,0 +1,77 @@
+//! `fuseforks-cli check --for ask|serve …`: the preflight alone. It calls no model, connects
+//! no MCP server, writes nothing and takes no lock. Exit 0 without rejections, 3 with.
+
+use clap::{Args, ValueEnum};
+use fuseforks_core::preflight::HeadlessMode;
+use serde_json::json;
+
+use super::headless::Common;
+use crate::exit;
+use crate::output::Out;
+
+/// Which command to check for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ForArg {
+    /// `ask`.
+    Ask,
+    /// `serve`.
+    Serve,
+}
+
+/// Arguments of `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The command the village is checked for.
+    #[arg(long = "for", value_enum)]
+    pub for_command: ForArg,
+    #[command(flatten)]
+    pub common: Common,
+    /// The port `serve --door-port` would open.
+    #[arg(long)]
+    pub door_port: Option<u16>,
+    /// Print `{"findings":[…],"start":[…]}` on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `check`.
+pub fn run(args: &CheckArgs, out: &Out) -> u8 {
+    let mode = match args.for_command {
+        ForArg::Ask => HeadlessMode::Ask,
+        ForArg::Serve => HeadlessMode::Serve,
+    };
+    let report = match args.common.preflight(mode, args.door_port, out) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    if args.json {
+        println!(
+            "{}",
+            json!({"findings": report.findings, "start": report.start})
+        );
+    } else {
+        let start: Vec<&str> = report.start.iter().map(String::as_str).collect();
+        println!(
+            "start: {}",
+            if start.is_empty() {
+                "(none)".to_owned()
+            } else {
+                start.join(", ")
+            }
+        );
+        for f in &report.findings {
+            println!("{:?} {}: {}\n  fix: {}", f.level, f.code, f.message, f.fix);
+        }
+        let rejects = report
+            .findings
+            .iter()
+            .filter(|f| f.level == fuseforks_core::preflight::Level::Reject)
+            .count();
+        println!("{} finding(s), {rejects} rejecting", report.findings.len());
+    }
+    if report.passes() {
+        exit::OK
+    } else {
+        exit::REJECTED
+    }
+}

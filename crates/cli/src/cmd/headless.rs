@@ -1,0 +1,221 @@
+//! What `check`, `ask` and `serve` share: their common flags, the preflight report, booting the
+//! host, starting the start set, forwarding events, and the close sequence.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use fuseforks_core::orchestrator::Orchestrator;
+use fuseforks_core::preflight::{HeadlessMode, Level};
+use fuseforks_core::tools::RunApproval;
+use fuseforks_host::preflight_view::{PreflightInputs, PreflightReport, StartSpec, run_preflight};
+use fuseforks_host::{Host, HostBootOptions, HostPaths, SecretSource, build_host};
+
+use crate::exit;
+use crate::output::Out;
+use crate::signals::{SignalCount, reached};
+
+/// The grace a close waits for turns to record themselves.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(30);
+
+/// `--secrets`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SecretsArg {
+    /// The OS keyring.
+    Keyring,
+    /// `FUSEFORKS_SECRET_*` variables.
+    Env,
+}
+
+/// `--run-approval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovalArg {
+    /// Unknown commands wait for a human (default).
+    Required,
+    /// Unknown commands are allowed and recorded.
+    AutoApprove,
+    /// Unknown commands run; nothing is recorded.
+    NoApproval,
+}
+
+/// `--events`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EventsArg {
+    /// One JSON object per stderr line.
+    Jsonl,
+}
+
+/// Flags every headless command takes.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// The data folder; the village is DATA_DIR/workspace. Required: there is no default.
+    #[arg(long, value_name = "DATA_DIR")]
+    pub data_dir: PathBuf,
+    /// Which agents start: batch | reception (ask only) | id,id,… Required.
+    #[arg(long, value_name = "SET")]
+    pub start: String,
+    /// Where API keys come from.
+    #[arg(long, value_enum, default_value = "keyring")]
+    pub secrets: SecretsArg,
+    /// Let plan waves run without a human's review.
+    #[arg(long)]
+    pub bypass_plan_review: bool,
+    /// What `run` does with commands run.json does not allow.
+    #[arg(long, value_enum, default_value = "required")]
+    pub run_approval: ApprovalArg,
+}
+
+impl Common {
+    pub fn secret_source(&self) -> SecretSource {
+        match self.secrets {
+            SecretsArg::Keyring => SecretSource::Keyring,
+            SecretsArg::Env => SecretSource::Env,
+        }
+    }
+
+    pub fn approval(&self) -> RunApproval {
+        match self.run_approval {
+            ApprovalArg::Required => RunApproval::Required,
+            ApprovalArg::AutoApprove => RunApproval::AutoApprove,
+            ApprovalArg::NoApproval => RunApproval::NoApproval,
+        }
+    }
+
+    /// Runs the preflight for `mode`; `Err` is the exit code when it could not run.
+    pub fn preflight(
+        &self,
+        mode: HeadlessMode,
+        door_port: Option<u16>,
+        out: &Out,
+    ) -> Result<PreflightReport, u8> {
+        let start = StartSpec::parse(&self.start).map_err(|e| {
+            out.cli("error", "USAGE", &e, None);
+            exit::USAGE
+        })?;
+        let inputs = PreflightInputs {
+            mode,
+            start,
+            secrets: self.secret_source(),
+            bypass_plan_review: self.bypass_plan_review,
+            run_approval: self.approval(),
+            door_port,
+            os_locale: os_locale(),
+        };
+        run_preflight(&HostPaths::new(&self.data_dir), &inputs).map_err(|e| {
+            let text = e.to_string();
+            let code = text
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim_start_matches('[')
+                .to_owned();
+            out.cli(
+                "error",
+                if code.is_empty() {
+                    "PREFLIGHT_FAILED"
+                } else {
+                    &code
+                },
+                &text,
+                None,
+            );
+            exit::for_preflight_error(&e)
+        })
+    }
+}
+
+/// The OS locale (`LC_ALL`, `LC_MESSAGES`, `LANG`).
+pub fn os_locale() -> Option<String> {
+    ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .iter()
+        .filter_map(|n| std::env::var(n).ok())
+        .find(|v| !v.trim().is_empty())
+}
+
+/// Writes findings on stderr (info only with `verbose`); returns whether any rejects.
+pub fn report_findings(report: &PreflightReport, out: &Out, verbose: bool) -> bool {
+    for f in &report.findings {
+        let level = match f.level {
+            Level::Reject => "reject",
+            Level::Warn => "warn",
+            Level::Info if verbose => "info",
+            Level::Info => continue,
+        };
+        out.cli(level, f.code, &f.message, Some(&f.fix));
+    }
+    !report.passes()
+}
+
+/// Boots the host, unless a signal arrives first (then `Err(code_on_signal)`).
+pub fn boot(
+    common: &Common,
+    out: &Out,
+    open_door: bool,
+    run_schedules: bool,
+    door_port: Option<u16>,
+) -> Result<Host, u8> {
+    let options = HostBootOptions {
+        app_version: env!("FUSEFORKS_VERSION").to_owned(),
+        secrets: common.secret_source(),
+        run_schedules,
+        open_door,
+        door_port,
+        log_echo: out.log_echo(),
+        os_locale: os_locale(),
+    };
+    build_host(&HostPaths::new(&common.data_dir), options).map_err(|e| {
+        out.cli("error", e.code(), &e.to_string(), None);
+        exit::for_host_error(&e)
+    })
+}
+
+/// Starts the start set; returns the ids started.
+pub fn start_agents(
+    orchestrator: &Orchestrator,
+    report: &PreflightReport,
+    out: &Out,
+) -> Result<Vec<String>, u8> {
+    let mut started = Vec::new();
+    for id in &report.start {
+        if let Err(e) = orchestrator.start_agent(id) {
+            out.cli("error", e.code(), &e.to_string(), None);
+            return Err(exit::CORE_ERROR);
+        }
+        started.push(id.clone());
+    }
+    Ok(started)
+}
+
+/// Forwards core events to stderr under `--events jsonl`.
+pub fn forward_events(orchestrator: &Orchestrator, out: Out) {
+    if !out.jsonl {
+        return;
+    }
+    let mut events = orchestrator.events();
+    tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(event) => out.event(&event),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => break,
+            }
+        }
+    });
+}
+
+/// The close sequence: interrupt every turn, stop the agents within the grace; a further
+/// signal ends the wait at once (and says a payment record may be missing).
+pub async fn close(orchestrator: &Orchestrator, signals: &mut SignalCount, out: &Out) {
+    orchestrator.interrupt_all();
+    let seen = *signals.borrow();
+    tokio::select! {
+        all = orchestrator.stop_all(CLOSE_GRACE) => {
+            if !all {
+                out.cli("warn", "CLOSE_GRACE_EXCEEDED", "some turns did not end within 30 s: their payment records may be missing", None);
+            }
+        }
+        () = reached(signals, seen + 1) => {
+            out.cli("warn", "CLOSE_ABORTED", "closed without waiting for running turns: a turn's payment record may be missing from the log and the conversation", None);
+        }
+    }
+}

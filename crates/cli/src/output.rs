@@ -1,0 +1,68 @@
+//! Where the CLI writes: stdout carries results only (the answer, `check`'s report); stderr
+//! carries diagnostics. Under `--events jsonl` every stderr line is one JSON object: a
+//! `CoreEvent`, `{"type":"cli",level,code,message[,fix]}` or `{"type":"log",message}`.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use fuseforks_core::log::LogSink;
+use serde_json::json;
+
+/// The stderr writer.
+#[derive(Debug, Clone, Copy)]
+pub struct Out {
+    /// `--events jsonl`.
+    pub jsonl: bool,
+    /// `--verbose`: echo log lines in human mode too.
+    pub verbose: bool,
+}
+
+impl Out {
+    /// A CLI line: an error, a finding, a note.
+    pub fn cli(&self, level: &str, code: &str, message: &str, fix: Option<&str>) {
+        let mut err = std::io::stderr().lock();
+        if self.jsonl {
+            let mut line = json!({"type": "cli", "level": level, "code": code, "message": message});
+            if let Some(fix) = fix {
+                line["fix"] = json!(fix);
+            }
+            let _ = writeln!(err, "{line}");
+        } else {
+            let _ = writeln!(err, "{level}: [{code}] {message}");
+            if let Some(fix) = fix {
+                let _ = writeln!(err, "  fix: {fix}");
+            }
+        }
+    }
+
+    /// A JSON event line (jsonl only).
+    pub fn event(&self, event: &fuseforks_core::events::CoreEvent) {
+        if self.jsonl
+            && let Ok(text) = serde_json::to_string(event)
+        {
+            let _ = writeln!(std::io::stderr().lock(), "{text}");
+        }
+    }
+
+    /// The echo of the village log on stderr.
+    pub fn log_echo(&self) -> Option<Arc<dyn LogSink>> {
+        (self.jsonl || self.verbose)
+            .then(|| Arc::new(StderrLog { jsonl: self.jsonl }) as Arc<dyn LogSink>)
+    }
+}
+
+#[derive(Debug)]
+struct StderrLog {
+    jsonl: bool,
+}
+
+impl LogSink for StderrLog {
+    fn line(&self, line: &str) {
+        let mut err = std::io::stderr().lock();
+        if self.jsonl {
+            let _ = writeln!(err, "{}", json!({"type": "log", "message": line}));
+        } else {
+            let _ = writeln!(err, "{line}");
+        }
+    }
+}

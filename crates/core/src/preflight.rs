@@ -1,0 +1,493 @@
+//! Headless preflight (seed 001 D5, seed 004 D5, reference §3.12): a pure function from the
+//! village files and a view of the host (which secrets exist, which commands are on PATH, …)
+//! to findings — reject / warn / info, each with a code, a message and a fix in the village
+//! language, sorted heaviest first, then in the table's order. It calls no model, connects no
+//! MCP server, writes nothing and takes no lock.
+
+use std::collections::BTreeSet;
+
+use sha2::{Digest, Sha256};
+
+use crate::tools::RunApproval;
+use crate::village::mcp_config::{McpConfig, McpServerEntry};
+use crate::village::schedule::{Recurrence, ScheduleProbe, ScheduledTask};
+use crate::village::{Credential, Language, World};
+
+/// Which command the preflight is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadlessMode {
+    /// `ask`: one request to the reception.
+    Ask,
+    /// `serve`: agents, schedules and the door until a signal.
+    Serve,
+}
+
+/// How heavy a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// The command refuses to run.
+    Reject,
+    /// It runs, but something will not work.
+    Warn,
+    /// Worth knowing.
+    Info,
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    /// Level.
+    pub level: Level,
+    /// Stable code.
+    pub code: &'static str,
+    /// What is wrong (names agents, keys and variables; never secret values).
+    pub message: String,
+    /// How to fix it.
+    pub fix: String,
+}
+
+/// What the preflight may know about the host. Every fact is a plain value or a lookup, so the
+/// preflight itself stays pure.
+pub struct HostView<'a> {
+    /// The command.
+    pub mode: HeadlessMode,
+    /// The agents that will start (for `ask`, the reception is already in).
+    pub start: &'a BTreeSet<String>,
+    /// Whether the chosen secret store holds a key (values are never seen).
+    pub secret_present: &'a dyn Fn(&str) -> bool,
+    /// Whether a probe is approved on this shelf.
+    pub probe_approved: &'a dyn Fn(&ScheduleProbe) -> bool,
+    /// Whether a program can be found (absolute path exists, or a name on PATH).
+    pub command_found: &'a dyn Fn(&str) -> bool,
+    /// Whether a folder exists.
+    pub dir_exists: &'a dyn Fn(&str) -> bool,
+    /// The shared `mcp.json` and each agent's (`(agent id or "", config)`).
+    pub mcp: &'a [(String, McpConfig)],
+    /// Each start agent's `run.json` allow lines.
+    pub run_allow: &'a [(String, Vec<String>)],
+    /// `jev.json` pruning switch, and whether its token exists.
+    pub jev_pruning_enabled: bool,
+    /// `--bypass-plan-review`.
+    pub bypass_plan_review: bool,
+    /// `--run-approval`.
+    pub run_approval: RunApproval,
+    /// `--door-port` (serve).
+    pub door_port: Option<u16>,
+    /// The time zone the schedules will fire in (`TZ`, else the system's).
+    pub time_zone: Option<String>,
+    /// `bake.json`'s source time zone, in a bake copy.
+    pub baked_time_zone: Option<String>,
+    /// Language of the findings.
+    pub language: Language,
+}
+
+/// The SHA-256 key of a probe approval: canonical JSON `{args, command, cwd, villageId}`.
+pub fn probe_key(probe: &ScheduleProbe, village_id: &str) -> String {
+    let canonical = serde_json::json!({"args": probe.args, "command": probe.command, "cwd": probe.cwd, "villageId": village_id});
+    // serde_json (preserve_order) keeps the order written above, which is the sorted order.
+    let digest = Sha256::digest(canonical.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Runs every check.
+pub fn headless_preflight(
+    world: &World,
+    schedules: &[ScheduledTask],
+    view: &HostView<'_>,
+) -> Vec<Finding> {
+    let ja = view.language == Language::Ja;
+    let mut out: Vec<Finding> = Vec::new();
+    let mut add = |level, code, ja_msg: String, en_msg: String, ja_fix: &str, en_fix: &str| {
+        out.push(Finding {
+            level,
+            code,
+            message: if ja { ja_msg } else { en_msg },
+            fix: if ja {
+                ja_fix.to_owned()
+            } else {
+                en_fix.to_owned()
+            },
+        });
+    };
+    let started: Vec<&crate::village::AgentSpec> = world
+        .agents
+        .iter()
+        .filter(|a| view.start.contains(a.id.as_str()))
+        .collect();
+    let serve = view.mode == HeadlessMode::Serve;
+
+    // PLAN_REVIEW_WAITS
+    if !view.bypass_plan_review {
+        for a in started.iter().filter(|a| a.plan_review) {
+            add(
+                Level::Reject,
+                "PLAN_REVIEW_WAITS",
+                format!(
+                    "{} は計画の確認が ON です。画面の無い実行では確認が永久に来ません。",
+                    a.id
+                ),
+                format!(
+                    "{} has plan review on; without a GUI no one will ever review its plans.",
+                    a.id
+                ),
+                "--bypass-plan-review を付けるか、この個体の planReview を切ってください。",
+                "Pass --bypass-plan-review, or turn planReview off for this agent.",
+            );
+        }
+    }
+    // SECRET_MISSING (templates, then ${secret:NAME} in MCP headers)
+    let mut templates_checked = BTreeSet::new();
+    for a in &started {
+        if let Some(t) = world.template(&a.model_template_id) {
+            let needs_key = t.credential != Credential::NotRequired;
+            if needs_key
+                && templates_checked.insert(t.id.as_str())
+                && !(view.secret_present)(t.id.as_str())
+            {
+                let var = crate::preflight::env_var_name(t.id.as_str());
+                add(
+                    Level::Reject,
+                    "SECRET_MISSING",
+                    format!(
+                        "テンプレート {} の API キーがありません（鍵 {} / 環境変数 {var}）。",
+                        t.id, t.id
+                    ),
+                    format!(
+                        "No API key for template {} (key {} / variable {var}).",
+                        t.id, t.id
+                    ),
+                    "資格情報ストアに鍵を置くか、--secrets env で環境変数を設定してください。",
+                    "Store the key in the OS keyring, or set the variable and pass --secrets env.",
+                );
+            }
+        }
+    }
+    for name in secret_refs(view.mcp, view.start) {
+        let key = format!("mcp:{name}");
+        if !(view.secret_present)(&key) {
+            let var = env_var_name(&key);
+            add(
+                Level::Reject,
+                "SECRET_MISSING",
+                format!("MCP のヘッダーが参照する秘密 {key} がありません（環境変数 {var}）。"),
+                format!(
+                    "The secret {key} referenced by an MCP header is missing (variable {var})."
+                ),
+                "その秘密を置いてください。無いとそのサーバーには繋がりません。",
+                "Provide the secret; without it that server is not connected.",
+            );
+        }
+    }
+    // MODEL_TEMPLATE_MISSING
+    for a in started
+        .iter()
+        .filter(|a| world.template(&a.model_template_id).is_none())
+    {
+        add(
+            Level::Reject,
+            "MODEL_TEMPLATE_MISSING",
+            format!(
+                "{} のテンプレート {} がありません。",
+                a.id, a.model_template_id
+            ),
+            format!(
+                "{} uses template {}, which does not exist.",
+                a.id, a.model_template_id
+            ),
+            "world.json で存在するテンプレートを指してください。",
+            "Point the agent at an existing template in world.json.",
+        );
+    }
+    // RECEPTION_UNSET / RECEPTION_MISSING
+    if view.mode == HeadlessMode::Ask {
+        match &world.reception {
+            None => add(
+                Level::Reject,
+                "RECEPTION_UNSET",
+                "窓口の個体が決まっていません。".into(),
+                "The village has no reception agent.".into(),
+                "world.json の reception に個体の ID を書いてください。",
+                "Set reception in world.json to an agent id.",
+            ),
+            Some(r) if world.agent(r).is_none() => add(
+                Level::Reject,
+                "RECEPTION_MISSING",
+                format!("窓口の {r} はもういません。"),
+                format!("The reception {r} no longer exists."),
+                "world.json の reception を今いる個体に直してください。",
+                "Point reception in world.json at an existing agent.",
+            ),
+            Some(_) => {}
+        }
+    }
+    // DOOR_TOKEN_MISSING
+    if serve && view.door_port.is_some() && !(view.secret_present)("door_token") {
+        add(
+            Level::Reject,
+            "DOOR_TOKEN_MISSING",
+            "--door-port がありますが、扉のトークン door_token がありません。".into(),
+            "--door-port is given but the door token (door_token) is missing.".into(),
+            "秘密 door_token（環境変数 FUSEFORKS_SECRET_DOOR_TOKEN）を置いてください。",
+            "Provide the secret door_token (variable FUSEFORKS_SECRET_DOOR_TOKEN).",
+        );
+    }
+    // WORK_DIR_MISSING
+    for a in &started {
+        if let Some(dir) = &a.work_dir
+            && !(view.dir_exists)(dir)
+        {
+            add(
+                Level::Reject,
+                "WORK_DIR_MISSING",
+                format!("{} の作業フォルダ {dir} がありません。", a.id),
+                format!("The work folder {dir} of {} does not exist.", a.id),
+                "フォルダを作るか、workDir を直してください（コンテナでは bake の --map）。",
+                "Create the folder or fix workDir (in a container: bake --map).",
+            );
+        }
+    }
+    // SCHEDULE_TARGET_OUTSIDE
+    if serve {
+        for s in schedules
+            .iter()
+            .filter(|s| s.enabled && !view.start.contains(s.to.as_str()))
+        {
+            add(
+                Level::Warn,
+                "SCHEDULE_TARGET_OUTSIDE",
+                format!(
+                    "予定 {} の宛先 {} は起動しません。発火しても届きません。",
+                    s.id, s.to
+                ),
+                format!(
+                    "Schedule {} targets {}, which will not run; it will fire into nothing.",
+                    s.id, s.to
+                ),
+                "--start に宛先を含めるか、予定を無効にしてください。",
+                "Include the target in --start, or disable the schedule.",
+            );
+        }
+    }
+    // RUN_APPROVAL_REQUIRED
+    if view.run_approval == RunApproval::Required {
+        for a in started.iter().filter(|a| {
+            a.enabled_tools
+                .as_ref()
+                .is_some_and(|t| t.iter().any(|n| n == "run"))
+        }) {
+            add(
+                Level::Warn,
+                "RUN_APPROVAL_REQUIRED",
+                format!(
+                    "{} の未知のコマンドは承認待ちに積まれ、誰も承認しません。",
+                    a.id
+                ),
+                format!(
+                    "Unknown commands of {} will wait for an approval no one gives.",
+                    a.id
+                ),
+                "run.json の allow を足すか、--run-approval を変えてください。",
+                "Extend run.json's allow list, or choose another --run-approval.",
+            );
+        }
+    }
+    // PROBE_UNAPPROVED
+    if serve {
+        for s in schedules.iter().filter(|s| s.enabled) {
+            let probes = [s.probe.as_ref(), s.acceptance.as_ref().map(|a| &a.probe)];
+            for p in probes
+                .into_iter()
+                .flatten()
+                .filter(|p| !(view.probe_approved)(p))
+            {
+                add(
+                    Level::Warn,
+                    "PROBE_UNAPPROVED",
+                    format!(
+                        "予定 {} の検査コマンド {} はこの棚で承認されていません。",
+                        s.id, p.command
+                    ),
+                    format!(
+                        "The probe {} of schedule {} is not approved on this shelf.",
+                        p.command, s.id
+                    ),
+                    "GUI で承認して probe_approvals.json を一緒に持ってきてください。",
+                    "Approve it in the GUI and bring probe_approvals.json along.",
+                );
+            }
+        }
+    }
+    // JEV_TOKEN_MISSING
+    if (!world.judges.is_empty() || view.jev_pruning_enabled)
+        && !(view.secret_present)("jev_api_token")
+    {
+        add(
+            Level::Warn,
+            "JEV_TOKEN_MISSING",
+            "判断役かツール結果の圧縮がありますが、Jev のトークンがありません。".into(),
+            "Judges or tool-result pruning are configured, but the Jev token is missing.".into(),
+            "秘密 jev_api_token を置いてください。無いと判断役は無効で、圧縮は走りません。",
+            "Provide jev_api_token; without it judges are disabled and pruning does not run.",
+        );
+    }
+    // RAG_SOURCE_MISSING
+    for a in &started {
+        for src in a.rag_sources.iter().filter(|s| !(view.dir_exists)(s)) {
+            add(
+                Level::Warn,
+                "RAG_SOURCE_MISSING",
+                format!("{} の資料フォルダ {src} がありません。", a.id),
+                format!("The source folder {src} of {} does not exist.", a.id),
+                "フォルダを用意するか、ragSources を直してください。",
+                "Provide the folder or fix ragSources.",
+            );
+        }
+    }
+    // MCP_COMMAND_NOT_FOUND
+    for (owner, config) in view
+        .mcp
+        .iter()
+        .filter(|(o, _)| o.is_empty() || view.start.contains(o))
+    {
+        for (name, entry) in &config.mcp_servers {
+            if let McpServerEntry::Stdio(s) = entry
+                && s.enabled
+                && !(view.command_found)(&s.command)
+            {
+                let whose = if owner.is_empty() {
+                    "mcp.json".to_owned()
+                } else {
+                    format!("agents/{owner}/mcp.json")
+                };
+                add(
+                    Level::Warn,
+                    "MCP_COMMAND_NOT_FOUND",
+                    format!(
+                        "{whose} のサーバー {name} のコマンド {} が見つかりません。",
+                        s.command
+                    ),
+                    format!(
+                        "The command {} of MCP server {name} ({whose}) is not found.",
+                        s.command
+                    ),
+                    "コマンドを入れるか、リモート MCP（type http）に寄せてください。",
+                    "Install the command, or use a remote MCP server (type http).",
+                );
+            }
+        }
+    }
+    // RUN_COMMAND_NOT_FOUND
+    for (agent, allow) in view
+        .run_allow
+        .iter()
+        .filter(|(a, _)| view.start.contains(a))
+    {
+        for line in allow {
+            if let Some(program) = line
+                .split_whitespace()
+                .next()
+                .filter(|p| !(view.command_found)(p))
+            {
+                add(
+                    Level::Warn,
+                    "RUN_COMMAND_NOT_FOUND",
+                    format!("{agent} の run.json が許すコマンド {program} が PATH にありません。"),
+                    format!("The command {program} allowed in {agent}'s run.json is not on PATH."),
+                    "コマンドを入れるか、allow の行を直してください。",
+                    "Install it, or fix the allow line.",
+                );
+            }
+        }
+    }
+    // TIMEZONE_MISMATCH
+    let clock_schedules = schedules
+        .iter()
+        .any(|s| s.enabled && matches!(s.recurrence, Recurrence::Daily(_) | Recurrence::Weekly(_)));
+    if serve
+        && clock_schedules
+        && let (Some(here), Some(baked)) = (&view.time_zone, &view.baked_time_zone)
+        && here != baked
+    {
+        add(
+            Level::Warn,
+            "TIMEZONE_MISMATCH",
+            format!("予定は {here} で発火しますが、村は {baked} で作られました。"),
+            format!("Schedules will fire in {here}, but the village was made in {baked}."),
+            "コンテナの TZ を合わせてください。",
+            "Set TZ in the container to match.",
+        );
+    }
+    // RECEPTION_TARGETS_OUTSIDE
+    if view.mode == HeadlessMode::Ask
+        && let Some(reception) = world.reception.as_ref().and_then(|r| world.agent(r))
+    {
+        let outside: Vec<String> = reception
+            .connected_agents
+            .iter()
+            .filter(|c| world.agent(c).is_some() && !view.start.contains(c.as_str()))
+            .map(|c| c.to_string())
+            .collect();
+        if !outside.is_empty() {
+            add(
+                Level::Info,
+                "RECEPTION_TARGETS_OUTSIDE",
+                format!(
+                    "窓口の相手 {} は起動しません。委譲は NOT_RUNNING で返ります。",
+                    outside.join(", ")
+                ),
+                format!(
+                    "The reception's peers {} will not run; delegating to them answers NOT_RUNNING.",
+                    outside.join(", ")
+                ),
+                "要るなら --start に含めてください。",
+                "Include them in --start if they are needed.",
+            );
+        }
+    }
+    out.sort_by_key(|f| f.level); // stable: table order within a level
+    out
+}
+
+/// The `${secret:NAME}` names referenced by the MCP headers the start set will use.
+fn secret_refs(mcp: &[(String, McpConfig)], start: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for (_, config) in mcp
+        .iter()
+        .filter(|(o, _)| o.is_empty() || start.contains(o))
+    {
+        for entry in config.mcp_servers.values() {
+            if let McpServerEntry::Http(h) = entry {
+                if !h.enabled {
+                    continue;
+                }
+                for value in h.headers.values() {
+                    let mut rest = value.as_str();
+                    while let Some(i) = rest.find("${secret:") {
+                        let after = &rest[i + 9..];
+                        if let Some(end) = after.find('}') {
+                            names.insert(after[..end].to_owned());
+                            rest = &after[end..];
+                        } else {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    names
+}
+
+/// `FUSEFORKS_SECRET_` + the key upper-cased, non-alphanumerics turned into `_`.
+pub fn env_var_name(key: &str) -> String {
+    let mut name = String::from("FUSEFORKS_SECRET_");
+    name.extend(key.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        }
+    }));
+    name
+}

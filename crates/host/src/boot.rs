@@ -1,0 +1,191 @@
+//! `build_host`: the one boot wiring of a running village (seed 001 D1), used by the CLI now
+//! and the GUI later, in this order: village present → lock → log → version line → secret
+//! store → bootstrap → secret-name collision check (env only) → the rest as it lands (tools,
+//! MCP, door, probe approvals, Jev, pricing).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use fuseforks_core::error::CoreError;
+use fuseforks_core::llm::{ApiKey, LlmClient};
+use fuseforks_core::log::{LogSink, VillageLog};
+use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
+use fuseforks_core::sessions::SessionError;
+use fuseforks_core::tools::TrashTarget;
+use fuseforks_core::village::VillageError;
+
+use crate::lock::{LockError, VillageLock};
+use crate::paths::HostPaths;
+use crate::secrets::{
+    EnvSecretStore, FIXED_KEYS, KeyringSecretStore, SecretError, SecretNameCollision, SecretStore,
+    check_secret_names,
+};
+
+/// Where secrets are read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretSource {
+    /// The OS keyring (the GUI's only choice).
+    Keyring,
+    /// `FUSEFORKS_SECRET_*` variables, read once, read-only.
+    Env,
+}
+
+/// What differs between the GUI, `ask` and `serve`.
+#[derive(Clone)]
+pub struct HostBootOptions {
+    /// Version written on the `version:` line.
+    pub app_version: String,
+    /// Where secrets come from.
+    pub secrets: SecretSource,
+    /// Run the schedule ticker (GUI, serve).
+    pub run_schedules: bool,
+    /// Open the door per `mcp_server.json` (GUI, serve).
+    pub open_door: bool,
+    /// `serve --door-port`: open the door here with the secret `door_token`.
+    pub door_port: Option<u16>,
+    /// Where log lines are echoed besides the file (the CLI's stderr).
+    pub log_echo: Option<Arc<dyn LogSink>>,
+    /// The OS locale (for an undetermined village language).
+    pub os_locale: Option<String>,
+}
+
+/// Why the host could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// There is no village at `data_dir/workspace`.
+    #[error("[VILLAGE_MISSING] {}: no village here (world.json is missing). Fix: run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at a village", .0.display())]
+    VillageMissing(PathBuf),
+    /// The lock is held or cannot be taken.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// A village file is broken.
+    #[error(transparent)]
+    Village(#[from] VillageError),
+    /// `sessions.redb` is open in another process.
+    #[error(transparent)]
+    SessionStoreLocked(SessionError),
+    /// The secret store cannot be used.
+    #[error(transparent)]
+    Secrets(#[from] SecretError),
+    /// Two secret keys map to one variable.
+    #[error(transparent)]
+    SecretNameCollision(#[from] SecretNameCollision),
+    /// The core refused to boot.
+    #[error(transparent)]
+    Core(CoreError),
+    /// The log could not be opened.
+    #[error("[LOG_UNAVAILABLE] {0}")]
+    Log(String),
+}
+
+impl HostError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::VillageMissing(_) => "VILLAGE_MISSING",
+            Self::Lock(LockError::Held(_)) => "VILLAGE_LOCKED",
+            Self::Lock(LockError::Io(..)) => "VILLAGE_LOCK_FAILED",
+            Self::Village(e) => e.code(),
+            Self::SessionStoreLocked(e) => e.code(),
+            Self::Secrets(_) => "SECRET_STORE_UNAVAILABLE",
+            Self::SecretNameCollision(_) => "SECRET_NAME_COLLISION",
+            Self::Core(e) => e.code(),
+            Self::Log(_) => "LOG_UNAVAILABLE",
+        }
+    }
+}
+
+/// A running village: the orchestrator, its secret store, its log and its lock.
+pub struct Host {
+    /// The orchestrator.
+    pub orchestrator: Orchestrator,
+    /// The secret store in use.
+    pub secrets: Arc<dyn SecretStore>,
+    /// The village log.
+    pub log: Arc<VillageLog>,
+    /// The paths.
+    pub paths: HostPaths,
+    /// The boot options.
+    pub options: HostBootOptions,
+    lock: VillageLock,
+}
+
+impl Host {
+    /// The lock file held.
+    pub fn lock_path(&self) -> &std::path::Path {
+        self.lock.path()
+    }
+}
+
+/// Opens the secret store of a source.
+pub fn secret_store(source: SecretSource) -> Result<Arc<dyn SecretStore>, SecretError> {
+    Ok(match source {
+        SecretSource::Keyring => Arc::new(KeyringSecretStore::open()?),
+        SecretSource::Env => Arc::new(EnvSecretStore::from_env()),
+    })
+}
+
+/// Builds the host. Nothing is created when the village is missing; the lock is the first
+/// thing taken, before the log is opened.
+pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, HostError> {
+    let workspace = paths.workspace();
+    if !workspace.join("world.json").is_file() {
+        return Err(HostError::VillageMissing(workspace.join("world.json")));
+    }
+    let lock = VillageLock::acquire(&workspace)?;
+    let mut log = VillageLog::open(&workspace.join("fuseforks.log"))
+        .map_err(|e| HostError::Log(e.to_string()))?;
+    if let Some(echo) = &options.log_echo {
+        log = log.with_echo(Arc::clone(echo));
+    }
+    let log = Arc::new(log);
+    log.line("started");
+    log.line(&format!(
+        "version: app={} profile=headless",
+        options.app_version
+    ));
+    let secrets = secret_store(options.secrets)?;
+    let lookup_store = Arc::clone(&secrets);
+    let lookup = Arc::new(move |id: &str| lookup_store.get(id).ok().flatten().map(ApiKey::new));
+    let sink: Arc<dyn LogSink> = log.clone();
+    let llm = LlmClient::new()
+        .map_err(|e| HostError::Log(e.to_string()))?
+        .with_log(Arc::clone(&sink));
+    let orchestrator = Orchestrator::bootstrap(OrchestratorConfig {
+        workspace: workspace.clone(),
+        secrets: lookup,
+        log: sink,
+        llm,
+        os_locale: options.os_locale.clone(),
+        trash: TrashTarget::Os {
+            fallback: workspace.join(".trash"),
+        },
+    })
+    .map_err(|e| match e {
+        CoreError::Sessions(s @ SessionError::Locked(_)) => HostError::SessionStoreLocked(s),
+        CoreError::Village(v) => HostError::Village(v),
+        other => HostError::Core(other),
+    })?;
+    if options.secrets == SecretSource::Env {
+        let world = orchestrator.world();
+        let mut keys: Vec<String> = world
+            .model_templates
+            .iter()
+            .map(|t| t.id.to_string())
+            .collect();
+        keys.extend(FIXED_KEYS.iter().map(|k| (*k).to_owned()));
+        keys.extend(crate::preflight_view::mcp_secret_keys(paths));
+        check_secret_names(keys.iter().map(String::as_str))?;
+    }
+    if let Some(session) = orchestrator.current_session() {
+        log.line(&format!("session: {session}"));
+    }
+    Ok(Host {
+        orchestrator,
+        secrets,
+        log,
+        paths: paths.clone(),
+        options,
+        lock,
+    })
+}

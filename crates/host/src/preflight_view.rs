@@ -1,0 +1,247 @@
+//! The host's side of the headless preflight: resolve `--start`, read the files the checks need
+//! (without taking the lock or writing anything), ask the chosen secret store which keys exist,
+//! and run the core's pure `headless_preflight`.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use fuseforks_core::preflight::{Finding, HeadlessMode, HostView, headless_preflight, probe_key};
+use fuseforks_core::tools::RunApproval;
+use fuseforks_core::village::mcp_config::{McpConfig, McpServerEntry};
+use fuseforks_core::village::{AgentId, Language, VillageError, World};
+
+use crate::boot::{SecretSource, secret_store};
+use crate::paths::HostPaths;
+use crate::secrets::SecretError;
+
+/// What `--start` asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartSpec {
+    /// The batch-start set.
+    Batch,
+    /// The reception only (`ask` only).
+    Reception,
+    /// Named agents.
+    Ids(Vec<String>),
+}
+
+impl StartSpec {
+    /// Parses `batch` | `reception` | `id,id,…`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim() {
+            "" => Err("--start is empty".into()),
+            "batch" => Ok(Self::Batch),
+            "reception" => Ok(Self::Reception),
+            list => Ok(Self::Ids(
+                list.split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+            )),
+        }
+    }
+}
+
+/// Why the preflight could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum PreflightError {
+    /// No village.
+    #[error(
+        "[VILLAGE_MISSING] {0}: no village here (world.json is missing). Fix: run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at a village"
+    )]
+    VillageMissing(String),
+    /// A village file is broken.
+    #[error(transparent)]
+    Village(#[from] VillageError),
+    /// The secret store cannot be used.
+    #[error(transparent)]
+    Secrets(#[from] SecretError),
+    /// `--start` names something that is not an agent, or `reception` outside `ask`.
+    #[error("[USAGE] {0}")]
+    Usage(String),
+}
+
+/// The inputs of a preflight besides the files.
+#[derive(Debug, Clone)]
+pub struct PreflightInputs {
+    /// The command checked.
+    pub mode: HeadlessMode,
+    /// `--start`.
+    pub start: StartSpec,
+    /// `--secrets`.
+    pub secrets: SecretSource,
+    /// `--bypass-plan-review`.
+    pub bypass_plan_review: bool,
+    /// `--run-approval`.
+    pub run_approval: RunApproval,
+    /// `--door-port`.
+    pub door_port: Option<u16>,
+    /// The OS locale.
+    pub os_locale: Option<String>,
+}
+
+/// The result: the findings, the resolved start set, and the village language.
+#[derive(Debug, Clone)]
+pub struct PreflightReport {
+    /// Findings, heaviest first.
+    pub findings: Vec<Finding>,
+    /// The agents that will start.
+    pub start: BTreeSet<String>,
+    /// The village language.
+    pub language: Language,
+}
+
+impl PreflightReport {
+    /// True when nothing rejects.
+    pub fn passes(&self) -> bool {
+        !self
+            .findings
+            .iter()
+            .any(|f| f.level == fuseforks_core::preflight::Level::Reject)
+    }
+}
+
+/// Resolves `--start` against the village (`ask` always adds the reception).
+pub fn resolve_start(
+    world: &World,
+    spec: &StartSpec,
+    mode: HeadlessMode,
+) -> Result<BTreeSet<String>, PreflightError> {
+    let mut start: BTreeSet<String> = match spec {
+        StartSpec::Batch => world.batch_start_ids().into_iter().collect(),
+        StartSpec::Reception if mode == HeadlessMode::Ask => BTreeSet::new(),
+        StartSpec::Reception => {
+            return Err(PreflightError::Usage(
+                "--start reception is for ask only".into(),
+            ));
+        }
+        StartSpec::Ids(ids) => {
+            for id in ids {
+                let known = AgentId::new(id.as_str())
+                    .ok()
+                    .and_then(|a| world.agent(&a).map(|_| ()))
+                    .is_some();
+                if !known {
+                    return Err(PreflightError::Usage(format!(
+                        "--start names {id:?}, which is not an agent of this village"
+                    )));
+                }
+            }
+            ids.iter().cloned().collect()
+        }
+    };
+    if mode == HeadlessMode::Ask
+        && let Some(r) = world
+            .reception
+            .as_ref()
+            .filter(|r| world.agent(r).is_some())
+    {
+        start.insert(r.to_string());
+    }
+    Ok(start)
+}
+
+/// Runs the preflight: reads files only; takes no lock; writes nothing.
+pub fn run_preflight(
+    paths: &HostPaths,
+    inputs: &PreflightInputs,
+) -> Result<PreflightReport, PreflightError> {
+    let village = paths.village();
+    if !village.path("world.json").is_file() {
+        return Err(PreflightError::VillageMissing(
+            village.path("world.json").display().to_string(),
+        ));
+    }
+    let world = village.load_world()?.value;
+    let schedules = village.load_schedules()?.value.0;
+    let language = world.effective_language(inputs.os_locale.as_deref());
+    let start = resolve_start(&world, &inputs.start, inputs.mode)?;
+    let secrets = secret_store(inputs.secrets)?;
+    let shelf = paths.shelf();
+    let approvals = shelf.load_probe_approvals()?.value.hashes;
+    let village_id = village.read_village_id()?.unwrap_or_default();
+    let jev = shelf.load_jev()?.value;
+    let baked = shelf
+        .load_bake_record()?
+        .and_then(|b| b.value.source_time_zone);
+    let mut mcp = vec![(String::new(), village.load_shared_mcp()?.value)];
+    let mut run_allow = Vec::new();
+    for agent in &world.agents {
+        let files = village.agent_files(&agent.id)?;
+        mcp.push((agent.id.to_string(), files.load_mcp()?.value));
+        if start.contains(agent.id.as_str()) {
+            run_allow.push((agent.id.to_string(), files.load_run_policy()?.value.allow));
+        }
+    }
+    let secret_present = |key: &str| secrets.get(key).ok().flatten().is_some();
+    let probe_approved = |p: &fuseforks_core::village::schedule::ScheduleProbe| {
+        approvals.contains(&probe_key(p, &village_id))
+    };
+    let view = HostView {
+        mode: inputs.mode,
+        start: &start,
+        secret_present: &secret_present,
+        probe_approved: &probe_approved,
+        command_found: &command_found,
+        dir_exists: &|d: &str| Path::new(d).is_dir(),
+        mcp: &mcp,
+        run_allow: &run_allow,
+        jev_pruning_enabled: jev.enabled,
+        bypass_plan_review: inputs.bypass_plan_review,
+        run_approval: inputs.run_approval,
+        door_port: inputs.door_port,
+        time_zone: std::env::var("TZ").ok().filter(|t| !t.is_empty()),
+        baked_time_zone: baked,
+        language,
+    };
+    let findings = headless_preflight(&world, &schedules, &view);
+    Ok(PreflightReport {
+        findings,
+        start,
+        language,
+    })
+}
+
+/// Whether a program can be run: an absolute or relative path that exists, or a name on PATH.
+pub fn command_found(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+/// The `mcp:NAME` keys referenced by every `mcp.json` of the village (for the collision check).
+pub fn mcp_secret_keys(paths: &HostPaths) -> Vec<String> {
+    let village = paths.village();
+    let mut configs: Vec<McpConfig> = village
+        .load_shared_mcp()
+        .map(|l| l.value)
+        .into_iter()
+        .collect();
+    if let Ok(world) = village.load_world() {
+        for agent in &world.value.agents {
+            if let Ok(files) = village.agent_files(&agent.id) {
+                configs.extend(files.load_mcp().map(|l| l.value));
+            }
+        }
+    }
+    let mut keys = BTreeSet::new();
+    for config in &configs {
+        for entry in config.mcp_servers.values() {
+            if let McpServerEntry::Http(h) = entry {
+                for value in h.headers.values() {
+                    let mut rest = value.as_str();
+                    while let Some(i) = rest.find("${secret:") {
+                        let after = &rest[i + 9..];
+                        let Some(end) = after.find('}') else { break };
+                        keys.insert(format!("mcp:{}", &after[..end]));
+                        rest = &after[end..];
+                    }
+                }
+            }
+        }
+    }
+    keys.into_iter().collect()
+}

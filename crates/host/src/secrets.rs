@@ -1,0 +1,225 @@
+//! Secret stores (seed 001 D4): the OS keyring (keys = template ids, `jev_api_token`,
+//! `door_token`, `mcp:NAME`) and the read-only environment store of `--secrets env`
+//! (`FUSEFORKS_SECRET_*`, read once at start), plus the check that no two keys map to the same
+//! variable. Values never reach logs, errors or `Debug`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::secret_names::{ENV_PREFIX, env_var_name};
+
+/// The keyring service name (one per app).
+pub const SERVICE: &str = "jp.outcasts.fuseforks";
+/// Fixed keys the code uses besides template ids and `mcp:NAME`.
+pub const FIXED_KEYS: [&str; 2] = ["jev_api_token", "door_token"];
+
+/// Errors of a secret store (never holding a value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    /// The store cannot be used on this machine.
+    #[error(
+        "[SECRET_STORE_UNAVAILABLE] the OS keyring is not available here ({0}). Fix: pass --secrets env and set FUSEFORKS_SECRET_* variables"
+    )]
+    Unavailable(String),
+    /// The store is read-only.
+    #[error(
+        "[SECRET_STORE_READ_ONLY] --secrets env is read-only; set the variable in the environment instead"
+    )]
+    ReadOnly,
+    /// The store failed.
+    #[error("[SECRET_STORE_FAILED] {0}")]
+    Failed(String),
+}
+
+/// Where secrets come from.
+pub trait SecretStore: Send + Sync + std::fmt::Debug {
+    /// The secret under `key`, if any.
+    fn get(&self, key: &str) -> Result<Option<String>, SecretError>;
+    /// Stores a secret.
+    fn set(&self, key: &str, value: &str) -> Result<(), SecretError>;
+    /// Removes a secret.
+    fn delete(&self, key: &str) -> Result<(), SecretError>;
+    /// A short name for messages (`keyring`, `env`).
+    fn name(&self) -> &'static str;
+}
+
+/// `--secrets env`: every `FUSEFORKS_SECRET_*` variable, read once. Read-only.
+pub struct EnvSecretStore {
+    values: HashMap<String, String>,
+}
+
+impl std::fmt::Debug for EnvSecretStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.values.keys().collect();
+        names.sort();
+        f.debug_struct("EnvSecretStore")
+            .field("variables", &names)
+            .finish()
+    }
+}
+
+impl EnvSecretStore {
+    /// Reads the process environment now.
+    pub fn from_env() -> Self {
+        Self::from_vars(std::env::vars())
+    }
+
+    /// Reads the given variables (tests, or an environment snapshot).
+    pub fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        Self {
+            values: vars
+                .into_iter()
+                .filter(|(k, _)| k.starts_with(ENV_PREFIX))
+                .collect(),
+        }
+    }
+}
+
+impl SecretStore for EnvSecretStore {
+    fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
+        Ok(self
+            .values
+            .get(&env_var_name(key))
+            .filter(|v| !v.is_empty())
+            .cloned())
+    }
+    fn set(&self, _: &str, _: &str) -> Result<(), SecretError> {
+        Err(SecretError::ReadOnly)
+    }
+    fn delete(&self, _: &str) -> Result<(), SecretError> {
+        Err(SecretError::ReadOnly)
+    }
+    fn name(&self) -> &'static str {
+        "env"
+    }
+}
+
+/// The OS keyring: the kernel keyutils store on Linux (works on headless servers without a
+/// desktop session; keys do not survive a reboot), the platform store elsewhere when built in.
+#[derive(Debug)]
+pub struct KeyringSecretStore {
+    _private: (),
+}
+
+impl KeyringSecretStore {
+    /// Opens the OS keyring, or says clearly why it cannot be used.
+    pub fn open() -> Result<Self, SecretError> {
+        #[cfg(target_os = "linux")]
+        {
+            let store = linux_keyutils_keyring_store::Store::new()
+                .map_err(|e| SecretError::Unavailable(e.to_string()))?;
+            keyring_core::set_default_store(store);
+            Ok(Self { _private: () })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Err(SecretError::Unavailable(
+                "no OS keyring backend is built for this platform yet".into(),
+            ))
+        }
+    }
+
+    fn entry(key: &str) -> Result<keyring_core::Entry, SecretError> {
+        keyring_core::Entry::new(SERVICE, key).map_err(|e| SecretError::Failed(e.to_string()))
+    }
+}
+
+impl SecretStore for KeyringSecretStore {
+    fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
+        match Self::entry(key)?.get_password() {
+            Ok(value) => Ok(Some(value)),
+            Err(keyring_core::Error::NoEntry) => Ok(None),
+            Err(keyring_core::Error::NoStorageAccess(e)) => {
+                Err(SecretError::Unavailable(e.to_string()))
+            }
+            Err(e) => Err(SecretError::Failed(e.to_string())),
+        }
+    }
+    fn set(&self, key: &str, value: &str) -> Result<(), SecretError> {
+        Self::entry(key)?
+            .set_password(value)
+            .map_err(|e| SecretError::Failed(e.to_string()))
+    }
+    fn delete(&self, key: &str) -> Result<(), SecretError> {
+        match Self::entry(key)?.delete_credential() {
+            Ok(()) | Err(keyring_core::Error::NoEntry) => Ok(()),
+            Err(e) => Err(SecretError::Failed(e.to_string())),
+        }
+    }
+    fn name(&self) -> &'static str {
+        "keyring"
+    }
+}
+
+/// Two or more keys that map to one environment variable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("[SECRET_NAME_COLLISION] {}. Fix: rename the template ids (or MCP secret names) so that each maps to its own variable", describe(.0))]
+pub struct SecretNameCollision(pub BTreeMap<String, Vec<String>>);
+
+fn describe(collisions: &BTreeMap<String, Vec<String>>) -> String {
+    collisions
+        .iter()
+        .map(|(var, keys)| format!("{var} would hold the keys {}", keys.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Refuses key sets where two keys map to the same variable (names only, never values).
+pub fn check_secret_names<'a>(
+    keys: impl IntoIterator<Item = &'a str>,
+) -> Result<(), SecretNameCollision> {
+    let mut by_var: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for key in keys {
+        let keys = by_var.entry(env_var_name(key)).or_default();
+        if !keys.iter().any(|k| k == key) {
+            keys.push(key.to_owned());
+        }
+    }
+    let collisions: BTreeMap<String, Vec<String>> =
+        by_var.into_iter().filter(|(_, k)| k.len() > 1).collect();
+    if collisions.is_empty() {
+        Ok(())
+    } else {
+        Err(SecretNameCollision(collisions))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_store_reads_once_and_is_read_only() {
+        let store = EnvSecretStore::from_vars([
+            (
+                "FUSEFORKS_SECRET_CLAUDE_SONNET".to_owned(),
+                "sk-value-1".to_owned(),
+            ),
+            ("FUSEFORKS_SECRET_MCP_OUTCASTS".to_owned(), "v2".to_owned()),
+            ("OTHER".to_owned(), "x".to_owned()),
+        ]);
+        assert_eq!(
+            store.get("claude_sonnet").unwrap().as_deref(),
+            Some("sk-value-1")
+        );
+        assert_eq!(store.get("mcp:OUTCASTS").unwrap().as_deref(), Some("v2"));
+        assert_eq!(store.get("nope").unwrap(), None);
+        assert_eq!(store.set("a", "b").unwrap_err(), SecretError::ReadOnly);
+        assert!(
+            !format!("{store:?}").contains("sk-value-1"),
+            "Debug names variables only"
+        );
+    }
+
+    #[test]
+    fn collisions_name_variables_and_keys_never_values() {
+        assert!(check_secret_names(["claude", "gpt", "jev_api_token"]).is_ok());
+        let err = check_secret_names(["gpt-5", "gpt_5", "door_token"]).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("FUSEFORKS_SECRET_GPT_5")
+                && text.contains("gpt-5")
+                && text.contains("gpt_5"),
+            "{text}"
+        );
+    }
+}
