@@ -1,0 +1,582 @@
+//! `check`, `ask` and `serve` through the binary against a loopback stub (seed 001's P4 list,
+//! plus the issue's).
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use fuseforks_core::village::{
+    AgentId, AgentSpec, Credential, Language, LanguageTag, ModelTemplate, Provider, TemplateId,
+    VillageStore, World,
+};
+use fuseforks_testkit::stub::{StubReply, StubServer};
+use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
+use fuseforks_testkit::{TempDataDir, snapshot};
+use serde_json::json;
+
+use crate::{stderr, stdout};
+
+const U: ScriptUsage = ScriptUsage {
+    prompt: 400,
+    completion: 10,
+    cache_read: 0,
+    reasoning: 0,
+};
+const KEY: &str = "sk-headless-test-KEY-93e1";
+
+fn village(data: &TempDataDir, stub: &str, budget: Option<u64>) {
+    let mut t = ModelTemplate::new(
+        TemplateId::new("stub").unwrap(),
+        "stub",
+        format!("{stub}/v1"),
+        "stub-model",
+    );
+    t.provider = Some(Provider::OpenAiCompat);
+    t.credential = Credential::Keyring;
+    t.max_retries = 1;
+    let rec = AgentSpec::new(
+        AgentId::new("rec").unwrap(),
+        "Reception",
+        TemplateId::new("stub").unwrap(),
+    );
+    let world = World {
+        agents: vec![rec],
+        model_templates: vec![t],
+        token_budget: budget,
+        language: Some(LanguageTag::of(Language::En)),
+        reception: Some(AgentId::new("rec").unwrap()),
+        ..World::default()
+    };
+    VillageStore::new(data.workspace())
+        .save_world(&world)
+        .unwrap();
+}
+
+fn command(args: &[&str], with_key: bool) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"));
+    c.args(args)
+        .env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .env_remove("FUSEFORKS_SECRET_STUB");
+    if with_key {
+        c.env("FUSEFORKS_SECRET_STUB", KEY);
+    }
+    c
+}
+
+async fn run(args: Vec<String>, with_key: bool) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        command(&args, with_key).output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn log(data: &TempDataDir) -> String {
+    std::fs::read_to_string(data.workspace().join("fuseforks.log")).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_answers_on_stdout_and_exits_0() {
+    let stub = StubServer::start(vec![wire_replies::text(
+        fuseforks_core::llm::Wire::OpenAiCompat,
+        "The answer.",
+        U,
+    )])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let out = run(
+        args(&[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "What is it?",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The answer.\n", "the answer alone");
+    assert_eq!(
+        stub.requests()[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let log = log(&data);
+    assert!(
+        log.contains("turn: agent=rec")
+            && log.contains("reply: agent=rec to=external:fuseforks-cli"),
+        "{log}"
+    );
+    assert!(
+        !log.contains(KEY) && !log.contains("What is it?") && !log.contains("The answer."),
+        "no secrets or bodies in the log"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
+    let stub = StubServer::start(vec![wire_replies::text(
+        fuseforks_core::llm::Wire::OpenAiCompat,
+        "never",
+        U,
+    )])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let before = snapshot(data.data_dir());
+    let dir = data.data_dir().display().to_string();
+    let check = run(
+        args(&[
+            "check",
+            "--for",
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+        ]),
+        false,
+    )
+    .await;
+    assert_eq!(check.status.code(), Some(3));
+    assert!(
+        stdout(&check).contains("SECRET_MISSING")
+            && stdout(&check).contains("FUSEFORKS_SECRET_STUB"),
+        "{}",
+        stdout(&check)
+    );
+    let ask = run(
+        args(&[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "hi",
+        ]),
+        false,
+    )
+    .await;
+    assert_eq!(ask.status.code(), Some(3), "{}", stderr(&ask));
+    assert!(stderr(&ask).contains("SECRET_MISSING"));
+    assert!(stdout(&ask).is_empty());
+    assert!(stub.requests().is_empty(), "zero requests to the model");
+    assert!(
+        !data.workspace().join(".fuseforks.lock").exists(),
+        "no lock file was created"
+    );
+    assert_eq!(
+        snapshot(data.data_dir()),
+        before,
+        "check and a rejected ask write nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_and_boot_failures_have_their_codes() {
+    let data = TempDataDir::new();
+    let dir = data.data_dir().display().to_string();
+    let no_start = run(args(&["ask", "--data-dir", &dir, "hi"]), true).await;
+    assert_eq!(no_start.status.code(), Some(2));
+    let missing = run(
+        args(&[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "batch",
+            "--secrets",
+            "env",
+            "hi",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(missing.status.code(), Some(5), "{}", stderr(&missing));
+    assert!(stderr(&missing).contains("VILLAGE_MISSING"));
+    let serve = run(
+        args(&[
+            "serve",
+            "--data-dir",
+            &dir,
+            "--start",
+            "batch",
+            "--secrets",
+            "env",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(serve.status.code(), Some(5));
+    let check = run(
+        args(&[
+            "check",
+            "--for",
+            "serve",
+            "--data-dir",
+            &dir,
+            "--start",
+            "batch",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(check.status.code(), Some(5));
+    assert!(
+        std::fs::read_dir(data.data_dir()).unwrap().next().is_none(),
+        "nothing was created"
+    );
+    let stub = StubServer::start(vec![]).await;
+    village(&data, stub.base_url(), None);
+    let unknown = run(
+        args(&[
+            "check",
+            "--for",
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "ghost",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(unknown.status.code(), Some(2));
+    let reception_for_serve = run(
+        args(&[
+            "check",
+            "--for",
+            "serve",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(reception_for_serve.status.code(), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_jsonl_makes_every_stderr_line_json() {
+    let stub = StubServer::start(vec![wire_replies::text(
+        fuseforks_core::llm::Wire::OpenAiCompat,
+        "ok",
+        U,
+    )])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let out = run(
+        args(&[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "--events",
+            "jsonl",
+            "hi",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    let mut types = Vec::new();
+    for line in err.lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON: {line:?} ({e})"));
+        types.push(v["type"].as_str().unwrap().to_owned());
+    }
+    assert!(
+        types.iter().any(|t| t == "log")
+            && types.iter().any(|t| t == "agentStatusChanged")
+            && types.iter().any(|t| t == "turnRecorded"),
+        "{types:?}"
+    );
+    assert_eq!(stdout(&out), "ok\n");
+    for bad in [
+        args(&["ask", "--events", "jsonl", "--data-dir", &dir, "hi"]),
+        args(&["frob", "--events", "jsonl"]),
+    ] {
+        let out = run(bad, true).await;
+        assert_eq!(out.status.code(), Some(2));
+        for line in stderr(&out).lines() {
+            let v: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON: {line:?} ({e})"));
+            assert_eq!(
+                (v["type"].as_str(), v["code"].as_str()),
+                (Some("cli"), Some("USAGE"))
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_budget_ceiling_exits_9() {
+    let big = ScriptUsage {
+        prompt: 5_000,
+        completion: 50,
+        cache_read: 0,
+        reasoning: 0,
+    };
+    let call = ScriptCall {
+        id: "c".into(),
+        name: "remember".into(),
+        args: json!({"note": "x"}),
+    };
+    let stub = StubServer::start(vec![wire_replies::tool_calls(
+        fuseforks_core::llm::Wire::OpenAiCompat,
+        &[call],
+        big,
+    )])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), Some(2_000));
+    let dir = data.data_dir().display().to_string();
+    let out = run(
+        args(&[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "go",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "(Stopped at the token budget.)\n");
+    assert!(log(&data).contains("stop=budget_exhausted"));
+}
+
+fn spawn(args: &[&str]) -> Child {
+    command(args, true)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill")
+        .args([format!("-{name}"), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+async fn wait_for(path: &Path, needle: &str) {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(20) {
+        if std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .contains(needle)
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{needle:?} never appeared in {}", path.display());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_holds_the_lock_and_closes_on_sigterm() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let serve = spawn(&[
+        "serve",
+        "--data-dir",
+        &dir,
+        "--start",
+        "batch",
+        "--secrets",
+        "env",
+    ]);
+    wait_for(
+        &data.workspace().join("fuseforks.log"),
+        "agent started: agent=rec",
+    )
+    .await;
+    let second = run(
+        args(&[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "hi",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(second.status.code(), Some(4), "{}", stderr(&second));
+    assert!(stderr(&second).contains("VILLAGE_LOCKED"));
+    signal(&serve, "TERM");
+    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        log(&data).contains("agent stopped: agent=rec joined=true"),
+        "{}",
+        log(&data)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_open_elsewhere_exits_4() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let held =
+        fuseforks_core::sessions::SessionStore::open(&data.workspace().join("sessions.redb"))
+            .unwrap();
+    let dir = data.data_dir().display().to_string();
+    let out = run(
+        args(&[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "hi",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("SESSION_STORE_LOCKED"));
+    drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_during_a_slow_answer_interrupts_and_records_the_turn() {
+    let wire = fuseforks_core::llm::Wire::OpenAiCompat;
+    let slow = |id: &str| {
+        let call = ScriptCall {
+            id: id.into(),
+            name: "remember".into(),
+            args: json!({"note": id}),
+        };
+        wire_replies::tool_calls(wire, &[call], U).after(Duration::from_millis(1500))
+    };
+    let stub = StubServer::start(vec![
+        slow("one"),
+        slow("two"),
+        StubReply::json(200, &json!({})),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let ask = spawn(&[
+        "ask",
+        "--data-dir",
+        &dir,
+        "--start",
+        "reception",
+        "--secrets",
+        "env",
+        "keep going",
+    ]);
+    wait_for(
+        &data.workspace().join("fuseforks.log"),
+        "turn start: agent=rec",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(&ask, "INT");
+    let out = tokio::task::spawn_blocking(move || ask.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "(Interrupted.)\n");
+    let log = log(&data);
+    assert!(
+        log.contains("turn interrupted: agent=rec") && log.contains("turn: agent=rec"),
+        "{log}"
+    );
+    assert!(
+        log.contains("prompt=400"),
+        "the paid round is in the record: {log}"
+    );
+    assert_eq!(stub.requests().len(), 1, "no round after the interrupt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_original_village_passes_check_with_its_key_and_fails_without() {
+    let data = TempDataDir::with_original_village();
+    let dir = data.data_dir().display().to_string();
+    let with = run(
+        args(&[
+            "check",
+            "--for",
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(
+        with.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&with),
+        stderr(&with)
+    );
+    let without = run(
+        args(&[
+            "check",
+            "--for",
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "--json",
+        ]),
+        false,
+    )
+    .await;
+    assert_eq!(without.status.code(), Some(3));
+    let report: serde_json::Value = serde_json::from_str(stdout(&without).trim()).unwrap();
+    assert_eq!(report["findings"][0]["code"], "SECRET_MISSING");
+    assert_eq!(report["start"], json!(["agent_1"]));
+}

@@ -1,0 +1,104 @@
+//! The host: the village lock, the secret stores, and `build_host`'s refusals.
+
+#![allow(clippy::unwrap_used)]
+
+use fuseforks_host::lock::{LOCK_FILE, LockError, VillageLock};
+use fuseforks_host::secrets::{KeyringSecretStore, SecretError, SecretStore};
+use fuseforks_host::{HostBootOptions, HostError, HostPaths, SecretSource, build_host};
+use fuseforks_testkit::{TempDataDir, snapshot};
+
+fn options() -> HostBootOptions {
+    HostBootOptions {
+        app_version: "test".into(),
+        secrets: SecretSource::Env,
+        run_schedules: false,
+        open_door: false,
+        door_port: None,
+        log_echo: None,
+        os_locale: None,
+    }
+}
+
+#[test]
+fn the_lock_is_exclusive_released_on_drop_and_never_unlinked() {
+    let data = TempDataDir::with_original_village();
+    let first = VillageLock::acquire(&data.workspace()).unwrap();
+    assert!(matches!(
+        VillageLock::acquire(&data.workspace()),
+        Err(LockError::Held(_))
+    ));
+    drop(first);
+    let again = VillageLock::acquire(&data.workspace()).unwrap();
+    drop(again);
+    let lock = data.workspace().join(LOCK_FILE);
+    assert!(lock.exists(), "the lock file stays");
+    assert_eq!(
+        std::fs::metadata(&lock).unwrap().len(),
+        0,
+        "nothing is written in it"
+    );
+}
+
+#[tokio::test]
+async fn build_host_takes_the_lock_first_and_refuses_a_second_host() {
+    let data = TempDataDir::with_original_village();
+    let paths = HostPaths::new(data.data_dir());
+    let host = build_host(&paths, options()).unwrap();
+    assert!(host.lock_path().ends_with(LOCK_FILE));
+    let log = std::fs::read_to_string(data.workspace().join("fuseforks.log")).unwrap();
+    assert!(log.contains("version: app=test profile=headless"), "{log}");
+    let err = build_host(&paths, options()).err().unwrap();
+    assert_eq!(err.code(), "VILLAGE_LOCKED");
+    drop(host);
+    assert!(
+        build_host(&paths, options()).is_ok(),
+        "free again after the first host is gone"
+    );
+}
+
+#[test]
+fn a_missing_village_creates_nothing() {
+    let data = TempDataDir::new();
+    let before = snapshot(data.data_dir());
+    let err = build_host(&HostPaths::new(data.data_dir()), options())
+        .err()
+        .unwrap();
+    assert!(matches!(err, HostError::VillageMissing(_)));
+    assert_eq!(snapshot(data.data_dir()), before);
+    assert!(!data.workspace().exists());
+}
+
+#[tokio::test]
+async fn a_store_held_without_the_lock_stops_the_boot() {
+    let data = TempDataDir::with_original_village();
+    // The second net: someone opened sessions.redb without the lock (an older binary).
+    let held =
+        fuseforks_core::sessions::SessionStore::open(&data.workspace().join("sessions.redb"))
+            .unwrap();
+    let err = build_host(&HostPaths::new(data.data_dir()), options())
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "SESSION_STORE_LOCKED");
+    drop(held);
+}
+
+#[test]
+fn the_keyring_works_or_says_to_use_env() {
+    match KeyringSecretStore::open() {
+        Ok(store) => {
+            let key = format!("fuseforks-test-{}", std::process::id());
+            match store.set(&key, "value-1") {
+                Ok(()) => {
+                    assert_eq!(store.get(&key).unwrap().as_deref(), Some("value-1"));
+                    store.delete(&key).unwrap();
+                    assert_eq!(store.get(&key).unwrap(), None);
+                }
+                Err(e) => assert!(e.to_string().contains("SECRET_STORE"), "{e}"),
+            }
+        }
+        Err(e @ SecretError::Unavailable(_)) => {
+            assert!(e.to_string().contains("--secrets env"), "{e}")
+        }
+        Err(e) => panic!("unexpected: {e}"),
+    }
+}
