@@ -580,3 +580,41 @@ async fn the_original_village_passes_check_with_its_key_and_fails_without() {
     assert_eq!(report["findings"][0]["code"], "SECRET_MISSING");
     assert_eq!(report["start"], json!(["agent_1"]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_name_collision_stops_the_boot_naming_names_not_values() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let store = VillageStore::new(data.workspace());
+    let mut world = store.load_world().unwrap().value;
+    let mut twin = world.model_templates[0].clone();
+    twin.id = TemplateId::new("STUB").unwrap(); // maps to FUSEFORKS_SECRET_STUB too
+    world.model_templates.push(twin);
+    store.save_world(&world).unwrap();
+    let dir = data.data_dir().display().to_string();
+    let out = run(
+        args(&[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "hi",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("SECRET_NAME_COLLISION")
+            && err.contains("FUSEFORKS_SECRET_STUB")
+            && err.contains("stub, STUB"),
+        "{err}"
+    );
+    assert!(!err.contains(KEY), "never a value");
+    assert!(stub.requests().is_empty());
+}

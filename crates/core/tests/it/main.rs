@@ -18,6 +18,7 @@ mod orch_support;
 mod orchestrator;
 mod original_village;
 mod other_files;
+mod preflight;
 mod round_trip;
 mod sessions;
 mod together;
