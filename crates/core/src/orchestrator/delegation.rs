@@ -265,3 +265,43 @@ pub(crate) fn describe(
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::village::{AgentId, TemplateId};
+
+    #[test]
+    fn long_ids_fall_back_to_numbered_names() {
+        let long = "x".repeat(64);
+        let t = TemplateId::new("t").unwrap();
+        let mut me = AgentSpec::new(AgentId::new("me").unwrap(), "Me", t.clone());
+        me.connected_agents = vec![
+            AgentId::new("short").unwrap(),
+            AgentId::new(long.clone()).unwrap(),
+        ];
+        let world = World {
+            agents: vec![
+                me.clone(),
+                AgentSpec::new(AgentId::new("short").unwrap(), "S", t.clone()),
+                AgentSpec::new(AgentId::new(long.clone()).unwrap(), "L", t),
+            ],
+            ..World::default()
+        };
+        let (specs, map) = synthetic_tools(&me, &world, Language::En, false);
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "ask_short",
+                "transfer_to_short",
+                "ask_agent_1",
+                "transfer_to_agent_1",
+                "plan",
+                "room_log"
+            ]
+        );
+        assert_eq!(map["ask_agent_1"], Synthetic::Ask(long));
+        assert!(names.iter().all(|n| n.len() <= 64));
+    }
+}

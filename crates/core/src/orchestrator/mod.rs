@@ -145,6 +145,24 @@ impl Inner {
         self.world.read().map(|w| w.clone()).unwrap_or_default()
     }
 
+    pub(crate) fn mark_failed(&self, id: &str, error: &str) {
+        if let Ok(mut agents) = self.agents.lock() {
+            if let Some(slot) = agents.get_mut(id) {
+                slot.status = AgentStatus::Failed;
+                slot.sender = None;
+            }
+        }
+        self.log.line(&format!("agent failed: agent={id}"));
+        self.events.emit(CoreEvent::AgentFailed {
+            agent_id: id.into(),
+            error: error.into(),
+        });
+        self.events.emit(CoreEvent::AgentStatusChanged {
+            agent_id: id.into(),
+            status: AgentStatus::Failed,
+        });
+    }
+
     pub(crate) fn is_running(&self, id: &str) -> bool {
         self.agents
             .lock()
@@ -403,12 +421,19 @@ impl Orchestrator {
         });
         let (sender, receiver) = mpsc::channel(MAILBOX_CAPACITY);
         let control = Arc::new(TurnControl::new());
-        let task = tokio::spawn(agent::run(
+        let inner_task = tokio::spawn(agent::run(
             Arc::clone(&self.inner),
             id.to_owned(),
             Arc::clone(&control),
             receiver,
         ));
+        // A supervisor: an agent task that dies (a panic) marks the agent Failed.
+        let (inner, agent_id) = (Arc::clone(&self.inner), id.to_owned());
+        let task = tokio::spawn(async move {
+            if inner_task.await.is_err() {
+                inner.mark_failed(&agent_id, "the agent's task stopped unexpectedly");
+            }
+        });
         agents.insert(
             id.to_owned(),
             AgentSlot {

@@ -637,3 +637,49 @@ async fn an_outside_request_times_out_after_ask_timeout_secs() {
         started.elapsed() >= Duration::from_secs(30) && started.elapsed() < Duration::from_secs(40)
     );
 }
+
+#[tokio::test]
+async fn the_roster_announces_peers_joining_and_leaving() {
+    let wire = Wire::OpenAiCompat;
+    let stub = StubServer::start(vec![
+        wire_replies::text(wire, "one", U1),
+        wire_replies::text(wire, "two", U1),
+        wire_replies::text(wire, "three", U1),
+    ])
+    .await;
+    let v = Village::new(wire, stub.base_url(), None);
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    orch.deliver_and_wait("a1", Endpoint::User, "first")
+        .await
+        .unwrap();
+    orch.start_agent("b2").unwrap();
+    orch.deliver_and_wait("a1", Endpoint::User, "second")
+        .await
+        .unwrap();
+    orch.stop_agent("b2", Duration::from_secs(5)).await;
+    orch.deliver_and_wait("a1", Endpoint::User, "third")
+        .await
+        .unwrap();
+    let last = |n: usize| {
+        stub.requests()[n].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        last(0),
+        "[From: user]\nfirst",
+        "the first turn is the baseline"
+    );
+    assert!(
+        last(1).contains("Roster changes:\n- Bo (b2) joined."),
+        "{}",
+        last(1)
+    );
+    assert!(last(2).contains("- Bo (b2) left."), "{}", last(2));
+}
