@@ -146,11 +146,11 @@ impl Inner {
     }
 
     pub(crate) fn mark_failed(&self, id: &str, error: &str) {
-        if let Ok(mut agents) = self.agents.lock() {
-            if let Some(slot) = agents.get_mut(id) {
-                slot.status = AgentStatus::Failed;
-                slot.sender = None;
-            }
+        if let Ok(mut agents) = self.agents.lock()
+            && let Some(slot) = agents.get_mut(id)
+        {
+            slot.status = AgentStatus::Failed;
+            slot.sender = None;
         }
         self.log.line(&format!("agent failed: agent={id}"));
         self.events.emit(CoreEvent::AgentFailed {
