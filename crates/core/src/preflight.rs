@@ -451,32 +451,15 @@ pub fn headless_preflight(
 
 /// The `${secret:NAME}` names referenced by the MCP headers the start set will use.
 fn secret_refs(mcp: &[(String, McpConfig)], start: &BTreeSet<String>) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    for (_, config) in mcp
-        .iter()
+    mcp.iter()
         .filter(|(o, _)| o.is_empty() || start.contains(o))
-    {
-        for entry in config.mcp_servers.values() {
-            if let McpServerEntry::Http(h) = entry {
-                if !h.enabled {
-                    continue;
-                }
-                for value in h.headers.values() {
-                    let mut rest = value.as_str();
-                    while let Some(i) = rest.find("${secret:") {
-                        let after = &rest[i + 9..];
-                        if let Some(end) = after.find('}') {
-                            names.insert(after[..end].to_owned());
-                            rest = &after[end..];
-                        } else {
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    names
+        .flat_map(|(_, config)| config.mcp_servers.values())
+        .filter_map(|entry| match entry {
+            McpServerEntry::Http(h) if h.enabled => Some(h.secret_names()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
 }
 
 /// `FUSEFORKS_SECRET_` + the key upper-cased, non-alphanumerics turned into `_`.

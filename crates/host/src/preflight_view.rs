@@ -227,21 +227,15 @@ pub fn mcp_secret_keys(paths: &HostPaths) -> Vec<String> {
             }
         }
     }
-    let mut keys = BTreeSet::new();
-    for config in &configs {
-        for entry in config.mcp_servers.values() {
-            if let McpServerEntry::Http(h) = entry {
-                for value in h.headers.values() {
-                    let mut rest = value.as_str();
-                    while let Some(i) = rest.find("${secret:") {
-                        let after = &rest[i + 9..];
-                        let Some(end) = after.find('}') else { break };
-                        keys.insert(format!("mcp:{}", &after[..end]));
-                        rest = &after[end..];
-                    }
-                }
-            }
-        }
-    }
+    let keys: BTreeSet<String> = configs
+        .iter()
+        .flat_map(|c| c.mcp_servers.values())
+        .filter_map(|entry| match entry {
+            McpServerEntry::Http(h) => Some(h.secret_names()),
+            McpServerEntry::Stdio(_) => None,
+        })
+        .flatten()
+        .map(|name| format!("mcp:{name}"))
+        .collect();
     keys.into_iter().collect()
 }

@@ -6,7 +6,7 @@ use std::io::Read;
 use clap::Args;
 use fuseforks_core::preflight::HeadlessMode;
 
-use super::headless::{Common, boot, close, forward_events, report_findings, start_agents};
+use super::headless::{Common, boot, close, configure, report_findings, start_agents};
 use crate::exit;
 use crate::output::Out;
 use crate::signals::{SignalCount, reached};
@@ -62,11 +62,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
         Err(code) => return code,
     };
     let orchestrator = host.orchestrator.clone();
-    forward_events(&orchestrator, *out);
-    orchestrator.set_run_approval(args.common.approval());
-    if args.common.bypass_plan_review {
-        orchestrator.set_plan_review_bypass(true);
-    }
+    configure(&orchestrator, &args.common, *out);
     if !args.continue_session {
         orchestrator.new_conversation();
     }

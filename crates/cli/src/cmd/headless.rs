@@ -186,6 +186,15 @@ pub fn start_agents(
     Ok(started)
 }
 
+/// Applies the command's switches to a booted village and starts forwarding its events.
+pub fn configure(orchestrator: &Orchestrator, common: &Common, out: Out) {
+    forward_events(orchestrator, out);
+    orchestrator.set_run_approval(common.approval());
+    if common.bypass_plan_review {
+        orchestrator.set_plan_review_bypass(true);
+    }
+}
+
 /// Forwards core events to stderr under `--events jsonl`.
 pub fn forward_events(orchestrator: &Orchestrator, out: Out) {
     if !out.jsonl {

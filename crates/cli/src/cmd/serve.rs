@@ -5,7 +5,7 @@
 use clap::Args;
 use fuseforks_core::preflight::HeadlessMode;
 
-use super::headless::{Common, boot, close, forward_events, report_findings, start_agents};
+use super::headless::{Common, boot, close, configure, report_findings, start_agents};
 use crate::exit;
 use crate::output::Out;
 use crate::signals::{SignalCount, reached};
@@ -43,11 +43,7 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
         Err(code) => return code,
     };
     let orchestrator = host.orchestrator.clone();
-    forward_events(&orchestrator, *out);
-    orchestrator.set_run_approval(args.common.approval());
-    if args.common.bypass_plan_review {
-        orchestrator.set_plan_review_bypass(true);
-    }
+    configure(&orchestrator, &args.common, *out);
     if let Err(code) = start_agents(&orchestrator, &report, out) {
         return code;
     }

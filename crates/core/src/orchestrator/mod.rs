@@ -195,20 +195,13 @@ impl Inner {
         let Some(sender) = sender else {
             return Err(CoreError::NotRunning(to.to_owned()));
         };
-        let message = AgentMessage {
-            id: uuid::Uuid::new_v4().to_string(),
+        let message = AgentMessage::new(
             from,
-            to: Endpoint::Agent { id: to.to_owned() },
-            content: content.to_owned(),
-            tokens: 0,
-            ts_ms: now_ms(),
-            hop: route.hop,
-            co_recipients: Vec::new(),
-            grounding: None,
-            reasoning_summary: Vec::new(),
-            attachments: Vec::new(),
-            quotes: Vec::new(),
-        };
+            Endpoint::Agent { id: to.to_owned() },
+            content,
+            route.hop,
+            now_ms(),
+        );
         sender
             .send(Delivery {
                 message,
@@ -598,22 +591,15 @@ impl Orchestrator {
         let plan_id = plan_id.to_owned();
         tokio::spawn(async move {
             let root = Delivery {
-                message: AgentMessage {
-                    id: uuid::Uuid::new_v4().to_string(),
-                    from: Endpoint::System,
-                    to: Endpoint::Agent {
+                message: AgentMessage::new(
+                    Endpoint::System,
+                    Endpoint::Agent {
                         id: wave.agent_id.clone(),
                     },
-                    content: String::new(),
-                    tokens: 0,
-                    ts_ms: now_ms(),
-                    hop: 0,
-                    co_recipients: Vec::new(),
-                    grounding: None,
-                    reasoning_summary: Vec::new(),
-                    attachments: Vec::new(),
-                    quotes: Vec::new(),
-                },
+                    "",
+                    0,
+                    now_ms(),
+                ),
                 budget: CausalBudget::new(inner.world().token_budget),
                 route: Route::default(),
                 reply: None,

@@ -161,22 +161,16 @@ pub(crate) async fn run(
     }
     let mut reply_event = None;
     if let Some(answer) = &answer {
-        let reply = AgentMessage {
-            id: uuid::Uuid::new_v4().to_string(),
-            from: Endpoint::Agent {
+        let mut reply = AgentMessage::new(
+            Endpoint::Agent {
                 id: agent_id.into(),
             },
-            to: message.from.clone(),
-            content: answer.clone(),
-            tokens: u.total(),
-            ts_ms: now_ms(),
-            hop: message.hop,
-            co_recipients: Vec::new(),
-            grounding: None,
-            reasoning_summary: Vec::new(),
-            attachments: Vec::new(),
-            quotes: Vec::new(),
-        };
+            message.from.clone(),
+            answer.clone(),
+            message.hop,
+            now_ms(),
+        );
+        reply.tokens = u.total();
         batch.push(Record::Message(reply.clone()));
         inner.square.push(Utterance {
             id: reply.id.clone(),

@@ -75,6 +75,32 @@ pub struct AgentMessage {
     pub quotes: Vec<Value>,
 }
 
+impl AgentMessage {
+    /// A new message with a fresh id, stamped now.
+    pub fn new(
+        from: Endpoint,
+        to: Endpoint,
+        content: impl Into<String>,
+        hop: u32,
+        ts_ms: i64,
+    ) -> Self {
+        Self {
+            id: uuid::Uuid::new_v4().to_string(),
+            from,
+            to,
+            content: content.into(),
+            tokens: 0,
+            ts_ms,
+            hop,
+            co_recipients: Vec::new(),
+            grounding: None,
+            reasoning_summary: Vec::new(),
+            attachments: Vec::new(),
+            quotes: Vec::new(),
+        }
+    }
+}
+
 /// How a turn ended (tag `kind`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

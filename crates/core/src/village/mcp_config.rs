@@ -85,6 +85,23 @@ pub struct HttpServer {
     pub extra: Extra,
 }
 
+impl HttpServer {
+    /// The `NAME`s of the `${secret:NAME}` references in the header values, in order.
+    pub fn secret_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for value in self.headers.values() {
+            let mut rest = value.as_str();
+            while let Some(i) = rest.find("${secret:") {
+                let after = &rest[i + "${secret:".len()..];
+                let Some(end) = after.find('}') else { break };
+                names.push(after[..end].to_owned());
+                rest = &after[end..];
+            }
+        }
+        names
+    }
+}
+
 impl fmt::Debug for StdioServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StdioServer")
