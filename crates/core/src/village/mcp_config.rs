@@ -136,6 +136,9 @@ impl fmt::Debug for HttpServer {
 }
 
 impl<'de> Deserialize<'de> for McpServerEntry {
+    /// Checks an entry in the reference's order — shape (`sse` and unknown types refused by
+    /// name), mutual exclusion, required fields, value formats, URL scheme — so that the first
+    /// failure reported is the one the reference names.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut object = Extra::deserialize(deserializer)?;
         let kind = match object.remove("type") {
@@ -147,22 +150,83 @@ impl<'de> Deserialize<'de> for McpServerEntry {
                 ));
             }
         };
-        let body = serde_json::Value::Object(object);
-        match kind.as_deref() {
-            None | Some("stdio") => serde_json::from_value(body)
-                .map(Self::Stdio)
-                .map_err(de::Error::custom),
-            Some("http") => serde_json::from_value(body)
-                .map(Self::Http)
-                .map_err(de::Error::custom),
-            Some("sse") => Err(de::Error::custom(
-                "type \"sse\" is not supported (the SSE transport is deprecated); use \"type\": \"http\" for Streamable HTTP",
-            )),
-            Some(_) => Err(de::Error::custom(
-                "unknown `type`, expected \"stdio\" or \"http\"",
-            )),
+        let http = match kind.as_deref() {
+            None | Some("stdio") => false,
+            Some("http") => true,
+            Some("sse") => {
+                return Err(de::Error::custom(
+                    "type \"sse\" is not supported (the SSE transport is deprecated); use \"type\": \"http\" for Streamable HTTP",
+                ));
+            }
+            Some(_) => {
+                return Err(de::Error::custom(
+                    "unknown `type`, expected \"stdio\" or \"http\"",
+                ));
+            }
+        };
+        let (forbidden, required): (&[&str], &str) = if http {
+            (&["command", "args", "env"], "url")
+        } else {
+            (&["url", "headers"], "command")
+        };
+        if let Some(key) = forbidden.iter().find(|k| object.contains_key(**k)) {
+            let shape = if http { "an http" } else { "a stdio" };
+            return Err(de::Error::custom(format!(
+                "`{key}` is not allowed on {shape} entry"
+            )));
         }
+        match object.get(required) {
+            Some(serde_json::Value::String(s)) if !s.trim().is_empty() => {}
+            Some(serde_json::Value::String(_)) | None => {
+                return Err(de::Error::custom(format!("missing field `{required}`")));
+            }
+            Some(_) => return Err(de::Error::custom(format!("`{required}` must be a string"))),
+        }
+        let body = serde_json::Value::Object(object);
+        if !http {
+            return serde_json::from_value(body)
+                .map(Self::Stdio)
+                .map_err(de::Error::custom);
+        }
+        let server: HttpServer = serde_json::from_value(body).map_err(de::Error::custom)?;
+        check_url(&server.url).map_err(de::Error::custom)?;
+        Ok(Self::Http(server))
     }
+}
+
+/// An http entry's URL must be absolute, and https unless it points at loopback
+/// (`127.0.0.0/8`, `::1`, `localhost`).
+fn check_url(url: &str) -> Result<(), String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err("`url` must be an absolute URL (https://…)".into());
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    if host.is_empty() {
+        return Err("`url` has no host".into());
+    }
+    match scheme.to_ascii_lowercase().as_str() {
+        "https" => Ok(()),
+        "http" if is_loopback(host) => Ok(()),
+        "http" => Err(
+            "`url` must use https (plain http is allowed only to 127.0.0.1, ::1 or localhost)"
+                .into(),
+        ),
+        _ => Err("`url` must use https".into()),
+    }
+}
+
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host == "::1"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 impl Serialize for McpServerEntry {
@@ -220,6 +284,57 @@ mod tests {
         assert_eq!(written["topLevelFuture"], true);
         let again: McpConfig = serde_json::from_value(written).unwrap();
         assert_eq!(again, config);
+    }
+
+    #[test]
+    fn validation_follows_the_reference_order() {
+        let err = |entry: serde_json::Value| {
+            serde_json::from_value::<McpConfig>(serde_json::json!({"mcpServers": {"x": entry}}))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            err(serde_json::json!({"type": "http", "command": "npx"}))
+                .contains("`command` is not allowed on an http entry")
+        );
+        assert!(
+            err(serde_json::json!({"command": "npx", "url": "https://x"}))
+                .contains("`url` is not allowed on a stdio entry")
+        );
+        assert!(err(serde_json::json!({"type": "http"})).contains("missing field `url`"));
+        assert!(err(serde_json::json!({"command": ""})).contains("missing field `command`"));
+        assert!(
+            err(serde_json::json!({"type": "http", "url": "mcp.example.com"}))
+                .contains("absolute URL")
+        );
+        assert!(
+            err(serde_json::json!({"type": "http", "url": "http://mcp.example.com/mcp"}))
+                .contains("https")
+        );
+        assert!(err(serde_json::json!({"type": "http", "url": "https://x/mcp", "headers": {"Authorization": 5}})).contains("invalid type"));
+        for ok in [
+            "https://mcp.example.com/mcp",
+            "http://127.0.0.1:8080/mcp",
+            "http://localhost/mcp",
+            "http://[::1]:9/mcp",
+            "http://127.9.9.9/mcp",
+        ] {
+            let c: McpConfig = serde_json::from_value(
+                serde_json::json!({"mcpServers": {"x": {"type": "http", "url": ok}}}),
+            )
+            .unwrap();
+            assert!(
+                matches!(c.mcp_servers["x"], McpServerEntry::Http(_)),
+                "{ok}"
+            );
+        }
+        let disabled = err(
+            serde_json::json!({"type": "http", "url": "http://evil.example", "enabled": false}),
+        );
+        assert!(
+            disabled.contains("https"),
+            "validation applies to disabled entries too"
+        );
     }
 
     #[test]
