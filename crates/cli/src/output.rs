@@ -51,6 +51,27 @@ impl Out {
     }
 }
 
+impl Out {
+    /// Where MCP children's stderr goes: wrapped as JSON under `--events jsonl`, else inherited.
+    pub fn child_output(&self) -> Option<Arc<dyn fuseforks_core::mcp::ChildOutput>> {
+        self.jsonl
+            .then(|| Arc::new(ChildLines) as Arc<dyn fuseforks_core::mcp::ChildOutput>)
+    }
+}
+
+#[derive(Debug)]
+struct ChildLines;
+
+impl fuseforks_core::mcp::ChildOutput for ChildLines {
+    fn line(&self, server: &str, line: &str) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{}",
+            json!({"type": "log", "source": format!("mcp:{server}"), "message": line})
+        );
+    }
+}
+
 #[derive(Debug)]
 struct StderrLog {
     jsonl: bool,

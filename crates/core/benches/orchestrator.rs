@@ -81,6 +81,7 @@ fn open(data: &TempDataDir) -> Orchestrator {
             .with_log(log),
         os_locale: None,
         trash: TrashTarget::Folder(data.data_dir().join("trash")),
+        mcp_child_output: None,
     })
     .unwrap_or_else(|e| panic!("{e}"))
 }

@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod llm;
 pub mod log;
+pub mod mcp;
 pub mod orchestrator;
 pub mod preflight;
 pub mod prompt;

@@ -47,6 +47,8 @@ pub struct HostBootOptions {
     pub log_echo: Option<Arc<dyn LogSink>>,
     /// The OS locale (for an undetermined village language).
     pub os_locale: Option<String>,
+    /// Where MCP children's stderr goes (`--events jsonl`); inherited when `None`.
+    pub mcp_child_output: Option<Arc<dyn fuseforks_core::mcp::ChildOutput>>,
 }
 
 /// Why the host could not be built.
@@ -160,6 +162,7 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         trash: TrashTarget::Os {
             fallback: workspace.join(".trash"),
         },
+        mcp_child_output: options.mcp_child_output.clone(),
     })
     .map_err(|e| match e {
         CoreError::Sessions(s @ SessionError::Locked(_)) => HostError::SessionStoreLocked(s),

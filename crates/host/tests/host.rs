@@ -16,6 +16,7 @@ fn options() -> HostBootOptions {
         door_port: None,
         log_echo: None,
         os_locale: None,
+        mcp_child_output: None,
     }
 }
 

@@ -162,6 +162,7 @@ pub fn boot(
         door_port,
         log_echo: out.log_echo(),
         os_locale: os_locale(),
+        mcp_child_output: out.child_output(),
     };
     build_host(&HostPaths::new(&common.data_dir), options).map_err(|e| {
         out.cli("error", e.code(), &e.to_string(), None);

@@ -26,7 +26,8 @@ impl ApiKey {
         Self(key.into())
     }
 
-    fn expose(&self) -> &str {
+    /// The value: only for building a request (an auth header); never log or display it.
+    pub fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -115,16 +116,21 @@ pub struct LlmClient {
 static CRYPTO: Once = Once::new();
 
 impl LlmClient {
-    /// A client with rustls (ring) and no proxy surprises.
-    pub fn new() -> Result<Self, LlmError> {
+    /// An HTTP client with rustls (ring), shared by the model wires and remote MCP servers.
+    pub fn http_client() -> Result<reqwest::Client, LlmError> {
         CRYPTO.call_once(|| {
             // Another part of the process may have installed one first; either is fine.
             let _ = rustls::crypto::ring::default_provider().install_default();
         });
-        let http = reqwest::Client::builder()
+        reqwest::Client::builder()
             .user_agent(concat!("fuseforks/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| LlmError::InvalidRequest(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(|e| LlmError::InvalidRequest(format!("cannot build the HTTP client: {e}")))
+    }
+
+    /// A client with rustls (ring) and no proxy surprises.
+    pub fn new() -> Result<Self, LlmError> {
+        let http = Self::http_client()?;
         Ok(Self {
             http,
             log: Arc::new(TracingSink),

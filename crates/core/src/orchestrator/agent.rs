@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::{Delivery, Inner, TurnControl, turn};
+use crate::mcp::{McpConnections, McpContext};
 use crate::sessions::Record;
 
 /// Exchanges an agent keeps in its prompt history.
@@ -27,6 +28,7 @@ pub(crate) async fn run(
 ) {
     let mut history = restore_history(&inner, &agent_id);
     let mut roster_seen = std::collections::HashMap::new();
+    let mcp = connect_mcp(&inner, &agent_id).await;
     while let Some(delivery) = mailbox.recv().await {
         let outcome = turn::run(
             &inner,
@@ -35,6 +37,7 @@ pub(crate) async fn run(
             &delivery,
             &mut history,
             &mut roster_seen,
+            &mcp,
         )
         .await;
         while history.len() > HISTORY_TURNS {
@@ -45,6 +48,8 @@ pub(crate) async fn run(
             let _ = reply.send(outcome);
         }
     }
+    // The agent stops: its MCP children go with it.
+    mcp.close().await;
 }
 
 /// The last exchanges of this agent in the current conversation.
@@ -70,4 +75,34 @@ fn restore_history(inner: &Inner, agent_id: &str) -> VecDeque<Exchange> {
         out.pop_front();
     }
     out
+}
+
+/// Connects the agent's MCP servers (the shared `mcp.json`, then its own).
+async fn connect_mcp(inner: &Arc<Inner>, agent_id: &str) -> McpConnections {
+    let mut configs = Vec::new();
+    if let Ok(shared) = inner.store.load_shared_mcp() {
+        configs.push(shared.value);
+    }
+    if let Some(files) = crate::village::AgentId::new(agent_id)
+        .ok()
+        .and_then(|id| inner.store.agent_files(&id).ok())
+    {
+        match files.load_mcp() {
+            Ok(own) => configs.push(own.value),
+            Err(e) => inner.log.line(&format!(
+                "mcp: agent={agent_id} config=invalid code={}",
+                e.code()
+            )),
+        }
+    }
+    if configs.iter().all(|c| c.mcp_servers.is_empty()) {
+        return McpConnections::default();
+    }
+    let secrets = Arc::clone(&inner.secrets);
+    let ctx = McpContext {
+        secret: Arc::new(move |key: &str| secrets(key).map(|k| k.expose().to_owned())),
+        log: Arc::clone(&inner.log),
+        child_output: inner.mcp_child_output.clone(),
+    };
+    McpConnections::connect(agent_id, &configs, &ctx).await
 }

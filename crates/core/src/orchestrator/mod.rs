@@ -51,6 +51,8 @@ pub struct OrchestratorConfig {
     pub os_locale: Option<String>,
     /// Where `file remove` puts things.
     pub trash: TrashTarget,
+    /// Where MCP children's stderr goes (inherited when `None`).
+    pub mcp_child_output: Option<Arc<dyn crate::mcp::ChildOutput>>,
 }
 
 /// A message waiting in an agent's mailbox.
@@ -133,6 +135,7 @@ pub(crate) struct Inner {
     pub secrets: SecretLookup,
     pub approval: RwLock<RunApproval>,
     pub trash: TrashTarget,
+    pub mcp_child_output: Option<Arc<dyn crate::mcp::ChildOutput>>,
     pub square: square::Square,
     pub plans: plan::PlanBook,
     pub plan_bypass: AtomicBool,
@@ -309,6 +312,7 @@ impl Orchestrator {
                 secrets: config.secrets,
                 approval: RwLock::new(RunApproval::Required),
                 trash: config.trash,
+                mcp_child_output: config.mcp_child_output,
                 square: square::Square::default(),
                 plans: plan::PlanBook::default(),
                 plan_bypass: AtomicBool::new(false),

@@ -38,6 +38,7 @@ pub(crate) async fn run(
     delivery: &Delivery,
     history: &mut VecDeque<Exchange>,
     roster_seen: &mut HashMap<String, bool>,
+    mcp: &crate::mcp::McpConnections,
 ) -> TurnOutcome {
     let started = Instant::now();
     let started_ms = now_ms();
@@ -61,7 +62,7 @@ pub(crate) async fn run(
         rounds: 0,
         model_time: std::time::Duration::ZERO,
     };
-    let setup = prepare(inner, &world, agent_id);
+    let setup = prepare(inner, &world, agent_id, mcp);
     let mut handed_off = false;
     let mut agent_name = agent_id.to_owned();
     let (stop, answer, sent, model, backend, cap) = match setup {
@@ -81,7 +82,7 @@ pub(crate) async fn run(
                 sent.push_str(&fold(&inner.square.recent_for(agent_id), language));
             }
             let (stop, answer, handed) = rounds(
-                inner, agent_id, control, delivery, history, &prepared, &sent, &mut tally,
+                inner, agent_id, control, delivery, history, &prepared, &sent, &mut tally, mcp,
             )
             .await;
             handed_off = handed;
@@ -269,7 +270,12 @@ struct Prepared {
 }
 
 /// Reads what a turn needs; an `Err` is the stop code of a turn that cannot run.
-fn prepare(inner: &Inner, world: &World, agent_id: &str) -> Result<Prepared, &'static str> {
+fn prepare(
+    inner: &Inner,
+    world: &World,
+    agent_id: &str,
+    mcp: &crate::mcp::McpConnections,
+) -> Result<Prepared, &'static str> {
     let id = AgentId::new(agent_id).map_err(|_| "AGENT_NOT_FOUND")?;
     let agent = world.agent(&id).cloned().ok_or("AGENT_NOT_FOUND")?;
     let template = world
@@ -289,6 +295,7 @@ fn prepare(inner: &Inner, world: &World, agent_id: &str) -> Result<Prepared, &'s
     let mut specs = offered_tools(&agent, work_dir.is_some(), approval, language);
     let (extra_specs, synthetic) = synthetic_tools(&agent, world, language, work_dir.is_some());
     specs.extend(extra_specs);
+    specs.extend(mcp.specs());
     let roster: Vec<RosterEntry> = agent
         .connected_agents
         .iter()
@@ -347,6 +354,7 @@ async fn rounds(
     p: &Prepared,
     sent: &str,
     tally: &mut Tally,
+    mcp: &crate::mcp::McpConnections,
 ) -> (TurnStop, Option<String>, bool) {
     let mut messages = vec![ChatMessage::text(Role::System, p.system.text.clone())];
     for past in history {
@@ -461,12 +469,13 @@ async fn rounds(
             }
             let mut args = call.args.clone();
             let synthetic = p.synthetic.get(&call.name).cloned();
-            let reason = if synthetic.is_some() {
+            let reason = if synthetic.is_some() || mcp.has(&call.name) {
                 ReasonState::Unsupported
             } else {
                 take_reason(&mut args)
             };
             let output = match synthetic {
+                None if mcp.has(&call.name) => mcp.call(&call.name, &args).await,
                 None => run_tool(&call.name, &args, &p.tools).await,
                 Some(Synthetic::Transfer(target)) => {
                     let text = args

@@ -88,18 +88,24 @@ pub struct HttpServer {
 impl HttpServer {
     /// The `NAME`s of the `${secret:NAME}` references in the header values, in order.
     pub fn secret_names(&self) -> Vec<String> {
-        let mut names = Vec::new();
-        for value in self.headers.values() {
-            let mut rest = value.as_str();
-            while let Some(i) = rest.find("${secret:") {
-                let after = &rest[i + "${secret:".len()..];
-                let Some(end) = after.find('}') else { break };
-                names.push(after[..end].to_owned());
-                rest = &after[end..];
-            }
-        }
-        names
+        self.headers
+            .values()
+            .flat_map(|v| secret_names_in(v))
+            .collect()
     }
+}
+
+/// The `NAME`s of the `${secret:NAME}` references in one header value, in order.
+pub fn secret_names_in(value: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = value;
+    while let Some(i) = rest.find("${secret:") {
+        let after = &rest[i + "${secret:".len()..];
+        let Some(end) = after.find('}') else { break };
+        names.push(after[..end].to_owned());
+        rest = &after[end..];
+    }
+    names
 }
 
 impl fmt::Debug for StdioServer {

@@ -84,6 +84,7 @@ impl Village {
             llm: LlmClient::new().unwrap().with_log(log),
             os_locale: None,
             trash: TrashTarget::Folder(self.data.data_dir().join("trash")),
+            mcp_child_output: None,
         })
         .unwrap()
     }

@@ -107,6 +107,7 @@ impl Town {
             llm: LlmClient::new().unwrap().with_log(log),
             os_locale: None,
             trash: TrashTarget::Folder(self.data.data_dir().join("trash")),
+            mcp_child_output: None,
         })
         .unwrap();
         for (id, _) in &self.stubs {

@@ -1,0 +1,310 @@
+//! MCP servers as tool providers (the client side, through rmcp): an agent's servers — the
+//! shared `mcp.json` and its own — are connected when it starts (stdio children without a
+//! shell, or Streamable HTTP with `${secret:NAME}` headers resolved all-or-nothing), their tools
+//! offered as `<server>__<tool>`, and the children killed when it stops. A server that fails
+//! leaves the agent running without its tools, and says why in one `mcp:` line.
+
+pub mod naming;
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+use crate::llm::ToolSpec;
+use crate::log::LogSink;
+use crate::tools::ToolOutput;
+use crate::village::mcp_config::{
+    HttpServer, McpConfig, McpServerEntry, StdioServer, secret_names_in,
+};
+
+/// How long a server may take to connect.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most characters of a tool result the model reads.
+pub const RESULT_MAX_CHARS: usize = 16_000;
+/// The longest line of a child's stderr forwarded at once.
+pub const CHILD_LINE_MAX: u64 = 64 * 1024;
+
+/// Where the stderr lines of stdio children go when they are not simply inherited
+/// (`--events jsonl`: one JSON line each, never into `fuseforks.log`).
+pub trait ChildOutput: Send + Sync + std::fmt::Debug {
+    /// One line a child wrote.
+    fn line(&self, server: &str, line: &str);
+}
+
+/// Looks a secret up by key (`mcp:NAME`).
+pub type SecretFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// What connecting needs besides the configs.
+#[derive(Clone)]
+pub struct McpContext {
+    /// Looks a secret up by key (`mcp:NAME`).
+    pub secret: SecretFn,
+    /// The village log (one `mcp:` line per server).
+    pub log: Arc<dyn LogSink>,
+    /// Children's stderr: inherited when `None`.
+    pub child_output: Option<Arc<dyn ChildOutput>>,
+}
+
+struct Server {
+    name: String,
+    client: RunningService<RoleClient, ()>,
+}
+
+/// One tool of a connected server.
+#[derive(Debug, Clone)]
+struct RemoteTool {
+    server: usize,
+    tool: String,
+    spec: ToolSpec,
+}
+
+/// The connected servers of one agent.
+#[derive(Default)]
+pub struct McpConnections {
+    servers: Vec<Server>,
+    tools: HashMap<String, RemoteTool>,
+    order: Vec<String>,
+}
+
+impl std::fmt::Debug for McpConnections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpConnections")
+            .field("servers", &self.servers.len())
+            .field("tools", &self.order)
+            .finish()
+    }
+}
+
+impl McpConnections {
+    /// Connects every enabled server of the configs (the shared one first; an agent's entry of
+    /// the same name replaces the shared one).
+    pub async fn connect(agent_id: &str, configs: &[McpConfig], ctx: &McpContext) -> Self {
+        let mut entries: Vec<(String, McpServerEntry)> = Vec::new();
+        for config in configs {
+            for (name, entry) in &config.mcp_servers {
+                entries.retain(|(n, _)| n != name);
+                entries.push((name.clone(), entry.clone()));
+            }
+        }
+        let mut out = Self::default();
+        for (name, entry) in entries.into_iter().filter(|(_, e)| e.enabled()) {
+            let started = std::time::Instant::now();
+            let connected = match &entry {
+                McpServerEntry::Stdio(s) => {
+                    tokio::time::timeout(CONNECT_TIMEOUT, connect_stdio(&name, s, ctx)).await
+                }
+                McpServerEntry::Http(h) => {
+                    tokio::time::timeout(CONNECT_TIMEOUT, connect_http(h, ctx)).await
+                }
+            };
+            let client = match connected {
+                Ok(Ok(client)) => client,
+                Ok(Err(reason)) => {
+                    ctx.log.line(&format!(
+                        "mcp: agent={agent_id} server={name} outcome=failed reason={reason}"
+                    ));
+                    continue;
+                }
+                Err(_) => {
+                    ctx.log.line(&format!(
+                        "mcp: agent={agent_id} server={name} outcome=failed reason=timeout"
+                    ));
+                    continue;
+                }
+            };
+            let tools = match client.list_all_tools().await {
+                Ok(t) => t,
+                Err(_) => {
+                    ctx.log.line(&format!(
+                        "mcp: agent={agent_id} server={name} outcome=failed reason=list_tools"
+                    ));
+                    let _ = client.cancel().await;
+                    continue;
+                }
+            };
+            let index = out.servers.len();
+            for tool in &tools {
+                let qualified = naming::qualified(&name, &tool.name);
+                let spec = ToolSpec {
+                    name: qualified.clone(),
+                    description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                    parameters: Value::Object((*tool.input_schema).clone()),
+                };
+                if out
+                    .tools
+                    .insert(
+                        qualified.clone(),
+                        RemoteTool {
+                            server: index,
+                            tool: tool.name.to_string(),
+                            spec,
+                        },
+                    )
+                    .is_none()
+                {
+                    out.order.push(qualified);
+                }
+            }
+            ctx.log.line(&format!(
+                "mcp: agent={agent_id} server={name} outcome=connected tools={} elapsed_ms={}",
+                tools.len(),
+                started.elapsed().as_millis()
+            ));
+            out.servers.push(Server { name, client });
+        }
+        out
+    }
+
+    /// The tool specs, in connection order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.order
+            .iter()
+            .filter_map(|n| self.tools.get(n))
+            .map(|t| t.spec.clone())
+            .collect()
+    }
+
+    /// True when `name` is one of these tools.
+    pub fn has(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// Calls a tool; failures come back as text for the model.
+    pub async fn call(&self, name: &str, args: &Value) -> ToolOutput {
+        let Some(tool) = self.tools.get(name) else {
+            return ToolOutput::fail(format!("unknown MCP tool {name}"));
+        };
+        let Some(server) = self.servers.get(tool.server) else {
+            return ToolOutput::fail("the MCP server is gone");
+        };
+        let mut params = CallToolRequestParams::new(tool.tool.clone());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map.clone());
+        }
+        match server.client.call_tool(params).await {
+            Ok(result) => {
+                let mut parts = Vec::new();
+                for block in serde_json::to_value(&result.content)
+                    .ok()
+                    .and_then(|v| v.as_array().cloned())
+                    .unwrap_or_default()
+                {
+                    match block.get("type").and_then(Value::as_str) {
+                        Some("text") => parts.push(
+                            block
+                                .get("text")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_owned(),
+                        ),
+                        Some(kind) => parts.push(format!("[{kind}]")),
+                        None => {}
+                    }
+                }
+                if parts.is_empty()
+                    && let Some(structured) = &result.structured_content
+                {
+                    parts.push(structured.to_string());
+                }
+                let body = crate::tools::cap(&parts.join("\n"), RESULT_MAX_CHARS);
+                ToolOutput {
+                    ok: result.is_error != Some(true),
+                    body,
+                }
+            }
+            Err(e) => ToolOutput::fail(format!("MCP server {}: {e}", server.name)),
+        }
+    }
+
+    /// Disconnects every server; stdio children are killed.
+    pub async fn close(self) {
+        for server in self.servers {
+            let _ = server.client.cancel().await;
+        }
+    }
+}
+
+async fn connect_stdio(
+    name: &str,
+    server: &StdioServer,
+    ctx: &McpContext,
+) -> Result<RunningService<RoleClient, ()>, String> {
+    let mut command = tokio::process::Command::new(&server.command);
+    command
+        .args(&server.args)
+        .envs(&server.env)
+        .kill_on_drop(true);
+    let piped = ctx.child_output.is_some();
+    let builder = TokioChildProcess::builder(command).stderr(if piped {
+        Stdio::piped()
+    } else {
+        Stdio::inherit()
+    });
+    let (transport, stderr) = builder.spawn().map_err(|e| format!("spawn:{}", e.kind()))?;
+    if let (Some(stderr), Some(output)) = (stderr, ctx.child_output.clone()) {
+        let name = name.to_owned();
+        tokio::spawn(async move { forward_lines(stderr, &name, output.as_ref()).await });
+    }
+    ().serve(transport)
+        .await
+        .map_err(|_| "handshake".to_owned())
+}
+
+async fn connect_http(
+    server: &HttpServer,
+    ctx: &McpContext,
+) -> Result<RunningService<RoleClient, ()>, String> {
+    let mut headers = HashMap::new();
+    for (key, value) in &server.headers {
+        let mut resolved = value.clone();
+        for name in secret_names_in(value) {
+            // All or nothing: one missing secret and the server is not connected.
+            let Some(secret) = (ctx.secret)(&format!("mcp:{name}")) else {
+                return Err(format!("secret_missing:{name}"));
+            };
+            resolved = resolved.replace(&format!("${{secret:{name}}}"), &secret);
+        }
+        let header_name = reqwest::header::HeaderName::from_bytes(key.as_bytes())
+            .map_err(|_| format!("bad_header:{key}"))?;
+        let header_value = reqwest::header::HeaderValue::from_str(&resolved)
+            .map_err(|_| format!("bad_header_value:{key}"))?;
+        headers.insert(header_name, header_value);
+    }
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(server.url.clone()).custom_headers(headers);
+    let client = crate::llm::LlmClient::http_client().map_err(|_| "http_client".to_owned())?;
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    ().serve(transport)
+        .await
+        .map_err(|_| "handshake".to_owned())
+}
+
+/// Forwards a child's stderr line by line, each read capped at [`CHILD_LINE_MAX`] bytes so a
+/// child that never writes a newline cannot grow the parent's memory.
+pub async fn forward_lines(
+    reader: impl tokio::io::AsyncRead + Unpin,
+    server: &str,
+    output: &dyn ChildOutput,
+) {
+    let mut reader = BufReader::new(reader);
+    loop {
+        let mut buf = Vec::new();
+        let mut limited = (&mut reader).take(CHILD_LINE_MAX);
+        match limited.read_until(b'\n', &mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let line = String::from_utf8_lossy(&buf);
+                output.line(server, line.trim_end_matches(['\n', '\r']));
+            }
+        }
+    }
+}
