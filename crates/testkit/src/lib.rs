@@ -35,6 +35,20 @@ pub fn original_village() -> PathBuf {
     reference("fixtures/original-village")
 }
 
+/// A test MCP server script written with the official Python SDK (`crates/testkit/mcp/`).
+/// Needs `python3` with the `mcp` package (`.ci/run` installs it).
+pub fn mcp_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp").join(name)
+}
+
+/// A free loopback port (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
 /// A `data_dir` in a temporary folder, removed on drop.
 pub struct TempDataDir {
     dir: tempfile::TempDir,

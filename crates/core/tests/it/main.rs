@@ -14,6 +14,7 @@ mod llm_encoding;
 mod llm_fixtures;
 mod llm_retry;
 mod llm_support;
+mod mcp_client;
 mod orch_support;
 mod orchestrator;
 mod original_village;

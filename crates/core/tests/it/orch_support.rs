@@ -76,10 +76,27 @@ impl Village {
     }
 
     pub fn open(&self) -> Orchestrator {
+        self.open_with_secrets(&[])
+    }
+
+    /// Opens with extra secrets besides the template's key.
+    pub fn open_with_secrets(&self, extra: &[(&str, &str)]) -> Orchestrator {
+        let extra: Vec<(String, String)> = extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
         let log = Arc::new(VillageLog::open(&self.data.workspace().join("fuseforks.log")).unwrap());
         Orchestrator::bootstrap(OrchestratorConfig {
             workspace: self.data.workspace(),
-            secrets: Arc::new(|id: &str| (id == "stub").then(|| ApiKey::new(API_KEY))),
+            secrets: Arc::new(move |id: &str| {
+                if id == "stub" {
+                    return Some(ApiKey::new(API_KEY));
+                }
+                extra
+                    .iter()
+                    .find(|(k, _)| k == id)
+                    .map(|(_, v)| ApiKey::new(v.clone()))
+            }),
             log: log.clone(),
             llm: LlmClient::new().unwrap().with_log(log),
             os_locale: None,

@@ -1,0 +1,178 @@
+//! MCP servers written with the official Python SDK, used by an agent in a turn: a stdio child
+//! and a Streamable HTTP server behind a bearer header that comes from `${secret:NAME}`.
+
+use std::time::{Duration, Instant};
+
+use fuseforks_core::llm::Wire;
+use fuseforks_core::sessions::Endpoint;
+use fuseforks_core::village::AgentId;
+use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
+use fuseforks_testkit::{free_port, mcp_script};
+use serde_json::json;
+
+use crate::orch_support::Village;
+
+const U: ScriptUsage = ScriptUsage {
+    prompt: 300,
+    completion: 10,
+    cache_read: 0,
+    reasoning: 0,
+};
+const TOKEN: &str = "remote-CANARY-token-51ab";
+
+fn call(name: &str, args: serde_json::Value) -> fuseforks_testkit::stub::StubReply {
+    wire_replies::tool_calls(
+        Wire::OpenAiCompat,
+        &[ScriptCall {
+            id: "c1".into(),
+            name: name.into(),
+            args,
+        }],
+        U,
+    )
+}
+
+fn alive(pid: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    !stat.is_empty() && !stat.contains(") Z ")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent() {
+    let stub = StubServer::start(vec![
+        call("echo__shout", json!({"text": "quiet words"})),
+        wire_replies::text(Wire::OpenAiCompat, "done", U),
+    ])
+    .await;
+    let v = Village::new(Wire::OpenAiCompat, stub.base_url(), None);
+    let pid_file = v.data.data_dir().join("echo.pid");
+    let files = v.store().agent_files(&AgentId::new("a1").unwrap()).unwrap();
+    let config = json!({"mcpServers": {"echo": {"command": "python3", "args": [mcp_script("echo_stdio.py"), pid_file]}}});
+    files
+        .save_mcp(&serde_json::from_value(config).unwrap())
+        .unwrap();
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    let outcome = orch
+        .deliver_and_wait("a1", Endpoint::User, "shout it")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer.as_deref(), Some("done"));
+    let requests = stub.requests();
+    let offered: Vec<String> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(offered.contains(&"echo__shout".to_owned()), "{offered:?}");
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(result, "QUIET WORDS");
+    let log = v.log();
+    assert!(
+        log.contains("mcp: agent=a1 server=echo outcome=connected tools=1"),
+        "{log}"
+    );
+    assert!(
+        log.contains("tool: agent=a1 round=1 name=echo__shout ok=true")
+            && log.contains("reason=unsupported"),
+        "{log}"
+    );
+    assert!(
+        !log.contains("quiet words") && !log.contains("QUIET WORDS"),
+        "no tool bodies in the log"
+    );
+
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    assert!(alive(&pid));
+    assert!(orch.stop_agent("a1", Duration::from_secs(10)).await);
+    let started = Instant::now();
+    while alive(&pid) && started.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(&pid), "the MCP child died with its agent");
+}
+
+async fn http_server(port: u16) -> std::process::Child {
+    let child = std::process::Command::new("python3")
+        .arg(mcp_script("echo_http.py"))
+        .arg(port.to_string())
+        .arg(TOKEN)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the Python HTTP server did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    child
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_server_gets_its_secret_header_or_is_not_connected() {
+    let port = free_port();
+    let mut server = http_server(port).await;
+    let stub = StubServer::start(vec![
+        call("quiet__whisper", json!({"text": "LOUD"})),
+        wire_replies::text(Wire::OpenAiCompat, "ok", U),
+    ])
+    .await;
+    let v = Village::new(Wire::OpenAiCompat, stub.base_url(), None);
+    let config = json!({"mcpServers": {"quiet": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": {"Authorization": "Bearer ${secret:REMOTE}"}}}});
+    v.store()
+        .save_shared_mcp(&serde_json::from_value(config).unwrap())
+        .unwrap();
+
+    // With the secret.
+    let orch = v.open_with_secrets(&[("mcp:REMOTE", TOKEN)]);
+    orch.start_agent("a1").unwrap();
+    orch.deliver_and_wait("a1", Endpoint::User, "whisper")
+        .await
+        .unwrap();
+    let result = stub.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(result, "loud");
+    orch.stop_agent("a1", Duration::from_secs(10)).await;
+    drop(orch);
+
+    // Without it: not connected, and the log names the secret, never a value.
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    stub.push([wire_replies::text(Wire::OpenAiCompat, "no tools", U)]);
+    orch.deliver_and_wait("a1", Endpoint::User, "again")
+        .await
+        .unwrap();
+    let offered = stub.requests()[2].body["tools"].to_string();
+    assert!(
+        !offered.contains("quiet__whisper"),
+        "not connected, not offered"
+    );
+    let log = v.log();
+    assert!(
+        log.contains("server=quiet outcome=failed reason=secret_missing:REMOTE"),
+        "{log}"
+    );
+    assert!(!log.contains(TOKEN), "the value never reaches the log");
+    let _ = server.kill();
+    let _ = server.wait();
+}
