@@ -1,8 +1,10 @@
 //! `fuseforks-host`: a running Fuseforks process around the core — the one boot wiring
 //! (`build_host`), the village lock, the secret stores, and the host's side of the headless
-//! preflight. The door, schedules' ticker and the GUI's HTTP API arrive with their issues.
+//! preflight, and the door (the village's MCP server). Schedules' ticker and the GUI's HTTP API
+//! arrive with their issues.
 
 pub mod boot;
+pub mod door;
 pub mod lock;
 pub mod paths;
 pub mod preflight_view;

@@ -96,28 +96,9 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     };
     match &answer {
         Some(text) => println!("{text}"),
-        None => println!("{}", fixed_line(state, report.language)),
+        None => println!("{}", state.no_answer_line(report.language)),
     }
     close(&orchestrator, &mut signals, out).await;
     drop(host);
     exit::for_outcome(state)
-}
-
-/// The fixed line printed when there is no answer (exit codes 6-9).
-fn fixed_line(
-    state: fuseforks_core::orchestrator::PlanTaskState,
-    language: fuseforks_core::village::Language,
-) -> &'static str {
-    use fuseforks_core::orchestrator::PlanTaskState as S;
-    use fuseforks_core::village::Language as L;
-    match (state, language) {
-        (S::TimedOut, L::Ja) => "（待ちの上限を超えました）",
-        (S::TimedOut, L::En) => "(The wait ran out.)",
-        (S::Interrupted, L::Ja) => "（打ち切られました）",
-        (S::Interrupted, L::En) => "(Interrupted.)",
-        (S::BudgetExhausted, L::Ja) => "（予算の上限で止まりました）",
-        (S::BudgetExhausted, L::En) => "(Stopped at the token budget.)",
-        (_, L::Ja) => "（答えが返りませんでした）",
-        (_, L::En) => "(No answer.)",
-    }
 }

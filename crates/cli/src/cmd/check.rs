@@ -27,7 +27,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub common: Common,
     /// The port `serve --door-port` would open.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub door_port: Option<u16>,
     /// Print `{"findings":[…],"start":[…]}` on stdout.
     #[arg(long)]

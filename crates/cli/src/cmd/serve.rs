@@ -1,6 +1,6 @@
-//! `fuseforks-cli serve …`: starts the start set and runs until SIGINT / SIGTERM, then closes:
-//! interrupt → stop agents (30 s grace) → drop the host. Schedules and the door join when their
-//! issues land (the boot options already carry them).
+//! `fuseforks-cli serve …`: starts the start set, opens the door (`--door-port`, or
+//! `mcp_server.json`) and runs until SIGINT / SIGTERM, then closes: door → interrupt → stop
+//! agents (30 s grace) → drop the host. Schedules join when their issue lands.
 
 use clap::Args;
 use fuseforks_core::preflight::HeadlessMode;
@@ -16,7 +16,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub common: Common,
     /// Open the door on 127.0.0.1:PORT with the secret `door_token`.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub door_port: Option<u16>,
     /// Also print info findings and log lines.
     #[arg(long)]
@@ -47,6 +47,22 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     if let Err(code) = start_agents(&orchestrator, &report, out) {
         return code;
     }
+    let door = match fuseforks_host::door::open_for_host(&host).await {
+        Ok(door) => door,
+        Err(e) => {
+            out.cli("error", e.code(), &e.to_string(), None);
+            close(&orchestrator, &mut signals, out).await;
+            return exit::BOOT_FAILED;
+        }
+    };
+    if let Some(door) = &door {
+        out.cli(
+            "info",
+            "DOOR_OPEN",
+            &format!("door open at {}", door.url()),
+            None,
+        );
+    }
     out.cli(
         "info",
         "SERVING",
@@ -63,6 +79,9 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
         "closing: interrupting turns and stopping agents",
         None,
     );
+    if let Some(door) = door {
+        door.close().await;
+    }
     close(&orchestrator, &mut signals, out).await;
     drop(host);
     exit::OK

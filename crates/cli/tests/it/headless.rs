@@ -16,15 +16,15 @@ use serde_json::json;
 
 use crate::{stderr, stdout};
 
-const U: ScriptUsage = ScriptUsage {
+pub(crate) const U: ScriptUsage = ScriptUsage {
     prompt: 400,
     completion: 10,
     cache_read: 0,
     reasoning: 0,
 };
-const KEY: &str = "sk-headless-test-KEY-93e1";
+pub(crate) const KEY: &str = "sk-headless-test-KEY-93e1";
 
-fn village(data: &TempDataDir, stub: &str, budget: Option<u64>) {
+pub(crate) fn village(data: &TempDataDir, stub: &str, budget: Option<u64>) {
     let mut t = ModelTemplate::new(
         TemplateId::new("stub").unwrap(),
         "stub",
@@ -52,7 +52,7 @@ fn village(data: &TempDataDir, stub: &str, budget: Option<u64>) {
         .unwrap();
 }
 
-fn command(args: &[&str], with_key: bool) -> Command {
+pub(crate) fn command(args: &[&str], with_key: bool) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"));
     c.args(args)
         .env("LANG", "C.UTF-8")
@@ -64,7 +64,7 @@ fn command(args: &[&str], with_key: bool) -> Command {
     c
 }
 
-async fn run(args: Vec<String>, with_key: bool) -> Output {
+pub(crate) async fn run(args: Vec<String>, with_key: bool) -> Output {
     tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         command(&args, with_key).output().unwrap()
@@ -73,11 +73,11 @@ async fn run(args: Vec<String>, with_key: bool) -> Output {
     .unwrap()
 }
 
-fn args(list: &[&str]) -> Vec<String> {
+pub(crate) fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }
 
-fn log(data: &TempDataDir) -> String {
+pub(crate) fn log(data: &TempDataDir) -> String {
     std::fs::read_to_string(data.workspace().join("fuseforks.log")).unwrap_or_default()
 }
 
@@ -381,7 +381,7 @@ fn spawn(args: &[&str]) -> Child {
         .unwrap()
 }
 
-fn signal(child: &Child, name: &str) {
+pub(crate) fn signal(child: &Child, name: &str) {
     let status = Command::new("kill")
         .args([format!("-{name}"), child.id().to_string()])
         .status()
@@ -389,7 +389,7 @@ fn signal(child: &Child, name: &str) {
     assert!(status.success());
 }
 
-async fn wait_for(path: &Path, needle: &str) {
+pub(crate) async fn wait_for(path: &Path, needle: &str) {
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(20) {
         if std::fs::read_to_string(path)

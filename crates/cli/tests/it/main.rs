@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod door;
 mod init;
 
 use std::process::{Command, Output};

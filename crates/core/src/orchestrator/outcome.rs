@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::llm::Usage;
 use crate::sessions::TurnStop;
+use crate::village::Language;
 
 /// How a delivered request ended, as its sender sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -25,6 +26,22 @@ pub enum PlanTaskState {
     Interrupted,
     /// The budget ran out.
     BudgetExhausted,
+}
+
+impl PlanTaskState {
+    /// The fixed line an outside asker (`ask`, the door) gets when there is no answer.
+    pub fn no_answer_line(self, language: Language) -> &'static str {
+        match (self, language) {
+            (Self::TimedOut, Language::Ja) => "（待ちの上限を超えました）",
+            (Self::TimedOut, Language::En) => "(The wait ran out.)",
+            (Self::Interrupted, Language::Ja) => "（打ち切られました）",
+            (Self::Interrupted, Language::En) => "(Interrupted.)",
+            (Self::BudgetExhausted, Language::Ja) => "（予算の上限で止まりました）",
+            (Self::BudgetExhausted, Language::En) => "(Stopped at the token budget.)",
+            (_, Language::Ja) => "（答えが返りませんでした）",
+            (_, Language::En) => "(No answer.)",
+        }
+    }
 }
 
 /// The result of one turn.

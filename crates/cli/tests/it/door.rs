@@ -1,0 +1,284 @@
+//! The door under `serve --door-port`, reached by the official Python MCP SDK as a client:
+//! the tool list, a real ask through the reception, strangers refused, and a SIGTERM that
+//! leaves no MCP child behind.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fuseforks_core::llm::Wire;
+use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::wire_replies;
+use fuseforks_testkit::{TempDataDir, free_port, mcp_script};
+use serde_json::{Value, json};
+
+use crate::headless::{U, command, log, signal, village, wait_for};
+use crate::stderr;
+
+const DOOR_TOKEN: &str = "door-CANARY-token-7f3e";
+
+/// Kills `serve` if the test panics before it is signalled (no orphan keeps the port).
+struct Serving(Option<Child>);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn serve_with_door(data: &TempDataDir, port: u16) -> Child {
+    let dir = data.data_dir().display().to_string();
+    let port = port.to_string();
+    command(
+        &[
+            "serve",
+            "--data-dir",
+            &dir,
+            "--start",
+            "batch",
+            "--secrets",
+            "env",
+            "--door-port",
+            &port,
+        ],
+        true,
+    )
+    .env("FUSEFORKS_SECRET_DOOR_TOKEN", DOOR_TOKEN)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap()
+}
+
+async fn door_client(args: Vec<String>) -> Value {
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("python3")
+            .arg(mcp_script("door_client.py"))
+            .args(&args)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "door client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            // The state follows the parenthesised command name; Z = a zombie, already dead.
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+async fn wait_until_gone(pid: u32) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(5) {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+async fn read_pid(path: &Path) -> u32 {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(30) {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = std::fs::read_to_string(path.with_file_name("workspace").join("fuseforks.log"));
+    panic!("the MCP child never wrote its pid: {log:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_asks_through_the_door_strangers_are_refused_and_sigterm_leaves_no_child() {
+    let stub = StubServer::start(vec![wire_replies::text(
+        Wire::OpenAiCompat,
+        "the village answers",
+        U,
+    )])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let pid_file = data.data_dir().join("echo.pid");
+    data.write(
+        "agents/rec/mcp.json",
+        json!({"mcpServers": {"echo": {"command": "python3", "args": [mcp_script("echo_stdio.py"), pid_file]}}})
+            .to_string(),
+    );
+    let port = free_port();
+    let mut serving = Serving(Some(serve_with_door(&data, port)));
+    let log_path = data.workspace().join("fuseforks.log");
+    wait_for(&log_path, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    let child_pid = read_pid(&pid_file).await;
+    assert!(alive(child_pid));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+
+    let asked = door_client(["ask", "what is new?", "1"].iter().fold(
+        vec![url.clone(), DOOR_TOKEN.into()],
+        |mut v, a| {
+            v.push((*a).into());
+            v
+        },
+    ))
+    .await;
+    assert_eq!(asked["tools"], json!(["ask_fuseforks"]));
+    assert_eq!(asked["schema"]["required"], json!(["message"]));
+    assert_eq!(asked["answers"], json!(["the village answers"]));
+    assert_eq!(asked["is_error"], json!([false]));
+    let sent = stub.requests();
+    assert_eq!(sent.len(), 1, "one model call for one ask");
+    assert!(sent[0].body.to_string().contains("what is new?"));
+
+    for (token, host, status) in [
+        ("wrong-token", None, 401),
+        ("-", None, 401),
+        (DOOR_TOKEN, Some("evil.example"), 403),
+        (
+            DOOR_TOKEN,
+            Some(format!("evil.example:{port}").as_str()),
+            403,
+        ),
+    ] {
+        let mut args = vec![url.clone(), token.to_owned(), "refused".to_owned()];
+        args.extend(host.map(str::to_owned));
+        let refused = door_client(args).await;
+        assert_eq!(refused["status"], json!(status), "{token} {host:?}");
+        assert_eq!(refused["initialised"], json!(false), "{token} {host:?}");
+        if status == 403 {
+            // Our own guard answered (rmcp's Host check behind it is the second net).
+            assert!(refused["body"].as_str().unwrap().contains("loopback"));
+        }
+    }
+    assert_eq!(stub.requests().len(), 1, "strangers cost nothing");
+
+    let serve = serving.0.take().unwrap();
+    signal(&serve, "TERM");
+    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        wait_until_gone(child_pid).await,
+        "the MCP child outlived serve"
+    );
+    let log = log(&data);
+    assert!(!log.contains(DOOR_TOKEN) && !stderr(&out).contains(DOOR_TOKEN));
+    assert!(
+        !data.data_dir().join("mcp_server.json").exists(),
+        "--door-port neither reads nor writes mcp_server.json"
+    );
+    let door_closed = log.find("mcp server: closed").unwrap();
+    let stopped = log.find("agent stopped: agent=rec").unwrap();
+    assert!(door_closed < stopped, "the door closes first: {log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_door_port_without_its_token_is_rejected_before_anything_runs() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        command(
+            &[
+                "serve",
+                "--data-dir",
+                &dir,
+                "--start",
+                "batch",
+                "--secrets",
+                "env",
+                "--door-port",
+                "39999",
+            ],
+            true,
+        )
+        .env_remove("FUSEFORKS_SECRET_DOOR_TOKEN")
+        .output()
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("DOOR_TOKEN_MISSING"));
+    let zero = crate::cli(&[
+        "serve",
+        "--data-dir",
+        "x",
+        "--start",
+        "batch",
+        "--door-port",
+        "0",
+    ]);
+    assert_eq!(zero.status.code(), Some(2), "port 0 is a usage error");
+    assert!(stub.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_names_a_missing_mcp_header_secret_and_never_its_value() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    data.write(
+        "mcp.json",
+        json!({"mcpServers": {"remote": {"type": "http", "url": "https://mcp.example/mcp",
+            "headers": {"Authorization": "Bearer ${secret:REMOTE_KEY}"}}}})
+        .to_string(),
+    );
+    let dir = data.data_dir().display().to_string();
+    let check = |with_secret: bool| {
+        let dir = dir.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut c = command(
+                &[
+                    "check",
+                    "--for",
+                    "serve",
+                    "--data-dir",
+                    &dir,
+                    "--start",
+                    "batch",
+                    "--secrets",
+                    "env",
+                    "--json",
+                ],
+                true,
+            );
+            c.env_remove("FUSEFORKS_SECRET_MCP_REMOTE_KEY");
+            if with_secret {
+                c.env("FUSEFORKS_SECRET_MCP_REMOTE_KEY", "mcp-CANARY-value");
+            }
+            c.output().unwrap()
+        })
+    };
+    let missing = check(false).await.unwrap();
+    assert_eq!(missing.status.code(), Some(3), "{}", stderr(&missing));
+    let report: Value = serde_json::from_slice(&missing.stdout).unwrap();
+    let finding = &report["findings"][0];
+    assert_eq!(finding["code"], "SECRET_MISSING");
+    assert!(finding["message"].as_str().unwrap().contains("REMOTE_KEY"));
+    let present = check(true).await.unwrap();
+    assert_eq!(present.status.code(), Some(0), "{}", stderr(&present));
+    for out in [&missing, &present] {
+        let all = format!("{}{}", crate::stdout(out), stderr(out));
+        assert!(!all.contains("mcp-CANARY-value"));
+    }
+    assert!(stub.requests().is_empty(), "check calls nothing");
+}

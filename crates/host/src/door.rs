@@ -1,0 +1,385 @@
+//! The door: the village as an MCP server (Streamable HTTP through rmcp) on
+//! `127.0.0.1:<port>/mcp`, guarded by a loopback-only `Host` check and a bearer token compared
+//! in constant time, offering one tool, `ask_fuseforks {message}`, that goes to the reception.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use fuseforks_core::log::LogSink;
+use fuseforks_core::orchestrator::Orchestrator;
+use fuseforks_core::village::ShelfStore;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::boot::Host;
+
+/// The door's one tool.
+pub const DOOR_TOOL: &str = "ask_fuseforks";
+/// How long closing waits for requests in flight before it drops them.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// The largest request body the door reads.
+const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Why the door could not open.
+#[derive(Debug, thiserror::Error)]
+pub enum DoorError {
+    /// The token is empty.
+    #[error(
+        "[DOOR_TOKEN_MISSING] the door has no token. Fix: set the secret door_token (FUSEFORKS_SECRET_DOOR_TOKEN) or `token` in mcp_server.json"
+    )]
+    TokenMissing,
+    /// `mcp_server.json` is broken.
+    #[error(transparent)]
+    Settings(#[from] fuseforks_core::village::VillageError),
+    /// The port is taken or cannot be bound.
+    #[error(
+        "[DOOR_BIND_FAILED] cannot listen on 127.0.0.1:{port}: {reason}. Fix: choose another port (--door-port or `port` in mcp_server.json) or stop what holds it"
+    )]
+    Bind {
+        /// The port asked for.
+        port: u16,
+        /// The OS's reason.
+        reason: String,
+    },
+}
+
+impl DoorError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::TokenMissing => "DOOR_TOKEN_MISSING",
+            Self::Settings(e) => e.code(),
+            Self::Bind { .. } => "DOOR_BIND_FAILED",
+        }
+    }
+}
+
+/// The secret key of the door's token under `serve --door-port`.
+pub const DOOR_TOKEN_KEY: &str = "door_token";
+
+/// Opens the door the host was asked for: `serve --door-port N` opens 127.0.0.1:N with the
+/// secret `door_token` and never reads `mcp_server.json`; otherwise, when the host may open
+/// the door, `mcp_server.json` decides (`enabled`, `port`, `token`). `None`: no door.
+pub async fn open_for_host(host: &Host) -> Result<Option<Door>, DoorError> {
+    let log: Arc<dyn LogSink> = host.log.clone();
+    let orchestrator = host.orchestrator.clone();
+    if let Some(port) = host.options.door_port {
+        let token = host
+            .secrets
+            .get(DOOR_TOKEN_KEY)
+            .ok()
+            .flatten()
+            .ok_or(DoorError::TokenMissing)?;
+        return Door::open(orchestrator, port, &token, log).await.map(Some);
+    }
+    if !host.options.open_door {
+        return Ok(None);
+    }
+    let settings = ShelfStore::new(host.paths.data_dir()).load_door()?.value;
+    if !settings.enabled {
+        return Ok(None);
+    }
+    let token = settings.token.ok_or(DoorError::TokenMissing)?;
+    Door::open(orchestrator, settings.port, &token, log)
+        .await
+        .map(Some)
+}
+
+/// An open door. Close it with [`Door::close`] before the agents stop.
+pub struct Door {
+    address: SocketAddr,
+    cancel: CancellationToken,
+    server: JoinHandle<()>,
+    log: Arc<dyn LogSink>,
+}
+
+impl Door {
+    /// Opens the door on `127.0.0.1:port` (port 0 takes a free one) and writes the
+    /// `mcp server:` log line.
+    pub async fn open(
+        orchestrator: Orchestrator,
+        port: u16,
+        token: &str,
+        log: Arc<dyn LogSink>,
+    ) -> Result<Self, DoorError> {
+        if token.trim().is_empty() {
+            return Err(DoorError::TokenMissing);
+        }
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+            .await
+            .map_err(|e| DoorError::Bind {
+                port,
+                reason: e.kind().to_string(),
+            })?;
+        let address = listener.local_addr().map_err(|e| DoorError::Bind {
+            port,
+            reason: e.kind().to_string(),
+        })?;
+        let cancel = CancellationToken::new();
+        let config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(cancel.child_token())
+            .with_max_request_body_bytes(MAX_BODY_BYTES);
+        let handler = DoorHandler { orchestrator };
+        let service = StreamableHttpService::new(
+            move || Ok(handler.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let guard = Guard {
+            token_digest: digest(token),
+        };
+        let router = axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(from_fn_with_state(Arc::new(guard), admit));
+        let stopping = cancel.clone();
+        let server_log = Arc::clone(&log);
+        let server = tokio::spawn(async move {
+            let served = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { stopping.cancelled().await })
+                .await;
+            if let Err(e) = served {
+                server_log.line(&format!("mcp server: stopped: {}", e.kind()));
+            }
+        });
+        log.line(&format!("mcp server: {address}/mcp"));
+        Ok(Self {
+            address,
+            cancel,
+            server,
+            log,
+        })
+    }
+
+    /// Where the door listens.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The URL clients connect to.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.address)
+    }
+
+    /// Stops accepting, gives requests in flight a short grace, then drops them.
+    pub async fn close(self) {
+        self.cancel.cancel();
+        let mut server = self.server;
+        if tokio::time::timeout(CLOSE_GRACE, &mut server)
+            .await
+            .is_err()
+        {
+            server.abort();
+        }
+        self.log
+            .line(&format!("mcp server: closed {}/mcp", self.address));
+    }
+}
+
+/// What every request must show before rmcp sees it.
+struct Guard {
+    token_digest: [u8; 32],
+}
+
+fn digest(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// Admits a request only with a loopback `Host` (403 otherwise, against DNS rebinding) and the
+/// right bearer token (401 otherwise). Both digests have a fixed length, so the comparison
+/// takes the same time whatever the token shown.
+async fn admit(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    if !host_is_loopback(request.headers()) {
+        return (StatusCode::FORBIDDEN, "Host must be a loopback name\n").into_response();
+    }
+    let shown = bearer(request.headers()).map(digest).unwrap_or([0; 32]);
+    let matches: bool = shown.ct_eq(&guard.token_digest).into();
+    if !matches || bearer(request.headers()).is_none() {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "a valid bearer token is required\n",
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// `localhost`, `127.0.0.1` or `[::1]`, with or without a port.
+fn host_is_loopback(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return false;
+    };
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        match rest.split_once(']') {
+            Some((inside, port)) if port.is_empty() || valid_port(port) => inside,
+            _ => return false,
+        }
+    } else {
+        match host.split_once(':') {
+            Some((name, port)) if valid_port(port) => name,
+            Some(_) => return false,
+            None => host,
+        }
+    };
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "localhost" | "127.0.0.1" | "::1"
+    )
+}
+
+fn valid_port(text: &str) -> bool {
+    text.strip_prefix(':')
+        .unwrap_or(text)
+        .parse::<u16>()
+        .is_ok()
+}
+
+/// The MCP side: one tool that asks the reception.
+#[derive(Clone)]
+struct DoorHandler {
+    orchestrator: Orchestrator,
+}
+
+impl DoorHandler {
+    fn tool() -> Tool {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "The request for the village."}},
+            "required": ["message"],
+        });
+        let schema = match schema {
+            serde_json::Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        Tool::new(
+            DOOR_TOOL,
+            "Send one request to this Fuseforks village's reception agent and get its answer.",
+            schema,
+        )
+    }
+
+    /// Asks the reception; every failure is a text result, never a protocol error.
+    async fn ask(&self, message: Option<&str>, client: &str) -> CallToolResult {
+        let language = self.orchestrator.language();
+        let Some(message) = message.map(str::trim).filter(|m| !m.is_empty()) else {
+            return CallToolResult::error(vec![ContentBlock::text(
+                "`message` is required: a non-empty string.",
+            )]);
+        };
+        let (answer, state) = self
+            .orchestrator
+            .ask_external_outcome(client, message)
+            .await;
+        match answer {
+            Some(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            None => CallToolResult::error(vec![ContentBlock::text(state.no_answer_line(language))]),
+        }
+    }
+}
+
+impl ServerHandler for DoorHandler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("fuseforks", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![Self::tool()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != DOOR_TOOL {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "unknown tool; this door offers only {DOOR_TOOL}"
+            ))])
+            .into());
+        }
+        let message = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("message"))
+            .and_then(|m| m.as_str());
+        let client = context
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone())
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| "mcp".to_owned());
+        Ok(self.ask(message, &client).await.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(name: &'static str, value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(name, value.parse().unwrap());
+        headers
+    }
+
+    #[test]
+    fn only_loopback_hosts_pass() {
+        for ok in [
+            "localhost",
+            "127.0.0.1",
+            "127.0.0.1:39641",
+            "LOCALHOST:1",
+            "[::1]",
+            "[::1]:8080",
+        ] {
+            assert!(host_is_loopback(&with("host", ok)), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:39641",
+            "127.0.0.1.evil.example",
+            "localhost:notaport",
+            "[::1]x",
+            "0.0.0.0",
+            "",
+        ] {
+            assert!(!host_is_loopback(&with("host", bad)), "{bad}");
+        }
+        assert!(!host_is_loopback(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn bearer_is_read_case_insensitively_and_nothing_else_is() {
+        assert_eq!(bearer(&with("authorization", "Bearer abc")), Some("abc"));
+        assert_eq!(bearer(&with("authorization", "bearer abc")), Some("abc"));
+        assert_eq!(bearer(&with("authorization", "Basic abc")), None);
+        assert_eq!(bearer(&with("authorization", "abc")), None);
+        assert_eq!(bearer(&HeaderMap::new()), None);
+    }
+}
