@@ -61,6 +61,9 @@ async fn ask_through(door: &Door, token: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_server_json_opens_the_door_and_a_failed_ask_comes_back_as_text() {
+    if !fuseforks_testkit::python_mcp() {
+        return;
+    }
     let data = TempDataDir::with_original_village();
     let port = free_port();
     shelf(&data, true, port, Some(TOKEN));

@@ -41,6 +41,32 @@ pub fn mcp_script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp").join(name)
 }
 
+/// Whether `python3` with the official MCP SDK is here for the interop tests. Without it the
+/// tests skip with a line on stderr, so the README's test command works with only the Rust
+/// toolchain; `.ci/run` sets `FUSEFORKS_REQUIRE_PYTHON_MCP=1`, which turns a missing SDK into a
+/// failure instead.
+pub fn python_mcp() -> bool {
+    static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let present = *PRESENT.get_or_init(|| {
+        std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import mcp.client.streamable_http, mcp.server.mcpserver",
+            ])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    });
+    if !present {
+        assert!(
+            std::env::var_os("FUSEFORKS_REQUIRE_PYTHON_MCP").is_none(),
+            "python3 with the `mcp` package is required (python3 -m pip install 'mcp==2.3.0')"
+        );
+        eprintln!("skipped: python3 with the `mcp` package is not installed");
+    }
+    present
+}
+
 /// A free loopback port (bound, then released).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

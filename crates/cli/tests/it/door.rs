@@ -108,6 +108,9 @@ async fn read_pid(path: &Path) -> u32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_asks_through_the_door_strangers_are_refused_and_sigterm_leaves_no_child() {
+    if !fuseforks_testkit::python_mcp() {
+        return;
+    }
     let stub = StubServer::start(vec![wire_replies::text(
         Wire::OpenAiCompat,
         "the village answers",
