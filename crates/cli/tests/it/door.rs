@@ -1,6 +1,7 @@
-//! The door under `serve --door-port`, reached by the official Python MCP SDK as a client:
-//! the tool list, a real ask through the reception, strangers refused, and a SIGTERM that
-//! leaves no MCP child behind.
+//! MCP from the command line: the door under `serve --door-port`, reached by the official Python
+//! MCP SDK as a client (the tool list, a real ask through the reception, strangers refused, a
+//! SIGTERM that leaves no MCP child behind), `check` naming a missing header secret, and MCP
+//! children's stderr wrapped under `--events jsonl`.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -284,4 +285,52 @@ async fn check_names_a_missing_mcp_header_secret_and_never_its_value() {
         assert!(!all.contains("mcp-CANARY-value"));
     }
     assert!(stub.requests().is_empty(), "check calls nothing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
+    if !fuseforks_testkit::python_mcp() {
+        return;
+    }
+    let stub = StubServer::start(vec![wire_replies::text(Wire::OpenAiCompat, "ok", U)]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    data.write(
+        "agents/rec/mcp.json",
+        json!({"mcpServers": {"echo": {"command": "python3", "args": [mcp_script("echo_stdio.py")]}}})
+            .to_string(),
+    );
+    let dir = data.data_dir().display().to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        command(
+            &[
+                "ask",
+                "--data-dir",
+                &dir,
+                "--start",
+                "reception",
+                "--secrets",
+                "env",
+                "--events",
+                "jsonl",
+                "hi",
+            ],
+            true,
+        )
+        .output()
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<Value> = stderr(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?} ({e})")))
+        .collect();
+    assert!(
+        lines.iter().any(|v| v["type"] == "log"
+            && v["source"] == "mcp:echo"
+            && v["message"] == "echo server starting"),
+        "{lines:?}"
+    );
 }
