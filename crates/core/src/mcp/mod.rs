@@ -95,42 +95,15 @@ impl McpConnections {
                 entries.push((name.clone(), entry.clone()));
             }
         }
+        // All servers connect at once (each start is mostly the child's own start-up), and
+        // register in the configs' order, so the offered tool list does not depend on timing.
+        let attempts = entries
+            .iter()
+            .filter(|(_, e)| e.enabled())
+            .map(|(name, entry)| connect_one(agent_id, name, entry, ctx));
+        let connected = futures_util::future::join_all(attempts).await;
         let mut out = Self::default();
-        for (name, entry) in entries.into_iter().filter(|(_, e)| e.enabled()) {
-            let started = std::time::Instant::now();
-            let connected = match &entry {
-                McpServerEntry::Stdio(s) => {
-                    tokio::time::timeout(CONNECT_TIMEOUT, connect_stdio(&name, s, ctx)).await
-                }
-                McpServerEntry::Http(h) => {
-                    tokio::time::timeout(CONNECT_TIMEOUT, connect_http(h, ctx)).await
-                }
-            };
-            let client = match connected {
-                Ok(Ok(client)) => client,
-                Ok(Err(reason)) => {
-                    ctx.log.line(&format!(
-                        "mcp: agent={agent_id} server={name} outcome=failed reason={reason}"
-                    ));
-                    continue;
-                }
-                Err(_) => {
-                    ctx.log.line(&format!(
-                        "mcp: agent={agent_id} server={name} outcome=failed reason=timeout"
-                    ));
-                    continue;
-                }
-            };
-            let tools = match client.list_all_tools().await {
-                Ok(t) => t,
-                Err(_) => {
-                    ctx.log.line(&format!(
-                        "mcp: agent={agent_id} server={name} outcome=failed reason=list_tools"
-                    ));
-                    let _ = client.cancel().await;
-                    continue;
-                }
-            };
+        for (name, client, tools, elapsed) in connected.into_iter().flatten() {
             let index = out.servers.len();
             for tool in &tools {
                 let qualified = naming::qualified(&name, &tool.name);
@@ -157,7 +130,7 @@ impl McpConnections {
             ctx.log.line(&format!(
                 "mcp: agent={agent_id} server={name} outcome=connected tools={} elapsed_ms={}",
                 tools.len(),
-                started.elapsed().as_millis()
+                elapsed.as_millis()
             ));
             out.servers.push(Server { name, client });
         }
@@ -286,6 +259,44 @@ async fn connect_http(
     ().serve(transport)
         .await
         .map_err(|_| "handshake".to_owned())
+}
+
+/// Connects one server and lists its tools; a failure is logged and gives `None`.
+async fn connect_one(
+    agent_id: &str,
+    name: &str,
+    entry: &McpServerEntry,
+    ctx: &McpContext,
+) -> Option<(
+    String,
+    RunningService<RoleClient, ()>,
+    Vec<rmcp::model::Tool>,
+    std::time::Duration,
+)> {
+    let started = std::time::Instant::now();
+    let connected = match entry {
+        McpServerEntry::Stdio(s) => {
+            tokio::time::timeout(CONNECT_TIMEOUT, connect_stdio(name, s, ctx)).await
+        }
+        McpServerEntry::Http(h) => {
+            tokio::time::timeout(CONNECT_TIMEOUT, connect_http(h, ctx)).await
+        }
+    };
+    let reason = match connected {
+        Ok(Ok(client)) => match client.list_all_tools().await {
+            Ok(tools) => return Some((name.to_owned(), client, tools, started.elapsed())),
+            Err(_) => {
+                let _ = client.cancel().await;
+                "list_tools".to_owned()
+            }
+        },
+        Ok(Err(reason)) => reason.to_string(),
+        Err(_) => "timeout".to_owned(),
+    };
+    ctx.log.line(&format!(
+        "mcp: agent={agent_id} server={name} outcome=failed reason={reason}"
+    ));
+    None
 }
 
 /// Forwards a child's stderr line by line, each read capped at [`CHILD_LINE_MAX`] bytes so a
