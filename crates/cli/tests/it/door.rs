@@ -30,28 +30,31 @@ impl Drop for Serving {
     }
 }
 
-fn serve_with_door(data: &TempDataDir, port: u16) -> Child {
+/// `serve --start batch --secrets env --door-port PORT` on the village in `data`.
+fn serve_command(data: &TempDataDir, port: u16) -> Command {
     let dir = data.data_dir().display().to_string();
     let port = port.to_string();
-    command(
-        &[
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-            "--door-port",
-            &port,
-        ],
-        true,
-    )
-    .env("FUSEFORKS_SECRET_DOOR_TOKEN", DOOR_TOKEN)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap()
+    let args = [
+        "serve",
+        "--data-dir",
+        &dir,
+        "--start",
+        "batch",
+        "--secrets",
+        "env",
+        "--door-port",
+        &port,
+    ];
+    command(&args, true)
+}
+
+fn serve_with_door(data: &TempDataDir, port: u16) -> Child {
+    serve_command(data, port)
+        .env("FUSEFORKS_SECRET_DOOR_TOKEN", DOOR_TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 async fn door_client(args: Vec<String>) -> Value {
@@ -198,25 +201,12 @@ async fn a_door_port_without_its_token_is_rejected_before_anything_runs() {
     let stub = StubServer::start(vec![]).await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
-    let dir = data.data_dir().display().to_string();
+    let mut serve = serve_command(&data, 39999);
     let out = tokio::task::spawn_blocking(move || {
-        command(
-            &[
-                "serve",
-                "--data-dir",
-                &dir,
-                "--start",
-                "batch",
-                "--secrets",
-                "env",
-                "--door-port",
-                "39999",
-            ],
-            true,
-        )
-        .env_remove("FUSEFORKS_SECRET_DOOR_TOKEN")
-        .output()
-        .unwrap()
+        serve
+            .env_remove("FUSEFORKS_SECRET_DOOR_TOKEN")
+            .output()
+            .unwrap()
     })
     .await
     .unwrap();

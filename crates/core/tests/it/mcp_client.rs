@@ -45,6 +45,15 @@ async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent(
     }
     let stub = StubServer::start(vec![
         call("echo__shout", json!({"text": "quiet words"})),
+        wire_replies::tool_calls(
+            Wire::OpenAiCompat,
+            &[ScriptCall {
+                id: "c2".into(),
+                name: "echo__shout".into(),
+                args: json!({"text": "x".repeat(40_000)}),
+            }],
+            U,
+        ),
         wire_replies::text(Wire::OpenAiCompat, "done", U),
     ])
     .await;
@@ -79,6 +88,22 @@ async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent(
         .unwrap()
         .to_owned();
     assert_eq!(result, "QUIET WORDS");
+    // A huge result reaches the model capped.
+    let long = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let chars = long.chars().count();
+    assert!(
+        long.starts_with("XXXX")
+            && chars < 40_000
+            && chars <= fuseforks_core::mcp::RESULT_MAX_CHARS + 200,
+        "{chars} chars"
+    );
     let log = v.log();
     assert!(
         log.contains("mcp: agent=a1 server=echo outcome=connected tools=1"),
