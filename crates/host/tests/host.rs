@@ -1,4 +1,5 @@
-//! The host: the village lock, the secret stores, and `build_host`'s refusals.
+//! The host: the village lock, the secret stores (and the collision check over every key), and
+//! `build_host`'s refusals.
 
 #![allow(clippy::unwrap_used)]
 
@@ -102,4 +103,32 @@ fn the_keyring_works_or_says_to_use_env() {
         }
         Err(e) => panic!("unexpected: {e}"),
     }
+}
+
+#[test]
+fn the_collision_check_counts_mcp_header_secrets() {
+    use fuseforks_core::village::{TemplateId, VillageStore};
+    let data = TempDataDir::with_original_village();
+    let store = VillageStore::new(data.workspace());
+    let mut world = store.load_world().unwrap().value;
+    let mut template = world.model_templates[0].clone();
+    template.id = TemplateId::new("mcp-remote").unwrap();
+    world.model_templates.push(template);
+    store.save_world(&world).unwrap();
+    let paths = HostPaths::new(data.data_dir());
+    // Alone, the template's key is fine.
+    drop(build_host(&paths, options()).unwrap());
+    // `mcp:REMOTE` and template `mcp-remote` both read FUSEFORKS_SECRET_MCP_REMOTE.
+    data.write(
+        "mcp.json",
+        r#"{"mcpServers": {"r": {"type": "http", "url": "https://mcp.example/mcp",
+            "headers": {"Authorization": "Bearer ${secret:REMOTE}"}}}}"#,
+    );
+    let err = build_host(&paths, options()).err().unwrap();
+    assert_eq!(err.code(), "SECRET_NAME_COLLISION");
+    let text = err.to_string();
+    assert!(
+        text.contains("mcp:REMOTE") && text.contains("mcp-remote"),
+        "{text}"
+    );
 }
