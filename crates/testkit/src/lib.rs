@@ -67,6 +67,33 @@ pub fn python_mcp() -> bool {
     present
 }
 
+/// A spawned child process that is killed and reaped when dropped, so a test that panics
+/// leaves no server behind (dropping a `std::process::Child` does not kill it).
+pub struct KillOnDrop(pub Option<std::process::Child>);
+
+impl KillOnDrop {
+    /// Guards `child`.
+    pub fn new(child: std::process::Child) -> Self {
+        Self(Some(child))
+    }
+
+    /// Takes the child out, for a test that ends it itself.
+    pub fn take(&mut self) -> std::process::Child {
+        self.0
+            .take()
+            .unwrap_or_else(|| panic!("the child was already taken"))
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// A free loopback port (bound, then released).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

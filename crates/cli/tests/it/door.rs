@@ -10,25 +10,13 @@ use std::time::{Duration, Instant};
 use fuseforks_core::llm::Wire;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
-use fuseforks_testkit::{TempDataDir, free_port, mcp_script};
+use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
 use serde_json::{Value, json};
 
 use crate::headless::{U, command, log, signal, village, wait_for};
 use crate::stderr;
 
 const DOOR_TOKEN: &str = "door-CANARY-token-7f3e";
-
-/// Kills `serve` if the test panics before it is signalled (no orphan keeps the port).
-struct Serving(Option<Child>);
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        if let Some(child) = &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
 
 /// `serve --start batch --secrets env --door-port PORT` on the village in `data`.
 fn serve_command(data: &TempDataDir, port: u16) -> Command {
@@ -130,7 +118,7 @@ async fn the_python_sdk_asks_through_the_door_strangers_are_refused_and_sigterm_
             .to_string(),
     );
     let port = free_port();
-    let mut serving = Serving(Some(serve_with_door(&data, port)));
+    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
     let log_path = data.workspace().join("fuseforks.log");
     wait_for(&log_path, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
     let child_pid = read_pid(&pid_file).await;
@@ -175,7 +163,7 @@ async fn the_python_sdk_asks_through_the_door_strangers_are_refused_and_sigterm_
     }
     assert_eq!(stub.requests().len(), 1, "strangers cost nothing");
 
-    let serve = serving.0.take().unwrap();
+    let serve = serving.take();
     signal(&serve, "TERM");
     let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
         .await

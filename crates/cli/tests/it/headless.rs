@@ -11,7 +11,7 @@ use fuseforks_core::village::{
 };
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
-use fuseforks_testkit::{TempDataDir, snapshot};
+use fuseforks_testkit::{KillOnDrop, TempDataDir, snapshot};
 use serde_json::json;
 
 use crate::{stderr, stdout};
@@ -409,7 +409,7 @@ async fn serve_holds_the_lock_and_closes_on_sigterm() {
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let serve = spawn(&[
+    let mut serving = KillOnDrop::new(spawn(&[
         "serve",
         "--data-dir",
         &dir,
@@ -417,7 +417,7 @@ async fn serve_holds_the_lock_and_closes_on_sigterm() {
         "batch",
         "--secrets",
         "env",
-    ]);
+    ]));
     wait_for(
         &data.workspace().join("fuseforks.log"),
         "agent started: agent=rec",
@@ -439,6 +439,7 @@ async fn serve_holds_the_lock_and_closes_on_sigterm() {
     .await;
     assert_eq!(second.status.code(), Some(4), "{}", stderr(&second));
     assert!(stderr(&second).contains("VILLAGE_LOCKED"));
+    let serve = serving.take();
     signal(&serve, "TERM");
     let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
         .await
@@ -499,7 +500,7 @@ async fn sigint_during_a_slow_answer_interrupts_and_records_the_turn() {
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let ask = spawn(&[
+    let mut asking = KillOnDrop::new(spawn(&[
         "ask",
         "--data-dir",
         &dir,
@@ -508,13 +509,14 @@ async fn sigint_during_a_slow_answer_interrupts_and_records_the_turn() {
         "--secrets",
         "env",
         "keep going",
-    ]);
+    ]));
     wait_for(
         &data.workspace().join("fuseforks.log"),
         "turn start: agent=rec",
     )
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
+    let ask = asking.take();
     signal(&ask, "INT");
     let out = tokio::task::spawn_blocking(move || ask.wait_with_output().unwrap())
         .await

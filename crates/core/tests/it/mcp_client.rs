@@ -8,7 +8,7 @@ use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::village::AgentId;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
-use fuseforks_testkit::{free_port, mcp_script};
+use fuseforks_testkit::{KillOnDrop, free_port, mcp_script};
 use serde_json::json;
 
 use crate::orch_support::Village;
@@ -129,7 +129,7 @@ async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent(
     assert!(!alive(&pid), "the MCP child died with its agent");
 }
 
-async fn http_server(port: u16) -> std::process::Child {
+async fn http_server(port: u16) -> KillOnDrop {
     let child = std::process::Command::new("python3")
         .arg(mcp_script("echo_http.py"))
         .arg(port.to_string())
@@ -146,7 +146,7 @@ async fn http_server(port: u16) -> std::process::Child {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    child
+    KillOnDrop::new(child)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,7 +155,7 @@ async fn a_streamable_http_server_gets_its_secret_header_or_is_not_connected() {
         return;
     }
     let port = free_port();
-    let mut server = http_server(port).await;
+    let server = http_server(port).await;
     let stub = StubServer::start(vec![
         call("quiet__whisper", json!({"text": "LOUD"})),
         wire_replies::text(Wire::OpenAiCompat, "ok", U),
@@ -204,6 +204,5 @@ async fn a_streamable_http_server_gets_its_secret_header_or_is_not_connected() {
         "{log}"
     );
     assert!(!log.contains(TOKEN), "the value never reaches the log");
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
 }
