@@ -13,7 +13,7 @@ use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
 use serde_json::{Value, json};
 
-use crate::headless::{U, command, log, signal, village, wait_for};
+use crate::headless::{U, args, command, log, run, signal, village, wait_for};
 use crate::stderr;
 
 const DOOR_TOKEN: &str = "door-CANARY-token-7f3e";
@@ -279,27 +279,22 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
             .to_string(),
     );
     let dir = data.data_dir().display().to_string();
-    let out = tokio::task::spawn_blocking(move || {
-        command(
-            &[
-                "ask",
-                "--data-dir",
-                &dir,
-                "--start",
-                "reception",
-                "--secrets",
-                "env",
-                "--events",
-                "jsonl",
-                "hi",
-            ],
-            true,
-        )
-        .output()
-        .unwrap()
-    })
-    .await
-    .unwrap();
+    let out = run(
+        args(&[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "--events",
+            "jsonl",
+            "hi",
+        ]),
+        true,
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<Value> = stderr(&out)
         .lines()

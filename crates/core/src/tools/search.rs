@@ -2,12 +2,13 @@
 //! (`ignore` for the walk, `grep-searcher` / `grep-regex` for the search). Symlinks are not
 //! followed; `.gitignore` is honoured.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::Value;
 
+use super::sandbox::WorkDir;
 use super::{ToolContext, ToolOutput, bool_arg, cap, str_arg};
 
 const MAX_LINES: usize = 500;
@@ -15,16 +16,9 @@ const MAX_CHARS: usize = 12_000;
 
 /// Runs one `grep` call.
 pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
-    let jail = match ctx.jail() {
-        Ok(j) => j,
+    let (jail, pattern, start) = match search_inputs(args, ctx) {
+        Ok(inputs) => inputs,
         Err(out) => return out,
-    };
-    let Some(pattern) = str_arg(args, "pattern") else {
-        return ToolOutput::fail(ctx.say("pattern が必要です。", "pattern is required."));
-    };
-    let start = match jail.existing(str_arg(args, "path").unwrap_or(".")) {
-        Ok(p) => p,
-        Err(e) => return ctx.refused(&e),
     };
     let matcher = match RegexMatcherBuilder::new()
         .case_insensitive(bool_arg(args, "case_insensitive", false))
@@ -104,16 +98,9 @@ pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
 
 /// Runs one `fd` call.
 pub fn fd(args: &Value, ctx: &ToolContext) -> ToolOutput {
-    let jail = match ctx.jail() {
-        Ok(j) => j,
+    let (jail, pattern, start) = match search_inputs(args, ctx) {
+        Ok(inputs) => inputs,
         Err(out) => return out,
-    };
-    let Some(pattern) = str_arg(args, "pattern") else {
-        return ToolOutput::fail(ctx.say("pattern が必要です。", "pattern is required."));
-    };
-    let start = match jail.existing(str_arg(args, "path").unwrap_or(".")) {
-        Ok(p) => p,
-        Err(e) => return ctx.refused(&e),
     };
     let regex = match regex::RegexBuilder::new(pattern)
         .case_insensitive(bool_arg(args, "case_insensitive", true))
@@ -141,6 +128,24 @@ pub fn fd(args: &Value, ctx: &ToolContext) -> ToolOutput {
         return ToolOutput::ok(ctx.say("見つかりません。", "Nothing found."));
     }
     ToolOutput::ok(cap(&found.join("\n"), MAX_CHARS))
+}
+
+/// What both searches start from: the work folder, the required `pattern`, and the existing
+/// folder inside the work folder to search (`path`, default `.`).
+fn search_inputs<'a>(
+    args: &'a Value,
+    ctx: &'a ToolContext,
+) -> Result<(&'a WorkDir, &'a str, PathBuf), ToolOutput> {
+    let jail = ctx.jail()?;
+    let Some(pattern) = str_arg(args, "pattern") else {
+        return Err(ToolOutput::fail(
+            ctx.say("pattern が必要です。", "pattern is required."),
+        ));
+    };
+    let start = jail
+        .existing(str_arg(args, "path").unwrap_or("."))
+        .map_err(|e| ctx.refused(&e))?;
+    Ok((jail, pattern, start))
 }
 
 fn walker(start: &Path) -> impl Iterator<Item = ignore::DirEntry> {

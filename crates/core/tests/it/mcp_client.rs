@@ -79,24 +79,10 @@ async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent(
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect();
     assert!(offered.contains(&"echo__shout".to_owned()), "{offered:?}");
-    let result = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let result = last_message(&requests[1]);
     assert_eq!(result, "QUIET WORDS");
     // A huge result reaches the model capped.
-    let long = requests[2].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let long = last_message(&requests[2]);
     let chars = long.chars().count();
     assert!(
         long.starts_with("XXXX")
@@ -127,6 +113,14 @@ async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!alive(&pid), "the MCP child died with its agent");
+}
+
+/// The content of the last message a request sent to the model (the tool result).
+fn last_message(request: &fuseforks_testkit::stub::Captured) -> String {
+    request.body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 async fn http_server(port: u16) -> KillOnDrop {
