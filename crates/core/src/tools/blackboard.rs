@@ -3,11 +3,13 @@
 //! `write` only creates (in `doing/`); a note in `done/` is frozen; a note holds at most 12,000
 //! characters. Other write tools are fenced out of `blackboard/` by the work-folder jail.
 
-use std::path::{Path, PathBuf};
+use std::io::Write;
 
 use serde_json::{Value, json};
 
-use super::{ToolContext, ToolOutput, str_arg};
+use super::sandbox::{EntryKind, SandboxError, WorkDir, WriteMode};
+use super::trash::{TrashSource, move_to_trash};
+use super::{ToolContext, ToolOutput, cap, str_arg};
 use crate::llm::ToolSpec;
 use crate::village::Language;
 
@@ -15,6 +17,8 @@ use crate::village::Language;
 pub const FOLDERS: [&str; 3] = ["doing", "on-hold", "done"];
 /// The most characters a note holds.
 pub const MAX_NOTE_CHARS: usize = 12_000;
+/// The most bytes read of a note (four per character at worst).
+const NOTE_MAX_BYTES: u64 = MAX_NOTE_CHARS as u64 * 4;
 
 /// The tool's spec.
 pub fn spec(language: Language) -> ToolSpec {
@@ -99,13 +103,35 @@ fn file_name(owner: &str, job: &str) -> String {
     format!("{owner} - {}.md", job.trim())
 }
 
-/// Where a note is, if anywhere.
-fn find(board: &Path, owner: &str, job: &str) -> Option<(usize, PathBuf)> {
+/// Where a note is, if anywhere: its folder's index and its path on the board.
+fn find(board: &WorkDir, owner: &str, job: &str) -> Option<(usize, String)> {
     FOLDERS
         .iter()
         .enumerate()
-        .map(|(i, f)| (i, board.join(f).join(file_name(owner, job))))
-        .find(|(_, p)| p.is_file())
+        .map(|(i, f)| (i, format!("{f}/{}", file_name(owner, job))))
+        .find(|(_, p)| matches!(board.entry_kind(p), Ok(Some(EntryKind::File))))
+}
+
+/// The board's names in board order: regular `.md` files only (links and the rest are not
+/// notes).
+fn list(board: &WorkDir) -> Vec<String> {
+    let mut lines = Vec::new();
+    for folder in FOLDERS {
+        let entries = board.list(folder).unwrap_or_default();
+        lines.extend(
+            entries
+                .into_iter()
+                .filter(|e| e.kind == EntryKind::File)
+                .map(|e| e.name.to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".md"))
+                .map(|n| format!("{folder}/{n}")),
+        );
+    }
+    lines
+}
+
+fn io_fail(e: impl std::fmt::Display) -> (ToolOutput, Outcome) {
+    (ToolOutput::fail(e.to_string()), Outcome::NotFound)
 }
 
 /// Runs one `blackboard` call; returns the output and the outcome word for the log.
@@ -119,35 +145,37 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
             Outcome::Disabled,
         );
     };
-    let board = jail.root().join("blackboard");
-    if board
-        .symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_symlink())
-    {
-        return (
-            ToolOutput::fail(ctx.say(
-                "黒板のフォルダがリンクです。",
-                "The blackboard folder is a link.",
-            )),
-            Outcome::Disabled,
-        );
-    }
     let me = ctx.agent_id.as_str();
     let op = str_arg(args, "op").unwrap_or("");
-    if op == "list" {
-        let mut lines = Vec::new();
-        for folder in FOLDERS {
-            let mut names: Vec<String> = std::fs::read_dir(board.join(folder))
-                .map(|d| {
-                    d.filter_map(Result::ok)
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .filter(|n| n.ends_with(".md"))
-                        .collect()
-                })
-                .unwrap_or_default();
-            names.sort();
-            lines.extend(names.into_iter().map(|n| format!("{folder}/{n}")));
+    let board = match jail.sub_jail("blackboard", op == "write") {
+        Ok(board) => board,
+        Err(SandboxError::NotFound) if op == "list" => {
+            return (
+                ToolOutput::ok(ctx.say("黒板は空です。", "The blackboard is empty.")),
+                Outcome::Ok,
+            );
         }
+        Err(SandboxError::NotFound) => {
+            return (
+                ToolOutput::fail(ctx.say("そのメモはありません。", "No such note.")),
+                Outcome::NotFound,
+            );
+        }
+        Err(e) => {
+            return (
+                ToolOutput::fail(format!(
+                    "{}: {e}",
+                    ctx.say(
+                        "黒板のフォルダを開けません",
+                        "The blackboard folder cannot be opened"
+                    )
+                )),
+                Outcome::Disabled,
+            );
+        }
+    };
+    if op == "list" {
+        let lines = list(&board);
         let body = if lines.is_empty() {
             ctx.say("黒板は空です。", "The blackboard is empty.")
         } else {
@@ -180,9 +208,9 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
     let body = str_arg(args, "body").unwrap_or("");
     let found = find(&board, owner, job);
     match (op, found) {
-        ("read", Some((_, path))) => match std::fs::read_to_string(path) {
-            Ok(text) => (ToolOutput::ok(text), Outcome::Ok),
-            Err(e) => (ToolOutput::fail(e.to_string()), Outcome::NotFound),
+        ("read", Some((_, path))) => match board.read_text(&path, NOTE_MAX_BYTES) {
+            Ok(read) => (ToolOutput::ok(cap(&read.text, MAX_NOTE_CHARS)), Outcome::Ok),
+            Err(e) => io_fail(e),
         },
         ("write", Some(_)) => (
             ToolOutput::fail(ctx.say(
@@ -201,15 +229,14 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
                     Outcome::TooLarge,
                 );
             }
-            let path = board.join("doing").join(file_name(me, job));
-            let written = std::fs::create_dir_all(board.join("doing"))
-                .and_then(|()| std::fs::write(&path, body));
+            let path = format!("doing/{}", file_name(me, job));
+            let written = board
+                .create_file(&path, WriteMode::CreateNew)
+                .map_err(|e| e.to_string())
+                .and_then(|mut f| f.write_all(body.as_bytes()).map_err(|e| e.to_string()));
             match written {
-                Ok(()) => (
-                    ToolOutput::ok(format!("doing/{}", file_name(me, job))),
-                    Outcome::Ok,
-                ),
-                Err(e) => (ToolOutput::fail(e.to_string()), Outcome::NotFound),
+                Ok(()) => (ToolOutput::ok(path), Outcome::Ok),
+                Err(e) => io_fail(e),
             }
         }
         (_, Some((2, _))) if op != "read" => (
@@ -217,7 +244,11 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
             Outcome::Frozen,
         ),
         ("append", Some((_, path))) => {
-            let current = std::fs::read_to_string(&path).unwrap_or_default();
+            let current = match board.read_text(&path, NOTE_MAX_BYTES) {
+                Ok(read) if !read.truncated => read.text,
+                Ok(_) => return too_large(ctx),
+                Err(e) => return io_fail(e),
+            };
             if current.chars().count() + body.chars().count() > MAX_NOTE_CHARS {
                 return (
                     ToolOutput::fail(ctx.say(
@@ -227,12 +258,16 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
                     Outcome::TooLarge,
                 );
             }
-            match std::fs::write(&path, format!("{current}{body}")) {
+            let appended = board
+                .create_file(&path, WriteMode::Append)
+                .map_err(|e| e.to_string())
+                .and_then(|mut f| f.write_all(body.as_bytes()).map_err(|e| e.to_string()));
+            match appended {
                 Ok(()) => (
                     ToolOutput::ok(ctx.say("追記しました。", "Appended.")),
                     Outcome::Ok,
                 ),
-                Err(e) => (ToolOutput::fail(e.to_string()), Outcome::NotFound),
+                Err(e) => io_fail(e),
             }
         }
         ("move", Some((from, path))) => {
@@ -252,23 +287,18 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
                     Outcome::Noop,
                 );
             }
-            let dest = board.join(FOLDERS[to]).join(file_name(me, job));
-            match std::fs::create_dir_all(board.join(FOLDERS[to]))
-                .and_then(|()| std::fs::rename(&path, &dest))
-            {
-                Ok(()) => (
-                    ToolOutput::ok(format!("{}/{}", FOLDERS[to], file_name(me, job))),
-                    Outcome::Ok,
-                ),
-                Err(e) => (ToolOutput::fail(e.to_string()), Outcome::NotFound),
+            let dest = format!("{}/{}", FOLDERS[to], file_name(me, job));
+            match board.rename(&path, &dest, false) {
+                Ok(()) => (ToolOutput::ok(dest), Outcome::Ok),
+                Err(e) => io_fail(e),
             }
         }
-        ("remove", Some((_, path))) => match super::trash::move_to_trash(&path, &ctx.trash) {
-            Ok(_) => (
+        ("remove", Some((_, path))) => match trash(&board, &path, ctx) {
+            Ok(()) => (
                 ToolOutput::ok(ctx.say("ゴミ箱へ移しました。", "Moved to the trash.")),
                 Outcome::Ok,
             ),
-            Err(e) => (ToolOutput::fail(e.to_string()), Outcome::NotFound),
+            Err(e) => io_fail(e),
         },
         ("read" | "append" | "move" | "remove", None) => (
             ToolOutput::fail(ctx.say("そのメモはありません。", "No such note.")),
@@ -282,4 +312,27 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
             Outcome::NotFound,
         ),
     }
+}
+
+fn trash(board: &WorkDir, path: &str, ctx: &ToolContext) -> Result<(), String> {
+    let (dir, name) = board.writable_entry(path).map_err(|e| e.to_string())?;
+    let shown = board.shown(path);
+    let source = TrashSource {
+        dir: &dir,
+        name: &name,
+        shown: &shown,
+    };
+    move_to_trash(&source, &ctx.trash)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+fn too_large(ctx: &ToolContext) -> (ToolOutput, Outcome) {
+    (
+        ToolOutput::fail(ctx.say(
+            "メモは 12,000 字までです。",
+            "A note holds at most 12,000 characters.",
+        )),
+        Outcome::TooLarge,
+    )
 }

@@ -1,18 +1,24 @@
 //! The `file` tool: read, write, append, mkdir, move, copy, remove (to the trash) — only
-//! inside the work folder, never in a fenced folder, every write answered with its diff.
+//! inside the work folder, never in a fenced folder, every write answered with its diff. Every
+//! path goes through the jail's folder handle; reads are bounded by what the tool may return.
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use serde_json::Value;
 
+use super::sandbox::{EntryKind, ReadError, WorkDir, WriteMode};
 use super::text_edit::unified_diff;
-use super::trash::move_to_trash;
+use super::trash::{TrashSource, move_to_trash};
 use super::{ToolContext, ToolOutput, bool_arg, cap, str_arg};
 
 /// The most characters `read` returns.
 pub const READ_MAX_CHARS: usize = 12_000;
+/// The most bytes `read` takes from a file (four per character at worst).
+const READ_MAX_BYTES: u64 = READ_MAX_CHARS as u64 * 4;
 /// The most characters of a diff shown after a write.
 const DIFF_MAX_CHARS: usize = 4_000;
+/// The largest earlier content read to show a diff after a write.
+pub(crate) const DIFF_SOURCE_MAX_BYTES: u64 = 1024 * 1024;
 
 /// Runs one `file` call.
 pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
@@ -24,129 +30,138 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
         return ToolOutput::fail(ctx.say("path が必要です。", "path is required."));
     };
     match str_arg(args, "op").unwrap_or("") {
-        "read" => {
-            let resolved = match jail.existing(path) {
-                Ok(p) => p,
-                Err(e) => return ctx.refused(&e),
-            };
-            let mut file = match jail.open_read(&resolved) {
-                Ok(f) => f,
-                Err(e) => return ctx.refused(&e),
-            };
-            let mut bytes = Vec::new();
-            if let Err(e) = file.read_to_end(&mut bytes) {
-                return ToolOutput::fail(e.to_string());
-            }
-            match String::from_utf8(bytes) {
-                Ok(text) => ToolOutput::ok(cap(&text, READ_MAX_CHARS)),
-                Err(_) => {
-                    ToolOutput::fail(ctx.say("テキストではないファイルです。", "Not a text file."))
-                }
-            }
-        }
-        op @ ("write" | "append") => {
-            let content = str_arg(args, "content").unwrap_or("");
-            let resolved = match jail.writable(path) {
-                Ok(p) => p,
-                Err(e) => return ctx.refused(&e),
-            };
-            let existed = resolved.exists();
-            if op == "write" && existed && !bool_arg(args, "overwrite", false) {
-                return ToolOutput::fail(ctx.say(
-                    "ファイルがあります。上書きするなら overwrite:true を付けてください。",
-                    "The file exists. Pass overwrite:true to replace it.",
-                ));
-            }
-            let before = if existed {
-                std::fs::read_to_string(&resolved).unwrap_or_default()
-            } else {
-                String::new()
-            };
-            if let Some(parent) = resolved.parent()
-                && let Err(e) = std::fs::create_dir_all(parent)
-            {
-                return ToolOutput::fail(e.to_string());
-            }
-            let mut file = match jail.open_write(&resolved, op == "append") {
-                Ok(f) => f,
-                Err(e) => return ctx.refused(&e),
-            };
-            if let Err(e) = file.write_all(content.as_bytes()) {
-                return ToolOutput::fail(e.to_string());
-            }
-            let after = if op == "append" {
-                format!("{before}{content}")
-            } else {
-                content.to_owned()
-            };
-            ToolOutput::ok(cap(&unified_diff(&before, &after, path), DIFF_MAX_CHARS))
-        }
-        "mkdir" => match jail.writable(path) {
-            Ok(p) => match std::fs::create_dir_all(&p) {
-                Ok(()) => ToolOutput::ok(ctx.say("フォルダを作りました。", "Folder created.")),
-                Err(e) => ToolOutput::fail(e.to_string()),
-            },
+        "read" => read(jail, path, ctx),
+        op @ ("write" | "append") => write(jail, path, op == "append", args, ctx),
+        "mkdir" => match jail.make_folder(path) {
+            Ok(()) => ToolOutput::ok(ctx.say("フォルダを作りました。", "Folder created.")),
             Err(e) => ctx.refused(&e),
         },
-        op @ ("move" | "copy") => {
-            let Some(to) = str_arg(args, "to") else {
-                return ToolOutput::fail(ctx.say("to が必要です。", "to is required."));
-            };
-            let from = match if op == "move" {
-                jail.writable(path).and_then(|_| jail.existing(path))
-            } else {
-                jail.existing(path)
-            } {
-                Ok(p) => p,
-                Err(e) => return ctx.refused(&e),
-            };
-            let dest = match jail.writable(to) {
-                Ok(p) => p,
-                Err(e) => return ctx.refused(&e),
-            };
-            if dest.exists() && !bool_arg(args, "overwrite", false) {
-                return ToolOutput::fail(ctx.say(
-                    "行き先にファイルがあります。overwrite:true で上書きします。",
-                    "The destination exists. Pass overwrite:true to replace it.",
-                ));
-            }
-            if from
-                .symlink_metadata()
-                .map(|m| m.file_type().is_symlink())
-                .unwrap_or(true)
-                || from.is_dir() && op == "copy"
-            {
-                return ToolOutput::fail(ctx.say(
-                    "この種類は扱えません（リンクか、フォルダの複製）。",
-                    "Not supported here (a link, or copying a folder).",
-                ));
-            }
-            if let Some(parent) = dest.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            let result = if op == "move" {
-                std::fs::rename(&from, &dest)
-            } else {
-                std::fs::copy(&from, &dest).map(drop)
-            };
-            match result {
-                Ok(()) => ToolOutput::ok(format!("{} → {to}", path)),
-                Err(e) => ToolOutput::fail(e.to_string()),
-            }
-        }
-        "remove" => {
-            let resolved = match jail.writable(path).and_then(|_| jail.existing(path)) {
-                Ok(p) => p,
-                Err(e) => return ctx.refused(&e),
-            };
-            match move_to_trash(&resolved, &ctx.trash) {
-                Ok(_) => ToolOutput::ok(ctx.say("ゴミ箱へ移しました。", "Moved to the trash.")),
-                Err(e) => ToolOutput::fail(e.to_string()),
-            }
-        }
+        op @ ("move" | "copy") => move_or_copy(jail, path, op == "move", args, ctx),
+        "remove" => remove(jail, path, ctx),
         _ => ToolOutput::fail(ctx.say(
             "op は read / write / append / mkdir / move / copy / remove のどれかです。",
             "op is one of read, write, append, mkdir, move, copy, remove.",
         )),
+    }
+}
+
+fn read(jail: &WorkDir, path: &str, ctx: &ToolContext) -> ToolOutput {
+    match jail.read_text(path, READ_MAX_BYTES) {
+        Ok(read) if read.truncated => {
+            let mut text: String = read.text.chars().take(READ_MAX_CHARS).collect();
+            text.push_str(&format!(
+                "\n… [{} {READ_MAX_CHARS} {}: {} bytes]",
+                ctx.say("先頭", "the first"),
+                ctx.say("字のみ。ファイル全体", "characters only; the file holds"),
+                read.size
+            ));
+            ToolOutput::ok(text)
+        }
+        Ok(read) => ToolOutput::ok(cap(&read.text, READ_MAX_CHARS)),
+        Err(ReadError::NotText) => {
+            ToolOutput::fail(ctx.say("テキストではないファイルです。", "Not a text file."))
+        }
+        Err(ReadError::Refused(e)) => ctx.refused(&e),
+    }
+}
+
+/// The current text of a file about to be written, for the diff (empty when absent, too
+/// large or not text).
+fn before_text(jail: &WorkDir, path: &str) -> Option<String> {
+    jail.read_text(path, DIFF_SOURCE_MAX_BYTES)
+        .ok()
+        .filter(|t| !t.truncated)
+        .map(|t| t.text)
+}
+
+fn write(jail: &WorkDir, path: &str, append: bool, args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let content = str_arg(args, "content").unwrap_or("");
+    let existed = match jail.entry_kind(path) {
+        Ok(kind) => kind.is_some(),
+        Err(e) => return ctx.refused(&e),
+    };
+    if !append && existed && !bool_arg(args, "overwrite", false) {
+        return ToolOutput::fail(ctx.say(
+            "ファイルがあります。上書きするなら overwrite:true を付けてください。",
+            "The file exists. Pass overwrite:true to replace it.",
+        ));
+    }
+    let before = if existed {
+        before_text(jail, path)
+    } else {
+        Some(String::new())
+    };
+    let mode = match (append, existed) {
+        (true, _) => WriteMode::Append,
+        (false, true) => WriteMode::Replace,
+        (false, false) => WriteMode::CreateNew,
+    };
+    let mut file = match jail.create_file(path, mode) {
+        Ok(f) => f,
+        Err(e) => return ctx.refused(&e),
+    };
+    if let Err(e) = file.write_all(content.as_bytes()) {
+        return ToolOutput::fail(e.to_string());
+    }
+    let Some(before) = before else {
+        return ToolOutput::ok(ctx.say(
+            "書きました（大きいファイルなので差分は省略）。",
+            "Written (diff left out: the file is large).",
+        ));
+    };
+    let after = if append {
+        format!("{before}{content}")
+    } else {
+        content.to_owned()
+    };
+    ToolOutput::ok(cap(&unified_diff(&before, &after, path), DIFF_MAX_CHARS))
+}
+
+fn move_or_copy(
+    jail: &WorkDir,
+    path: &str,
+    is_move: bool,
+    args: &Value,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    let Some(to) = str_arg(args, "to") else {
+        return ToolOutput::fail(ctx.say("to が必要です。", "to is required."));
+    };
+    let overwrite = bool_arg(args, "overwrite", false);
+    let result = if is_move {
+        jail.rename(path, to, overwrite)
+    } else {
+        jail.copy(path, to, overwrite).map(drop)
+    };
+    match result {
+        Ok(()) => ToolOutput::ok(format!("{path} → {to}")),
+        Err(super::SandboxError::Exists) => ToolOutput::fail(ctx.say(
+            "行き先にファイルがあります。overwrite:true で上書きします。",
+            "The destination exists. Pass overwrite:true to replace it.",
+        )),
+        Err(e) => ctx.refused(&e),
+    }
+}
+
+fn remove(jail: &WorkDir, path: &str, ctx: &ToolContext) -> ToolOutput {
+    let (dir, name) = match jail.writable_entry(path) {
+        Ok(entry) => entry,
+        Err(e) => return ctx.refused(&e),
+    };
+    match jail.entry_kind(path) {
+        Ok(None) => return ctx.refused(&super::SandboxError::NotFound),
+        Ok(Some(EntryKind::Link)) => return ctx.refused(&super::SandboxError::Link),
+        Err(e) => return ctx.refused(&e),
+        Ok(Some(_)) => {}
+    }
+    let shown = jail.shown(path);
+    let source = TrashSource {
+        dir: &dir,
+        name: &name,
+        shown: &shown,
+    };
+    match move_to_trash(&source, &ctx.trash) {
+        Ok(_) => ToolOutput::ok(ctx.say("ゴミ箱へ移しました。", "Moved to the trash.")),
+        Err(e) => ToolOutput::fail(e.to_string()),
     }
 }

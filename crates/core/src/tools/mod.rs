@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::llm::ToolSpec;
 use crate::village::{AgentFiles, AgentSpec, Language};
-pub use sandbox::{SandboxError, WorkDir};
+pub use sandbox::{BoundedText, Entry, EntryKind, ReadError, SandboxError, WorkDir, WriteMode};
 pub use specs::{BUNDLED_TOOL_NAMES, DEFAULT_ENABLED_TOOLS, RunApproval, WORK_DIR_TOOL_NAMES};
 pub use trash::TrashTarget;
 
@@ -88,7 +88,11 @@ impl ToolContext {
     }
 
     pub(crate) fn refused(&self, error: &SandboxError) -> ToolOutput {
-        ToolOutput::fail(format!("{}: {error}", self.say("拒否しました", "Refused")))
+        ToolOutput::fail(format!(
+            "{} [{}]: {error}",
+            self.say("拒否しました", "Refused"),
+            error.code()
+        ))
     }
 }
 

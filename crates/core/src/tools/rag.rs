@@ -1,44 +1,41 @@
 //! `rag`: a Markdown heading index over the agent's declared `ragSources` folders (outline,
 //! search, read a section). It reads only inside those folders, which may be outside the work
-//! folder.
+//! folder, each opened as a read-only jail (files read through its handle, bounded).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::{ToolContext, ToolOutput, bool_arg, cap, str_arg};
+use super::{ToolContext, ToolOutput, WorkDir, bool_arg, cap, str_arg};
 
 const MAX_CHARS: usize = 12_000;
 const MAX_HITS: usize = 200;
 
-fn sources(ctx: &ToolContext) -> Vec<PathBuf> {
+/// The most bytes read of one source file.
+const FILE_MAX_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The declared sources that exist, each opened as a read-only jail.
+fn sources(ctx: &ToolContext) -> Vec<WorkDir> {
     ctx.rag_sources
         .iter()
-        .filter_map(|s| s.canonicalize().ok())
+        .filter_map(|s| WorkDir::new(s).ok())
         .collect()
 }
 
-/// Resolves a file inside one of the sources (absolute, or relative to the first source that
-/// holds it).
-fn resolve(roots: &[PathBuf], path: &str) -> Option<PathBuf> {
-    if path.contains('\0') {
-        return None;
-    }
-    let candidates: Vec<PathBuf> = if Path::new(path).is_absolute() {
-        vec![PathBuf::from(path)]
-    } else {
-        roots.iter().map(|r| r.join(path)).collect()
-    };
-    candidates
-        .into_iter()
-        .filter_map(|c| c.canonicalize().ok())
-        .find(|real| roots.iter().any(|r| real.starts_with(r)) && real.is_file())
+/// Reads a file inside one of the sources (absolute, or relative to the first source that
+/// holds it), through the source's folder handle; bounded.
+fn read_source(roots: &[WorkDir], path: &str) -> Option<String> {
+    roots
+        .iter()
+        .find_map(|root| root.read_text(path, FILE_MAX_BYTES).ok())
+        .map(|read| read.text)
 }
 
-fn markdown_files(roots: &[PathBuf]) -> Vec<PathBuf> {
+/// Every Markdown file of the sources, as the path shown and the text read through the jail.
+fn markdown_files(roots: &[WorkDir]) -> Vec<(PathBuf, usize)> {
     let mut files = Vec::new();
-    for root in roots {
-        for entry in ignore::WalkBuilder::new(root)
+    for (i, root) in roots.iter().enumerate() {
+        for entry in ignore::WalkBuilder::new(root.root())
             .follow_links(false)
             .build()
             .filter_map(Result::ok)
@@ -47,7 +44,7 @@ fn markdown_files(roots: &[PathBuf]) -> Vec<PathBuf> {
             if p.extension().is_some_and(|e| e == "md" || e == "markdown")
                 && entry.file_type().is_some_and(|t| t.is_file())
             {
-                files.push(p.to_path_buf());
+                files.push((p.to_path_buf(), i));
             }
         }
     }
@@ -77,12 +74,11 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
             None => {
                 let list: Vec<String> = markdown_files(&roots)
                     .iter()
-                    .map(|p| p.display().to_string())
+                    .map(|(p, _)| p.display().to_string())
                     .collect();
                 ToolOutput::ok(cap(&list.join("\n"), MAX_CHARS))
             }
-            Some(path) => match resolve(&roots, path).and_then(|p| std::fs::read_to_string(p).ok())
-            {
+            Some(path) => match read_source(&roots, path) {
                 Some(text) => {
                     let outline: Vec<String> = text
                         .lines()
@@ -109,8 +105,8 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
                 Err(e) => return ToolOutput::fail(e.to_string()),
             };
             let mut hits = Vec::new();
-            'files: for file in markdown_files(&roots) {
-                let Ok(text) = std::fs::read_to_string(&file) else {
+            'files: for (file, root) in markdown_files(&roots) {
+                let Some(text) = read_source(&roots[root..=root], &file.to_string_lossy()) else {
                     continue;
                 };
                 let mut section = String::new();
@@ -146,8 +142,7 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
                     "path and section are required.",
                 ));
             };
-            let Some(text) = resolve(&roots, path).and_then(|p| std::fs::read_to_string(p).ok())
-            else {
+            let Some(text) = read_source(&roots, path) else {
                 return ToolOutput::fail(ctx.say(
                     "資料フォルダの外か、読めないファイルです。",
                     "Outside the source folders, or unreadable.",

@@ -1,11 +1,14 @@
 //! `grep` and `fd`: read-only searches inside the work folder with ripgrep's own crates
 //! (`ignore` for the walk, `grep-searcher` / `grep-regex` for the search). Symlinks are not
-//! followed; `.gitignore` is honoured.
+//! followed; `.gitignore` is honoured. Every file is opened through the jail's handle and every
+//! name found is checked to resolve beneath it (a folder swapped for a link mid-walk shows
+//! nothing outside); a line longer than 1 MiB stops that file's search, and each shown line is
+//! cut at 500 characters.
 
 use std::path::{Path, PathBuf};
 
 use grep_regex::RegexMatcherBuilder;
-use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::Value;
 
 use super::sandbox::WorkDir;
@@ -13,6 +16,10 @@ use super::{ToolContext, ToolOutput, bool_arg, cap, str_arg};
 
 const MAX_LINES: usize = 500;
 const MAX_CHARS: usize = 12_000;
+/// The most characters of one line shown.
+const LINE_MAX_CHARS: usize = 500;
+/// The longest line the searcher holds in memory; a longer one ends that file's search.
+const LINE_MAX_BYTES: usize = 1024 * 1024;
 
 /// Runs one `grep` call.
 pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
@@ -44,6 +51,8 @@ pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let count_only = bool_arg(args, "count_only", false);
     let mut searcher = SearcherBuilder::new()
         .line_number(true)
+        .heap_limit(Some(LINE_MAX_BYTES))
+        .binary_detection(BinaryDetection::quit(0))
         .before_context(context)
         .after_context(context)
         .build();
@@ -62,12 +71,15 @@ pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
             continue;
         }
         let shown = relative(jail.root(), path);
+        let Ok(file) = jail.open_read(&shown) else {
+            continue;
+        };
         let mut sink = Collect {
             path: &shown,
             lines: &mut out,
             matches: 0,
         };
-        if searcher.search_path(&matcher, path, &mut sink).is_err() {
+        if searcher.search_file(&matcher, &file, &mut sink).is_err() {
             continue;
         }
         let matches = sink.matches;
@@ -117,8 +129,9 @@ pub fn fd(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let mut found = Vec::new();
     for entry in walker(&start) {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if entry.depth() > 0 && regex.is_match(&name) {
-            found.push(relative(jail.root(), entry.path()));
+        let shown = relative(jail.root(), entry.path());
+        if entry.depth() > 0 && regex.is_match(&name) && jail.resolves_inside(&shown) {
+            found.push(shown);
             if found.len() >= MAX_LINES {
                 break;
             }
@@ -142,8 +155,10 @@ fn search_inputs<'a>(
             ctx.say("pattern が必要です。", "pattern is required."),
         ));
     };
+    let given = str_arg(args, "path").unwrap_or(".");
     let start = jail
-        .existing(str_arg(args, "path").unwrap_or("."))
+        .relative(given)
+        .and_then(|rel| jail.open_dir(&rel).map(|_| jail.root().join(rel)))
         .map_err(|e| ctx.refused(&e))?;
     Ok((jail, pattern, start))
 }
@@ -155,6 +170,18 @@ fn walker(start: &Path) -> impl Iterator<Item = ignore::DirEntry> {
         .filter_entry(|e| e.file_name() != ".git")
         .build()
         .filter_map(Result::ok)
+}
+
+/// One line as shown: trailing space trimmed, cut at `LINE_MAX_CHARS`.
+fn shown_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(LINE_MAX_CHARS * 4)]);
+    let text = text.trim_end();
+    if text.chars().count() > LINE_MAX_CHARS {
+        let cut: String = text.chars().take(LINE_MAX_CHARS).collect();
+        format!("{cut} …")
+    } else {
+        text.to_owned()
+    }
 }
 
 fn relative(root: &Path, path: &Path) -> String {
@@ -181,23 +208,21 @@ impl Sink for Collect<'_> {
 
     fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
         self.matches += 1;
-        let text = String::from_utf8_lossy(m.bytes());
         self.lines.lines.push(format!(
             "{}:{}: {}",
             self.path,
             m.line_number().unwrap_or(0),
-            text.trim_end()
+            shown_line(m.bytes())
         ));
         Ok(self.lines.lines.len() < MAX_LINES)
     }
 
     fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
-        let text = String::from_utf8_lossy(c.bytes());
         self.lines.lines.push(format!(
             "{}-{}- {}",
             self.path,
             c.line_number().unwrap_or(0),
-            text.trim_end()
+            shown_line(c.bytes())
         ));
         Ok(self.lines.lines.len() < MAX_LINES)
     }

@@ -2,11 +2,11 @@
 //! get / set / remove a value in TOML (format kept, through `toml_edit`) or JSON. `sd` and `yq`
 //! preview (a diff) unless `apply` is true, and then write one file.
 
-use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::io::Write;
 
 use serde_json::Value;
 
+use super::sandbox::WriteMode;
 use super::{ToolContext, ToolOutput, WorkDir, bool_arg, cap, str_arg};
 
 const MAX_CHARS: usize = 12_000;
@@ -18,28 +18,56 @@ pub fn unified_diff(before: &str, after: &str, label: &str) -> String {
     if before == after {
         return "(no change)".into();
     }
-    similar::TextDiff::from_lines(before, after)
+    similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(2))
+        .diff_lines(before, after)
         .unified_diff()
         .context_radius(2)
         .header(&format!("a/{label}"), &format!("b/{label}"))
         .to_string()
 }
 
-fn read_in_jail(jail: &WorkDir, path: &str) -> Result<(PathBuf, String), String> {
-    let resolved = jail.existing(path).map_err(|e| e.to_string())?;
-    let mut file = jail.open_read(&resolved).map_err(|e| e.to_string())?;
-    let mut text = String::new();
-    file.read_to_string(&mut text)
-        .map_err(|_| "not a UTF-8 text file".to_owned())?;
-    Ok((resolved, text))
+/// The largest file `diff`, `sd` and `yq` read (they hold the whole text and its rewrite).
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// The largest text `sd` may produce from one file.
+const MAX_REPLACED_BYTES: usize = 4 * 1024 * 1024;
+
+fn read_in_jail(jail: &WorkDir, path: &str) -> Result<String, String> {
+    let read = jail
+        .read_text(path, MAX_FILE_BYTES)
+        .map_err(|e| e.to_string())?;
+    if read.truncated {
+        return Err(format!(
+            "the file is larger than {} KiB ({} bytes)",
+            MAX_FILE_BYTES / 1024,
+            read.size
+        ));
+    }
+    Ok(read.text)
 }
 
 fn write_in_jail(jail: &WorkDir, path: &str, text: &str) -> Result<(), String> {
-    let resolved = jail.writable(path).map_err(|e| e.to_string())?;
     let mut file = jail
-        .open_write(&resolved, false)
+        .create_file(path, WriteMode::Replace)
         .map_err(|e| e.to_string())?;
     file.write_all(text.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// `regex.replace_all`, refusing to build more than `MAX_REPLACED_BYTES`.
+fn replace_bounded(regex: &regex::Regex, text: &str, replacement: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for caps in regex.captures_iter(text) {
+        let Some(m) = caps.get(0) else { continue };
+        out.push_str(&text[last..m.start()]);
+        caps.expand(replacement, &mut out);
+        last = m.end();
+        if out.len() > MAX_REPLACED_BYTES {
+            return None;
+        }
+    }
+    out.push_str(&text[last..]);
+    (out.len() <= MAX_REPLACED_BYTES).then_some(out)
 }
 
 /// Runs one `diff` call.
@@ -55,7 +83,7 @@ pub fn diff(args: &Value, ctx: &ToolContext) -> ToolOutput {
         ));
     };
     match (read_in_jail(jail, old), read_in_jail(jail, new)) {
-        (Ok((_, a)), Ok((_, b))) => ToolOutput::ok(cap(&unified_diff(&a, &b, new), MAX_CHARS)),
+        (Ok(a), Ok(b)) => ToolOutput::ok(cap(&unified_diff(&a, &b, new), MAX_CHARS)),
         (Err(e), _) | (_, Err(e)) => ToolOutput::fail(e),
     }
 }
@@ -118,11 +146,19 @@ pub fn sd(args: &Value, ctx: &ToolContext) -> ToolOutput {
     };
     let mut out = Vec::new();
     for path in &paths {
-        let (_, text) = match read_in_jail(jail, path) {
+        let text = match read_in_jail(jail, path) {
             Ok(t) => t,
             Err(e) => return ToolOutput::fail(format!("{path}: {e}")),
         };
-        let replaced = regex.replace_all(&text, replacement).into_owned();
+        let Some(replaced) = replace_bounded(&regex, &text, replacement) else {
+            return ToolOutput::fail(format!(
+                "{path}: {}",
+                ctx.say(
+                    "置き換えた結果が大きすぎます（4 MiB まで）。",
+                    "The result of the replacement is too large (4 MiB at most).",
+                )
+            ));
+        };
         out.push(unified_diff(&text, &replaced, path));
         if apply && let Err(e) = write_in_jail(jail, path, &replaced) {
             return ToolOutput::fail(format!("{path}: {e}"));
@@ -192,7 +228,7 @@ pub fn yq(args: &Value, ctx: &ToolContext) -> ToolOutput {
             "Malformed key (example: a.b[0].c).",
         ));
     };
-    let (_, text) = match read_in_jail(jail, path) {
+    let text = match read_in_jail(jail, path) {
         Ok(t) => t,
         Err(e) => return ToolOutput::fail(e),
     };

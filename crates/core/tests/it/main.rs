@@ -24,6 +24,7 @@ mod round_trip;
 mod sessions;
 mod together;
 mod tools_files;
+mod tools_hardening;
 mod tools_run;
 mod tools_sandbox;
 mod tools_specs;

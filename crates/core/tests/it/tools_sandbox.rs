@@ -3,6 +3,7 @@
 
 use std::os::unix::fs::symlink;
 
+use fuseforks_core::tools::WriteMode;
 use fuseforks_testkit::snapshot;
 use serde_json::json;
 
@@ -100,20 +101,23 @@ async fn every_escape_attempt_is_refused() {
 }
 
 #[tokio::test]
-async fn a_symlink_swapped_in_after_the_check_is_caught_when_opening() {
+async fn a_folder_swapped_for_a_link_is_not_followed() {
     let agent = Agent::new();
     let jail = agent.ctx.work_dir.clone().unwrap();
     std::fs::create_dir_all(agent.work().join("dir")).unwrap();
     std::fs::write(agent.work().join("dir/secret.txt"), "inside").unwrap();
-    let resolved = jail.existing("dir/secret.txt").unwrap();
-    // Between the check and the open, the folder becomes a link to the outside.
+    assert!(jail.open_read("dir/secret.txt").is_ok());
+    // The folder becomes a link to the outside after the jail was made.
     std::fs::rename(agent.work().join("dir"), agent.work().join("dir.old")).unwrap();
     symlink(agent.outside(), agent.work().join("dir")).unwrap();
     assert!(
-        jail.open_read(&resolved).is_err(),
+        jail.open_read("dir/secret.txt").is_err(),
         "the opened file lies outside"
     );
-    assert!(jail.open_write(&resolved, true).is_err());
+    assert!(
+        jail.create_file("dir/secret.txt", WriteMode::Append)
+            .is_err()
+    );
     assert_eq!(
         std::fs::read_to_string(agent.outside().join("secret.txt")).unwrap(),
         CANARY

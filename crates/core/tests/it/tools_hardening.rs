@@ -1,0 +1,222 @@
+//! Regressions of the attacker's findings against the work-folder tools (issue 10, findings
+//! 1–3, the FIFO of 6 and the tool half of 8): a dangling link is never written through, the
+//! blackboard follows no link, a folder/link swap race creates nothing outside, a FIFO never
+//! blocks a read, and reads/greps/replacements stay bounded.
+
+use std::os::unix::fs::symlink;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use fuseforks_core::tools::blackboard;
+use fuseforks_testkit::snapshot;
+use serde_json::json;
+
+use crate::tools_support::{Agent, CANARY};
+
+#[tokio::test]
+async fn copy_and_write_never_follow_a_dangling_link() {
+    let agent = Agent::new();
+    let target = agent.outside().join("y.txt");
+    symlink(&target, agent.work().join("x.txt")).unwrap();
+    for overwrite in [false, true] {
+        let copy = agent
+            .call(
+                "file",
+                json!({"op": "copy", "path": "notes.txt", "to": "x.txt", "overwrite": overwrite}),
+            )
+            .await;
+        assert!(!copy.ok, "copy overwrite={overwrite}: {}", copy.body);
+        let write = agent
+            .call(
+                "file",
+                json!({"op": "write", "path": "x.txt", "content": "pwned", "overwrite": overwrite}),
+            )
+            .await;
+        assert!(!write.ok, "write overwrite={overwrite}: {}", write.body);
+    }
+    let append = agent
+        .call(
+            "file",
+            json!({"op": "append", "path": "x.txt", "content": "pwned"}),
+        )
+        .await;
+    assert!(!append.ok, "{}", append.body);
+    let moved = agent
+        .call(
+            "file",
+            json!({"op": "move", "path": "notes.txt", "to": "x.txt"}),
+        )
+        .await;
+    assert!(!moved.ok, "{}", moved.body);
+    assert!(
+        !target.exists(),
+        "a file was created outside through the link"
+    );
+}
+
+#[tokio::test]
+async fn the_blackboard_follows_no_link() {
+    let agent = Agent::new();
+    let before = snapshot(&agent.outside());
+    std::fs::create_dir_all(agent.work().join("blackboard")).unwrap();
+    symlink(agent.outside(), agent.work().join("blackboard/doing")).unwrap();
+    let call = |args: serde_json::Value| blackboard::run(&args, &agent.ctx).0;
+    assert!(!call(json!({"op": "write", "name": "job", "body": "pwned"})).ok);
+    assert!(!call(json!({"op": "append", "name": "secret", "body": "pwned"})).ok);
+    let listed = call(json!({"op": "list"}));
+    assert!(!listed.body.contains("secret"), "{}", listed.body);
+    assert_eq!(snapshot(&agent.outside()), before, "the outside changed");
+
+    // A note that is itself a link to an outside file is neither read nor listed.
+    std::fs::remove_file(agent.work().join("blackboard/doing")).unwrap();
+    std::fs::create_dir_all(agent.work().join("blackboard/on-hold")).unwrap();
+    symlink(
+        agent.outside().join("secret.txt"),
+        agent.work().join("blackboard/on-hold/a1 - leak.md"),
+    )
+    .unwrap();
+    let read = call(json!({"op": "read", "name": "leak"}));
+    assert!(!read.ok && !read.body.contains(CANARY), "{}", read.body);
+    assert!(!call(json!({"op": "list"})).body.contains("leak"));
+    assert!(!call(json!({"op": "append", "name": "leak", "body": "pwned"})).ok);
+    assert_eq!(snapshot(&agent.outside()), before, "the outside changed");
+}
+
+/// Two threads: one swaps `race` between a real folder and a link to the outside, the other
+/// creates files in `race/`. Nothing may appear outside (bounded: 2,000 creations).
+#[test]
+fn a_folder_link_swap_race_creates_nothing_outside() {
+    let agent = Agent::new();
+    let work = agent.work();
+    std::fs::create_dir_all(work.join("race")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, work, outside) = (stop.clone(), work.clone(), agent.outside());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = std::fs::rename(work.join("race"), work.join("race.real"));
+                let _ = symlink(&outside, work.join("race"));
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(work.join("race"));
+                let _ = std::fs::rename(work.join("race.real"), work.join("race"));
+            }
+        })
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut created = 0;
+    for i in 0..2_000 {
+        let args = json!({"op": "write", "path": format!("race/f{i}.txt"), "content": "x"});
+        if runtime.block_on(agent.call("file", args)).ok {
+            created += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    let outside: Vec<_> = std::fs::read_dir(agent.outside())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        outside,
+        vec!["secret.txt"],
+        "files escaped ({created} created inside)"
+    );
+    assert!(
+        created > 0,
+        "the race never let a creation through: the test proves nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_fifo_is_refused_without_blocking() {
+    let agent = Agent::new();
+    let fifo = agent.work().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = Instant::now();
+    for args in [
+        json!({"op": "read", "path": "pipe"}),
+        json!({"op": "write", "path": "pipe", "content": "x", "overwrite": true}),
+        json!({"op": "append", "path": "pipe", "content": "x"}),
+        json!({"op": "copy", "path": "pipe", "to": "copy.txt"}),
+    ] {
+        let out = tokio::time::timeout(Duration::from_secs(5), agent.call("file", args.clone()))
+            .await
+            .expect("the call blocked on the FIFO");
+        assert!(!out.ok, "{args}: {}", out.body);
+        assert!(
+            out.body.contains("SANDBOX_NOT_REGULAR"),
+            "{args}: {}",
+            out.body
+        );
+    }
+    for (tool, args) in [
+        ("grep", json!({"pattern": "x"})),
+        ("diff", json!({"old_path": "pipe", "new_path": "notes.txt"})),
+        (
+            "sd",
+            json!({"path": "pipe", "pattern": "a", "replacement": "b"}),
+        ),
+        ("yq", json!({"path": "pipe", "op": "get", "key": "a"})),
+    ] {
+        tokio::time::timeout(Duration::from_secs(5), agent.call(tool, args))
+            .await
+            .unwrap_or_else(|_| panic!("{tool} blocked on the FIFO"));
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn reads_are_bounded_and_say_how_large_the_file_is() {
+    let agent = Agent::new();
+    let big = std::fs::File::create(agent.work().join("big.txt")).unwrap();
+    big.set_len(1 << 30).unwrap();
+    let out = agent
+        .call("file", json!({"op": "read", "path": "big.txt"}))
+        .await;
+    assert!(out.ok, "{}", out.body);
+    assert!(
+        out.body.ends_with("1073741824 bytes]"),
+        "{}",
+        &out.body[out.body.len() - 80..]
+    );
+    assert!(out.body.chars().count() < 13_000);
+    let sd = agent
+        .call(
+            "sd",
+            json!({"path": "big.txt", "pattern": "", "replacement": "x"}),
+        )
+        .await;
+    assert!(!sd.ok && sd.body.contains("larger than"), "{}", sd.body);
+}
+
+#[tokio::test]
+async fn sd_refuses_an_exploding_replacement_and_grep_cuts_long_lines() {
+    let agent = Agent::new();
+    std::fs::write(agent.work().join("mid.txt"), "a".repeat(900_000)).unwrap();
+    let sd = agent
+        .call(
+            "sd",
+            json!({"path": "mid.txt", "pattern": "", "replacement": "xxxxxxxx"}),
+        )
+        .await;
+    assert!(!sd.ok && sd.body.contains("too large"), "{}", sd.body);
+    std::fs::write(
+        agent.work().join("long.txt"),
+        format!("needle {}\n", "b".repeat(100_000)),
+    )
+    .unwrap();
+    let grep = agent.call("grep", json!({"pattern": "needle"})).await;
+    assert!(
+        grep.ok && grep.body.contains("long.txt:1: needle"),
+        "{}",
+        grep.body
+    );
+    assert!(grep.body.len() < 1_000, "{} bytes", grep.body.len());
+}
