@@ -5,6 +5,7 @@ mod cmd;
 mod exit;
 mod output;
 mod signals;
+mod terminal;
 
 use clap::{Parser, Subcommand};
 

@@ -6,6 +6,8 @@ use std::io::Write;
 use std::sync::Arc;
 
 use fuseforks_core::log::LogSink;
+
+use crate::terminal::for_stderr;
 use serde_json::json;
 
 /// The stderr writer.
@@ -28,9 +30,10 @@ impl Out {
             }
             let _ = writeln!(err, "{line}");
         } else {
+            let message = for_stderr(message);
             let _ = writeln!(err, "{level}: [{code}] {message}");
             if let Some(fix) = fix {
-                let _ = writeln!(err, "  fix: {fix}");
+                let _ = writeln!(err, "  fix: {}", for_stderr(fix));
             }
         }
     }
@@ -83,7 +86,7 @@ impl LogSink for StderrLog {
         if self.jsonl {
             let _ = writeln!(err, "{}", json!({"type": "log", "message": line}));
         } else {
-            let _ = writeln!(err, "{line}");
+            let _ = writeln!(err, "{}", for_stderr(line));
         }
     }
 }

@@ -3,6 +3,7 @@
 //! rotated to `fuseforks.log.old` at 8 MB. Callers write counts and ids only — never a message,
 //! a tool argument or result, or a secret.
 
+use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,8 +21,33 @@ pub struct TracingSink;
 
 impl LogSink for TracingSink {
     fn line(&self, line: &str) {
-        tracing::info!("{line}");
+        tracing::info!("{}", escape_untrusted(line));
     }
+}
+
+/// Whether a character must not reach a log line or a terminal as itself: controls (a newline
+/// would forge a line, ESC starts a terminal sequence), line and paragraph separators, and
+/// bidirectional overrides and isolates (which reorder what a reader sees).
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Escapes what an untrusted string (a tool name from a model, a server's name, a file name)
+/// could do to a log line: every unsafe character becomes `\u{…}`; the rest is kept.
+pub fn escape_untrusted(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// The size at which the log rotates.
@@ -81,6 +107,7 @@ impl VillageLog {
 
 impl LogSink for VillageLog {
     fn line(&self, line: &str) {
+        let line = &*escape_untrusted(line);
         let stamp = jiff::ZonedDateTime::now()
             .strftime("%Y-%m-%d %H:%M:%S%.3f")
             .to_string();
@@ -107,6 +134,15 @@ impl LogSink for VillageLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn untrusted_text_cannot_forge_a_line_or_reach_a_terminal() {
+        assert_eq!(escape_untrusted("name=grep ok"), "name=grep ok");
+        assert_eq!(
+            escape_untrusted("x\nturn: forged\r\u{1b}[31m\u{202e}é"),
+            "x\\u{a}turn: forged\\u{d}\\u{1b}[31m\\u{202e}é"
+        );
+    }
 
     #[test]
     fn lines_are_framed_and_the_log_rotates() {

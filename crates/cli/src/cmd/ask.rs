@@ -4,9 +4,12 @@
 use std::io::Read;
 
 use clap::Args;
+use fuseforks_core::orchestrator::PlanTaskState;
 use fuseforks_core::preflight::HeadlessMode;
 
-use super::headless::{Common, boot, close, configure, report_findings, start_agents};
+use super::headless::{
+    CLOSE_GRACE, CUT_WAIT, Common, boot, close, configure, report_findings, start_agents,
+};
 use crate::exit;
 use crate::output::Out;
 use crate::signals::{SignalCount, reached};
@@ -83,10 +86,18 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     let (answer, state) = tokio::select! {
         result = &mut asking => result,
         () = reached(&mut signals, 1) => {
-            // First signal: interrupt and wait for the turn to record itself.
+            // First signal: interrupt and wait (at most the grace) for the turn to record
+            // itself; then cut the call in flight and give the turn a moment to say so.
             orchestrator.interrupt_all();
             tokio::select! {
                 result = &mut asking => result,
+                () = tokio::time::sleep(CLOSE_GRACE) => {
+                    out.cli("warn", "CLOSE_GRACE_EXCEEDED", "the model call did not end within 30 s: it was cut, and its usage is recorded as unknown", None);
+                    orchestrator.abort_in_flight();
+                    tokio::time::timeout(CUT_WAIT, &mut asking)
+                        .await
+                        .unwrap_or((None, PlanTaskState::Interrupted))
+                }
                 () = reached(&mut signals, 2) => {
                     out.cli("warn", "CLOSE_ABORTED", "exited without waiting: the turn's payment record may be missing", None);
                     return exit::INTERRUPTED;
@@ -95,7 +106,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
         }
     };
     match &answer {
-        Some(text) => println!("{text}"),
+        Some(text) => println!("{}", crate::terminal::for_stdout(text)),
         None => println!("{}", state.no_answer_line(report.language)),
     }
     close(&orchestrator, &mut signals, out).await;

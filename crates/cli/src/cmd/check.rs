@@ -60,7 +60,8 @@ pub fn run(args: &CheckArgs, out: &Out) -> u8 {
             }
         );
         for f in &report.findings {
-            println!("{:?} {}: {}\n  fix: {}", f.level, f.code, f.message, f.fix);
+            let shown = format!("{:?} {}: {}\n  fix: {}", f.level, f.code, f.message, f.fix);
+            println!("{}", crate::terminal::for_stdout(&shown));
         }
         let rejects = report
             .findings

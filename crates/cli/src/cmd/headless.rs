@@ -17,6 +17,8 @@ use crate::signals::{SignalCount, reached};
 
 /// The grace a close waits for turns to record themselves.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(30);
+/// How long a close waits, after cutting what was in flight, for turns to record themselves.
+pub const CUT_WAIT: Duration = Duration::from_secs(2);
 
 /// `--secrets`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -221,7 +223,7 @@ pub async fn close(orchestrator: &Orchestrator, signals: &mut SignalCount, out: 
     tokio::select! {
         all = orchestrator.stop_all(CLOSE_GRACE) => {
             if !all {
-                out.cli("warn", "CLOSE_GRACE_EXCEEDED", "some turns did not end within 30 s: their payment records may be missing", None);
+                out.cli("warn", "CLOSE_GRACE_EXCEEDED", "some turns did not end within 30 s: their model calls and tools were cut, and the usage of a cut call is recorded as unknown", None);
             }
         }
         () = reached(signals, seen + 1) => {

@@ -302,6 +302,9 @@ pub struct ChatRequest {
     pub cancel: CancellationToken,
     /// What cancellation does to a request in flight.
     pub in_flight: InFlight,
+    /// The hard stop (the close grace ran out): cuts the call at once even when `in_flight`
+    /// says finish; its usage is then unknown.
+    pub abort: CancellationToken,
 }
 
 impl ChatRequest {
@@ -325,6 +328,7 @@ impl ChatRequest {
             skills: ProviderSkills::default(),
             cancel,
             in_flight: InFlight::Finish,
+            abort: CancellationToken::new(),
         }
     }
 

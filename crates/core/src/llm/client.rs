@@ -161,7 +161,7 @@ impl LlmClient {
         let url = endpoint.url(&request.model);
         let attempts = endpoint.max_attempts.max(1);
         for attempt in 0..attempts {
-            if request.cancel.is_cancelled() {
+            if request.cancel.is_cancelled() || request.abort.is_cancelled() {
                 return Ok(ChatResponse::aborted());
             }
             let send = self.send(endpoint, &url, &body);
@@ -170,7 +170,10 @@ impl LlmClient {
                     outcome = send => outcome,
                     () = request.cancel.cancelled() => return Ok(ChatResponse::aborted()),
                 },
-                InFlight::Finish => send.await,
+                InFlight::Finish => tokio::select! {
+                    outcome = send => outcome,
+                    () = request.abort.cancelled() => return Ok(ChatResponse::aborted()),
+                },
             };
             let failure = match outcome {
                 Ok(Ok(value)) => return adapters::decode(wire, value),

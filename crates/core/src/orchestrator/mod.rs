@@ -32,6 +32,8 @@ pub use plan::{PlanTask, PlanWave, WaveStatus};
 
 /// Capacity of each agent's mailbox.
 pub const MAILBOX_CAPACITY: usize = 64;
+/// How long a stopping agent gets, after its calls in flight were cut, to record its turn.
+pub const CUT_GRACE: Duration = Duration::from_secs(1);
 
 /// Looks up the API key of a template (by template id). Values never leave the LLM client.
 pub type SecretLookup = Arc<dyn Fn(&str) -> Option<ApiKey> + Send + Sync>;
@@ -141,6 +143,8 @@ pub(crate) struct Inner {
     pub plan_bypass: AtomicBool,
     agents: Mutex<HashMap<String, AgentSlot>>,
     external_gate: tokio::sync::Mutex<()>,
+    /// Cancelled once, when a close's grace runs out: calls and tools in flight are cut.
+    pub abort: CancellationToken,
 }
 
 impl Inner {
@@ -318,6 +322,7 @@ impl Orchestrator {
                 plan_bypass: AtomicBool::new(false),
                 agents: Mutex::new(HashMap::new()),
                 external_gate: tokio::sync::Mutex::new(()),
+                abort: CancellationToken::new(),
             }),
         })
     }
@@ -452,13 +457,19 @@ impl Orchestrator {
     /// Stops an agent after its current turn (its mailbox closes); returns whether the task
     /// ended within `grace`.
     pub async fn stop_agent(&self, id: &str, grace: Duration) -> bool {
+        let task = self.begin_stop(id);
+        let joined = self.join_within(task, grace).await;
+        self.end_stop(id, joined);
+        joined
+    }
+
+    /// Takes an agent's task out of its slot and marks it stopping.
+    fn begin_stop(&self, id: &str) -> Option<tokio::task::JoinHandle<()>> {
         let task = {
             let Ok(mut agents) = self.inner.agents.lock() else {
-                return false;
+                return None;
             };
-            let Some(slot) = agents.get_mut(id) else {
-                return true;
-            };
+            let slot = agents.get_mut(id)?;
             slot.status = AgentStatus::Stopping;
             slot.sender = None;
             slot.task.take()
@@ -467,10 +478,30 @@ impl Orchestrator {
             agent_id: id.into(),
             status: AgentStatus::Stopping,
         });
-        let joined = match task {
-            Some(task) => tokio::time::timeout(grace, task).await.is_ok(),
-            None => true,
+        task
+    }
+
+    /// Waits for a stopping agent's task; when the grace runs out, calls and tools in flight
+    /// are cut (their usage unknown) and the task gets [`CUT_GRACE`] to record its turn.
+    async fn join_within(
+        &self,
+        task: Option<tokio::task::JoinHandle<()>>,
+        grace: Duration,
+    ) -> bool {
+        let Some(mut task) = task else {
+            return true;
         };
+        if tokio::time::timeout(grace, &mut task).await.is_ok() {
+            return true;
+        }
+        self.abort_in_flight();
+        if tokio::time::timeout(CUT_GRACE, &mut task).await.is_err() {
+            task.abort();
+        }
+        false
+    }
+
+    fn end_stop(&self, id: &str, joined: bool) {
         if let Ok(mut agents) = self.inner.agents.lock() {
             agents.remove(id);
         }
@@ -481,7 +512,17 @@ impl Orchestrator {
             agent_id: id.into(),
             status: AgentStatus::Idle,
         });
-        joined
+    }
+
+    /// The hard stop of a close: every model call and tool in flight is cut at once (a cut
+    /// call's usage is recorded as unknown). Final: nothing is sent afterwards.
+    pub fn abort_in_flight(&self) {
+        if !self.inner.abort.is_cancelled() {
+            self.inner
+                .log
+                .line("close: grace over; cutting model calls and tools in flight");
+            self.inner.abort.cancel();
+        }
     }
 
     /// Interrupts an agent's turn; it takes effect at the next round boundary.
@@ -661,7 +702,8 @@ impl Orchestrator {
         Ok(ids)
     }
 
-    /// Stops every running agent; returns whether all ended within `grace`.
+    /// Stops every running agent at once; returns whether all ended within `grace` (when not,
+    /// calls and tools in flight were cut, so the whole stop takes at most `grace` + 1 s).
     pub async fn stop_all(&self, grace: Duration) -> bool {
         let ids: Vec<String> = self
             .inner
@@ -669,11 +711,21 @@ impl Orchestrator {
             .lock()
             .map(|a| a.keys().cloned().collect())
             .unwrap_or_default();
-        let mut all = true;
-        for id in ids {
-            all &= self.stop_agent(&id, grace).await;
-        }
-        all
+        let stopping: Vec<_> = ids
+            .into_iter()
+            .map(|id| {
+                let task = self.begin_stop(&id);
+                async move {
+                    let joined = self.join_within(task, grace).await;
+                    self.end_stop(&id, joined);
+                    joined
+                }
+            })
+            .collect();
+        futures_util::future::join_all(stopping)
+            .await
+            .into_iter()
+            .all(|joined| joined)
     }
 
     /// An outside request (the CLI `ask`, the door): delivered to the reception as

@@ -29,6 +29,8 @@ struct Tally {
     usage: Usage,
     rounds: u32,
     model_time: std::time::Duration,
+    /// A call was cut by the close's hard stop: what it cost is unknown.
+    usage_unknown: bool,
 }
 
 pub(crate) async fn run(
@@ -61,6 +63,7 @@ pub(crate) async fn run(
         usage: Usage::default(),
         rounds: 0,
         model_time: std::time::Duration::ZERO,
+        usage_unknown: false,
     };
     let setup = prepare(inner, &world, agent_id, mcp);
     let mut handed_off = false;
@@ -122,14 +125,15 @@ pub(crate) async fn run(
         });
     }
     inner.log.line(&format!(
-        "turn: agent={agent_id} hop={} rounds={}/{cap} waves=0 stop={} prompt={} cached={} total={} reasoning={} backend={backend} model={model}",
+        "turn: agent={agent_id} hop={} rounds={}/{cap} waves=0 stop={} prompt={} cached={} total={} reasoning={} backend={backend} model={model}{}",
         message.hop,
         tally.rounds,
         stop.log_label(),
         u.prompt,
         u.cache_read,
         u.total(),
-        u.reasoning
+        u.reasoning,
+        if tally.usage_unknown { " usage=unknown" } else { "" }
     ));
     let record = TurnRecord {
         agent_id: agent_id.into(),
@@ -378,6 +382,7 @@ async fn rounds(
         request.cacheable_prefix_len = p.system.cacheable_prefix_len;
         request.skills = ProviderSkills::of(&p.template);
         request.in_flight = InFlight::Finish;
+        request.abort = inner.abort.clone();
         let chars: usize = messages
             .iter()
             .flat_map(|m| &m.content)
@@ -426,6 +431,7 @@ async fn rounds(
             tally.usage.add(u);
         }
         if response.stop == StopReason::Aborted {
+            tally.usage_unknown |= inner.abort.is_cancelled();
             return (TurnStop::Interrupted, None, false);
         }
         if let Some(text) = response.text() {
@@ -475,8 +481,12 @@ async fn rounds(
                 take_reason(&mut args)
             };
             let output = match synthetic {
-                None if mcp.has(&call.name) => mcp.call(&call.name, &args).await,
-                None => run_tool(&call.name, &args, &p.tools).await,
+                None if mcp.has(&call.name) => {
+                    cut_at_abort(inner, mcp.call(&call.name, &args), inner.language).await
+                }
+                None => {
+                    cut_at_abort(inner, run_tool(&call.name, &args, &p.tools), inner.language).await
+                }
                 Some(Synthetic::Transfer(target)) => {
                     let text = args
                         .get("message")
@@ -531,6 +541,22 @@ async fn rounds(
             role: Role::Tool,
             content: results,
         });
+    }
+}
+
+/// Runs a tool unless the close's hard stop comes first (then the tool is cut: a child of
+/// `run` dies with its dropped handle, an MCP call is abandoned).
+async fn cut_at_abort(
+    inner: &Arc<Inner>,
+    tool: impl std::future::Future<Output = ToolOutput>,
+    language: crate::village::Language,
+) -> ToolOutput {
+    tokio::select! {
+        output = tool => output,
+        () = inner.abort.cancelled() => ToolOutput::fail(language.pick(
+            "終了のため道具を止めました。",
+            "The tool was stopped: the village is closing.",
+        )),
     }
 }
 

@@ -133,6 +133,29 @@ pub async fn run_tool(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput
             "Arguments must be a JSON object.",
         ));
     }
+    if name == "run" {
+        return run::run(args, ctx).await;
+    }
+    let (name, args, ctx) = (name.to_owned(), args.clone(), ctx.clone());
+    let language = ctx.language;
+    let blocking = tokio::task::spawn_blocking(move || run_blocking(&name, &args, &ctx));
+    match tokio::time::timeout(BLOCKING_TOOL_TIMEOUT, blocking).await {
+        Ok(Ok(output)) => output,
+        Ok(Err(_)) => ToolOutput::fail(
+            language.pick("道具が異常終了しました。", "The tool failed unexpectedly."),
+        ),
+        Err(_) => ToolOutput::fail(language.pick(
+            "道具が時間内に終わりませんでした（60 秒）。",
+            "The tool did not finish in time (60 s).",
+        )),
+    }
+}
+
+/// How long a file tool may take (it runs on a blocking thread; the turn stops waiting then).
+pub const BLOCKING_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The tools that do synchronous file I/O (run on a blocking thread).
+fn run_blocking(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
     match name {
         "file" => file::run(args, ctx),
         "grep" => search::grep(args, ctx),
@@ -142,7 +165,6 @@ pub async fn run_tool(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput
         "yq" => text_edit::yq(args, ctx),
         "remember" => remember(args, ctx),
         "rag" => rag::run(args, ctx),
-        "run" => run::run(args, ctx).await,
         other => ToolOutput::fail(format!(
             "{} {other}",
             ctx.say("不明な道具です:", "Unknown tool:")

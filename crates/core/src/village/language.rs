@@ -22,6 +22,14 @@ impl Language {
         }
     }
 
+    /// Picks the Japanese or the English text.
+    pub fn pick(self, ja: &str, en: &str) -> String {
+        match self {
+            Self::Ja => ja.to_owned(),
+            Self::En => en.to_owned(),
+        }
+    }
+
     /// Parses `ja` / `en` exactly.
     pub fn parse(text: &str) -> Option<Self> {
         match text {

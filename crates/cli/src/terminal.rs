@@ -1,0 +1,82 @@
+//! Text for a terminal: when stdout or stderr is a TTY, escape sequences and other control
+//! characters in untrusted text (a model's answer, a server's message) are stripped so that
+//! they cannot move the cursor, retitle the window or hide what came before. Newlines and tabs
+//! stay. Text for a pipe or a file is left exactly as it is.
+
+use std::borrow::Cow;
+use std::io::IsTerminal;
+
+/// `text` as it may be shown on stdout.
+pub fn for_stdout(text: &str) -> Cow<'_, str> {
+    if std::io::stdout().is_terminal() {
+        strip(text)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// `text` as it may be shown on stderr.
+pub fn for_stderr(text: &str) -> Cow<'_, str> {
+    if std::io::stderr().is_terminal() {
+        strip(text)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// Removes ANSI escape sequences (CSI, OSC, DCS and two-byte ones), C1 controls and every
+/// other control character but newline and tab.
+pub fn strip(text: &str) -> Cow<'_, str> {
+    let keep = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(keep) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => skip_sequence(&mut chars),
+            '\u{9b}' => skip_csi(&mut chars),
+            c if keep(c) => out.push(c),
+            _ => {}
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn skip_sequence(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.next() {
+        Some('[') => skip_csi(chars),
+        // OSC, DCS, SOS, PM, APC: up to BEL or ST (ESC \).
+        Some(']' | 'P' | 'X' | '^' | '_') => {
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                    break;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    for c in chars.by_ref() {
+        if ('\u{40}'..='\u{7e}').contains(&c) {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip;
+
+    #[test]
+    fn escape_sequences_and_controls_are_removed() {
+        assert_eq!(strip("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(strip("\u{1b}[31mred\u{1b}[0m"), "red");
+        assert_eq!(strip("\u{1b}]0;evil title\u{7}after"), "after");
+        assert_eq!(strip("\u{1b}]8;;http://x\u{1b}\\link"), "link");
+        assert_eq!(strip("a\rb\u{8}c\u{9b}2Jd"), "abcd");
+    }
+}

@@ -1,0 +1,176 @@
+//! Regressions of issue 10 through the binary: the close grace is a hard bound (finding 6),
+//! and untrusted text can neither forge a log line nor drive a terminal (finding 7).
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use fuseforks_testkit::stub::{StubReply, StubServer};
+use fuseforks_testkit::wire_replies::{self, ScriptCall};
+use fuseforks_testkit::{KillOnDrop, TempDataDir};
+use serde_json::json;
+
+use crate::headless::{U, command, log, signal, village, wait_for};
+use crate::{stderr, stdout};
+
+fn spawn_ask(dir: &str, message: &str) -> Child {
+    command(
+        &[
+            "ask",
+            "--data-dir",
+            dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            message,
+        ],
+        true,
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap()
+}
+
+/// A 45 s model call in flight: SIGTERM ends `ask` within the 30 s grace plus the cut, and the
+/// turn is still recorded, its usage marked unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_with_a_45_s_call_in_flight_exits_within_31_s() {
+    let wire = fuseforks_core::llm::Wire::OpenAiCompat;
+    let stub = StubServer::start(vec![
+        wire_replies::text(wire, "too late", U).after(Duration::from_secs(45)),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let mut asking = KillOnDrop::new(spawn_ask(&dir, "slow please"));
+    wait_for(
+        &data.workspace().join("fuseforks.log"),
+        "turn start: agent=rec",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let ask = asking.take();
+    signal(&ask, "TERM");
+    let signalled = Instant::now();
+    let out = tokio::task::spawn_blocking(move || ask.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let took = signalled.elapsed();
+    eprintln!("SIGTERM to exit: {} ms", took.as_millis());
+    assert!(took <= Duration::from_millis(31_500), "took {took:?}");
+    assert!(
+        took >= Duration::from_secs(29),
+        "the grace was not given: {took:?}"
+    );
+    assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("CLOSE_GRACE_EXCEEDED"),
+        "{}",
+        stderr(&out)
+    );
+    let log = log(&data);
+    assert!(log.contains("close: grace over"), "{log}");
+    assert!(
+        log.contains("turn: agent=rec") && log.contains("usage=unknown"),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_tool_name_cannot_forge_a_log_line() {
+    let wire = fuseforks_core::llm::Wire::OpenAiCompat;
+    let call = ScriptCall {
+        id: "c1".into(),
+        name: "grep\n2026-01-01 00:00:00.000 [fuseforks] turn: agent=forged \u{1b}[2J".into(),
+        args: json!({}),
+    };
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(wire, &[call], U),
+        wire_replies::text(wire, "done", U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let out = command(
+        &[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "--verbose",
+            "hi",
+        ],
+        true,
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = log(&data);
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("agent=forged") && !l.contains("name=")),
+        "a forged line: {log}"
+    );
+    assert!(!log.contains('\u{1b}'), "an escape reached the log");
+    assert!(log.contains("\\u{a}"), "{log}");
+    assert!(!stderr(&out).contains('\u{1b}'), "an escape reached stderr");
+}
+
+/// An answer with terminal escapes: stripped on a terminal (a pty through `script`), kept
+/// byte for byte on a pipe (the answer is the result).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_sequences_in_an_answer_never_reach_a_terminal() {
+    let wire = fuseforks_core::llm::Wire::OpenAiCompat;
+    let hostile = "safe \u{1b}]0;pwned\u{7}\u{1b}[2Jtext";
+    let stub = StubServer::start(vec![
+        wire_replies::text(wire, hostile, U),
+        wire_replies::text(wire, hostile, U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let piped = command(
+        &[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "hi",
+        ],
+        true,
+    )
+    .output()
+    .unwrap();
+    assert_eq!(stdout(&piped), format!("{hostile}\n"));
+    let binary = env!("CARGO_BIN_EXE_fuseforks-cli");
+    let line = format!("{binary} ask --data-dir {dir} --start reception --secrets env hi");
+    let on_tty = command(&[], true)
+        .get_envs()
+        .fold(std::process::Command::new("script"), |mut c, (k, v)| {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+            c
+        })
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let shown = stdout(&on_tty);
+    assert!(shown.contains("safe text"), "{shown:?}");
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains("pwned"),
+        "{shown:?}"
+    );
+}
