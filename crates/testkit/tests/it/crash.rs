@@ -1,8 +1,6 @@
 //! A writer killed with SIGKILL at random moments never leaves a half-written `world.json`:
 //! after every kill the file reads back as one of the two complete worlds.
 
-#![allow(clippy::unwrap_used)]
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
