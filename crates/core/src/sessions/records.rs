@@ -1,5 +1,7 @@
 //! What `sessions.redb` holds: session metadata and records (`message`, `exchange`, `summary`,
-//! `turn`, `assist`), in the original's JSON spellings (reference §3.2, §3.8).
+//! `turn`, `assist`), in the original's JSON spellings (reference §3.2, §3.8), and `intent`
+//! (ours): a paid model call about to be sent, written before it so that a crash between the
+//! payment and the `turn` record stays visible.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -179,6 +181,27 @@ pub struct TurnRecord {
     pub elapsed_ms: u64,
 }
 
+/// A model call about to be sent (kind `intent`, not a kind of the original). Written and
+/// committed before every paid call; the agent's next `turn` record in the same conversation
+/// completes every intent of that agent before it. An intent that no `turn` record of its agent
+/// follows is a call whose usage is unknown (a crash, a SIGKILL): stats count it as such.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IntentRecord {
+    /// The agent.
+    pub agent_id: String,
+    /// When the call was about to be sent, ms since the epoch.
+    pub ts_ms: i64,
+    /// The round within the turn (1 = the first call).
+    pub round: u32,
+    /// Model name.
+    pub model: String,
+    /// Wire.
+    pub backend: String,
+    /// The budget reservation, effective tokens.
+    pub reserved: u64,
+}
+
 /// A record of a conversation (tag `kind`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -210,6 +233,8 @@ pub enum Record {
     Turn(TurnRecord),
     /// A drafting-assistant call (no body text).
     Assist(Value),
+    /// A paid model call about to be sent.
+    Intent(IntentRecord),
 }
 
 impl Record {
@@ -221,6 +246,7 @@ impl Record {
             Self::Summary { .. } => "summary",
             Self::Turn(_) => "turn",
             Self::Assist(_) => "assist",
+            Self::Intent(_) => "intent",
         }
     }
 

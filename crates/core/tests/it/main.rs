@@ -7,6 +7,7 @@ mod blackboard;
 mod broken_files;
 mod budget;
 mod founding;
+mod intent;
 mod llm_cache;
 mod llm_capability;
 mod llm_conformance;

@@ -1,0 +1,153 @@
+//! `intent` records: one is committed before every paid model call, the turn record completes
+//! them, and stats count an intent no turn record follows as a call of unknown usage. Readers
+//! skip the kind like any other they do not restore.
+
+use fuseforks_core::llm::Wire;
+use fuseforks_core::sessions::{
+    Endpoint, IntentRecord, Record, SessionStore, StoredRecord, TurnRecord, TurnStop,
+};
+use fuseforks_core::stats::{Period, aggregate};
+use fuseforks_core::village::World;
+use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
+use fuseforks_testkit::TempDataDir;
+use serde_json::json;
+
+use crate::orch_support::Village;
+
+const U: ScriptUsage = ScriptUsage {
+    prompt: 500,
+    completion: 20,
+    cache_read: 0,
+    reasoning: 0,
+};
+
+fn intent(agent: &str, ts_ms: i64) -> Record {
+    Record::Intent(IntentRecord {
+        agent_id: agent.into(),
+        ts_ms,
+        round: 1,
+        model: "m".into(),
+        backend: "open_ai_compat".into(),
+        reserved: 5_000,
+    })
+}
+
+fn turn(agent: &str) -> Record {
+    Record::Turn(TurnRecord {
+        agent_id: agent.into(),
+        ts_ms: 10,
+        hop: 0,
+        rounds: 1,
+        waves: 0,
+        stop: TurnStop::Completed,
+        prompt: 100,
+        cached: 0,
+        completion: 10,
+        reasoning: 0,
+        cache_write: 0,
+        cache_write_1h: 0,
+        model: "m".into(),
+        backend: "open_ai_compat".into(),
+        elapsed_ms: 1,
+    })
+}
+
+fn unknown_calls(store: &SessionStore) -> u64 {
+    aggregate(
+        store,
+        &World::default(),
+        Period::All,
+        &jiff::tz::TimeZone::UTC,
+    )
+    .unwrap()
+    .totals
+    .unknown_usage_calls
+}
+
+#[tokio::test]
+async fn every_call_is_preceded_by_an_intent_that_the_turn_completes() {
+    let wire = Wire::OpenAiCompat;
+    let call = ScriptCall {
+        id: "c1".into(),
+        name: "grep".into(),
+        args: json!({"pattern": "error"}),
+    };
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(wire, &[call], U),
+        wire_replies::text(wire, "done", U),
+    ])
+    .await;
+    let v = Village::new(wire, stub.base_url(), None);
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    orch.deliver_and_wait("a1", Endpoint::User, "go")
+        .await
+        .unwrap();
+    let session = orch.current_session().unwrap();
+    let store = orch.sessions().unwrap();
+    let kinds: Vec<String> = store
+        .records(&session)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| match r {
+            StoredRecord::Known(r) => r.kind().to_owned(),
+            StoredRecord::Unknown { kind } => kind,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["message", "intent", "intent", "exchange", "message", "turn"],
+        "one intent per paid call, before the call"
+    );
+    assert!(
+        store
+            .history(&session)
+            .unwrap()
+            .iter()
+            .all(|(_, r)| !matches!(r, Record::Intent(_))),
+        "intents never restore history"
+    );
+    assert_eq!(unknown_calls(store), 0);
+    assert_eq!(stub.requests().len(), 2);
+}
+
+#[test]
+fn an_intent_without_its_turn_record_is_unknown_usage() {
+    let data = TempDataDir::new();
+    let store = SessionStore::open(&data.data_dir().join("sessions.redb")).unwrap();
+    let s = store.create("x", 0).unwrap();
+    for r in [intent("a", 1), intent("a", 2), turn("a"), intent("b", 3), intent("a", 4)] {
+        store.append(&s, &r, 5).unwrap();
+    }
+    // a's first two are completed by its turn; b's and a's last are open.
+    let report = aggregate(
+        &store,
+        &World::default(),
+        Period::All,
+        &jiff::tz::TimeZone::UTC,
+    )
+    .unwrap();
+    assert_eq!(report.totals.unknown_usage_calls, 2);
+    let open: Vec<(&str, i64)> = report
+        .unknown_usage
+        .iter()
+        .map(|u| (u.agent_id.as_str(), u.ts_ms))
+        .collect();
+    assert_eq!(open, [("b", 3), ("a", 4)]);
+    assert_eq!(report.totals.turns, 1, "turns are counted as before");
+    // An intent of another conversation is never completed by this one's turn.
+    let t = store.create("y", 0).unwrap();
+    store.append(&t, &turn("b"), 6).unwrap();
+    assert_eq!(unknown_calls(&store), 2);
+}
+
+#[test]
+fn an_intent_is_plain_json_in_the_original_style() {
+    let v = serde_json::to_value(intent("a", 7)).unwrap();
+    assert_eq!(
+        v,
+        json!({"kind": "intent", "agentId": "a", "tsMs": 7, "round": 1, "model": "m",
+               "backend": "open_ai_compat", "reserved": 5000})
+    );
+}
