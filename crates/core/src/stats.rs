@@ -8,7 +8,8 @@
 use std::collections::BTreeMap;
 
 use jiff::civil::Date;
-use jiff::tz::TimeZone;
+/// The time zone periods are cut in (re-exported so callers need not name `jiff`).
+pub use jiff::tz::TimeZone;
 
 use crate::budget::effective_tokens;
 use crate::llm::Usage;

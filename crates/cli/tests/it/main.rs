@@ -28,3 +28,4 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 mod headless;
+mod money;
