@@ -96,7 +96,12 @@ impl CausalBudget {
             if ledger.spent >= ceiling {
                 return Err(BudgetStop::Exhausted);
             }
-            if ledger.spent.saturating_add(ledger.reserved).saturating_add(amount) > ceiling {
+            if ledger
+                .spent
+                .saturating_add(ledger.reserved)
+                .saturating_add(amount)
+                > ceiling
+            {
                 return Err(BudgetStop::ReserveShort);
             }
         }
@@ -196,7 +201,9 @@ mod tests {
         }));
         assert_eq!(budget.reserve(1).unwrap_err(), BudgetStop::Exhausted);
         assert_eq!(
-            CausalBudget::new(Some(2_000)).reserve(1_000_000).unwrap_err(),
+            CausalBudget::new(Some(2_000))
+                .reserve(1_000_000)
+                .unwrap_err(),
             BudgetStop::ReserveShort,
             "never capped at the ceiling"
         );

@@ -225,10 +225,7 @@ pub fn headless_preflight(
             Err(EndpointProblem::Invalid { why }) => add(
                 Level::Reject,
                 "ENDPOINT_INVALID",
-                format!(
-                    "テンプレート {} の baseUrl が使えません（{why}）。",
-                    t.id
-                ),
+                format!("テンプレート {} の baseUrl が使えません（{why}）。", t.id),
                 format!("Template {}: baseUrl {why}.", t.id),
                 "world.json の modelTemplates[].baseUrl に https://api.openai.com/v1 のような絶対 URL を書いてください。",
                 "Write an absolute URL such as https://api.openai.com/v1 in modelTemplates[].baseUrl of world.json.",

@@ -104,10 +104,10 @@ async fn a_100_mb_answer_fails_in_little_memory_and_leaves_the_store_small() {
         out.len()
     );
     assert!(out == "(No answer.)\n", "{} bytes on stdout", out.len());
-    let log = log(&data);
+    let text = log(&data);
     assert!(
-        log.contains("stop=failed:LLM_RESPONSE_TOO_LARGE"),
-        "{log}"
+        text.contains("stop=failed:LLM_RESPONSE_TOO_LARGE"),
+        "{text}"
     );
     let grown = redb_size(&data).saturating_sub(before);
     eprintln!(
@@ -201,14 +201,27 @@ async fn check_and_ask_refuse_bad_endpoints_and_the_village_still_opens() {
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
     let check = args(&[
-        "check", "--for", "ask", "--data-dir", &dir, "--start", "reception", "--secrets", "env",
+        "check",
+        "--for",
+        "ask",
+        "--data-dir",
+        &dir,
+        "--start",
+        "reception",
+        "--secrets",
+        "env",
     ]);
     for (url, allow, code, exit) in [
         ("not a url", false, "ENDPOINT_INVALID", 3),
         ("file:///etc/passwd", false, "ENDPOINT_INVALID", 3),
         ("file:///etc/passwd", true, "ENDPOINT_INVALID", 3),
         ("http://192.0.2.10:8080/v1", false, "ENDPOINT_INSECURE", 3),
-        ("http://192.0.2.10:8080/v1", true, "ENDPOINT_INSECURE_ALLOWED", 0),
+        (
+            "http://192.0.2.10:8080/v1",
+            true,
+            "ENDPOINT_INSECURE_ALLOWED",
+            0,
+        ),
     ] {
         set_endpoint(&data, url, allow);
         assert!(
@@ -224,8 +237,17 @@ async fn check_and_ask_refuse_bad_endpoints_and_the_village_still_opens() {
     set_endpoint(&data, "http://192.0.2.10:8080/v1", false);
     let out = run(ask_args(&dir), true).await;
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(stderr(&out).contains("ENDPOINT_INSECURE"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ENDPOINT_INSECURE"),
+        "{}",
+        stderr(&out)
+    );
     set_endpoint(&data, &format!("{}/v1", stub.base_url()), false);
     let out = run(check, true).await;
-    assert_eq!(out.status.code(), Some(0), "loopback http is fine: {}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "loopback http is fine: {}",
+        stderr(&out)
+    );
 }

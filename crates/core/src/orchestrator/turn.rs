@@ -406,7 +406,14 @@ async fn rounds(
             }
         };
         // Durable before the call: a crash between payment and the turn record stays visible.
-        inner.record(vec![intent(agent_id, p, tally.rounds + 1, reservation.amount())]).await;
+        inner
+            .record(vec![intent(
+                agent_id,
+                p,
+                tally.rounds + 1,
+                reservation.amount(),
+            )])
+            .await;
         let asked = Instant::now();
         let result = inner.llm.chat(&p.endpoint, &request).await;
         tally.model_time += asked.elapsed();

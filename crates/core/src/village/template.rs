@@ -434,7 +434,15 @@ mod tests {
         ] {
             assert_eq!(ok(lo), Ok(Loopback), "{lo}");
         }
-        for bad in ["not a url", "file:///etc/passwd", "ftp://x/y", "", "http://", "/v1", "https://"] {
+        for bad in [
+            "not a url",
+            "file:///etc/passwd",
+            "ftp://x/y",
+            "",
+            "http://",
+            "/v1",
+            "https://",
+        ] {
             assert_eq!(
                 ok(bad).map_err(|e| e.code()),
                 Err("ENDPOINT_INVALID"),
@@ -447,11 +455,18 @@ mod tests {
             "http://127.0.0.1.nip.io/v1",
             "http://[::2]/v1",
         ] {
-            assert_eq!(ok(lan).map_err(|e| e.code()), Err("ENDPOINT_INSECURE"), "{lan}");
+            assert_eq!(
+                ok(lan).map_err(|e| e.code()),
+                Err("ENDPOINT_INSECURE"),
+                "{lan}"
+            );
             assert_eq!(endpoint_security(lan, true), Ok(InsecureAllowed), "{lan}");
         }
         let e = ok("http://user:pw@10.0.0.1/v1").unwrap_err();
-        assert!(!e.to_string().contains("pw"), "no user info in the error: {e}");
+        assert!(
+            !e.to_string().contains("pw"),
+            "no user info in the error: {e}"
+        );
     }
 
     #[test]

@@ -118,7 +118,10 @@ fn sequential_calls_spend_at_most_the_ceiling_plus_the_last_admitted_overrun() {
                 continue;
             };
             admitted += 1;
-            assert!(reservation.amount() >= estimate, "never reserved below the estimate");
+            assert!(
+                reservation.amount() >= estimate,
+                "never reserved below the estimate"
+            );
             // Real costs up to twice the estimate (an estimate is not a promise).
             let cost = rng.next() % (2 * reservation.amount() + 1);
             last_overrun = cost.saturating_sub(reservation.amount());

@@ -8,9 +8,9 @@ use fuseforks_core::sessions::{
 };
 use fuseforks_core::stats::{Period, aggregate};
 use fuseforks_core::village::World;
+use fuseforks_testkit::TempDataDir;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
-use fuseforks_testkit::TempDataDir;
 use serde_json::json;
 
 use crate::orch_support::Village;
@@ -117,7 +117,13 @@ fn an_intent_without_its_turn_record_is_unknown_usage() {
     let data = TempDataDir::new();
     let store = SessionStore::open(&data.data_dir().join("sessions.redb")).unwrap();
     let s = store.create("x", 0).unwrap();
-    for r in [intent("a", 1), intent("a", 2), turn("a"), intent("b", 3), intent("a", 4)] {
+    for r in [
+        intent("a", 1),
+        intent("a", 2),
+        turn("a"),
+        intent("b", 3),
+        intent("a", 4),
+    ] {
         store.append(&s, &r, 5).unwrap();
     }
     // a's first two are completed by its turn; b's and a's last are open.

@@ -29,7 +29,10 @@ async fn an_answer_over_the_template_cap_is_refused_without_its_body() {
         assert_eq!(err.code(), "LLM_RESPONSE_TOO_LARGE", "{err}");
         let text = err.to_string();
         assert!(text.contains("4096"), "names the cap: {text}");
-        assert!(!text.contains(MARK) && !text.contains("xxxx"), "no body: {text}");
+        assert!(
+            !text.contains(MARK) && !text.contains("xxxx"),
+            "no body: {text}"
+        );
         assert_eq!(stub.requests().len(), 1, "not retried");
     }
 }
@@ -38,11 +41,10 @@ async fn an_answer_over_the_template_cap_is_refused_without_its_body() {
 async fn an_answer_under_the_cap_passes_and_the_default_cap_is_16_mib() {
     let client = LlmClient::new().unwrap();
     let wire = Wire::OpenAiCompat;
-    let stub =
-        StubServer::start(vec![
-            wire_replies::text(wire, "FILL", FIRST).fill("FILL", 60_000),
-        ])
-        .await;
+    let stub = StubServer::start(vec![
+        wire_replies::text(wire, "FILL", FIRST).fill("FILL", 60_000),
+    ])
+    .await;
     let mut t = template(wire, stub.base_url());
     t.max_response_bytes = Some(64 * 1024);
     let ep = Endpoint::for_template(&t, Some(ApiKey::new(KEY))).unwrap();
@@ -52,7 +54,10 @@ async fn an_answer_under_the_cap_passes_and_the_default_cap_is_16_mib() {
     let plain = plain.or_else(|_| {
         Endpoint::for_template(&template(wire, stub.base_url()), Some(ApiKey::new(KEY)))
     });
-    assert_eq!(plain.unwrap().max_response_bytes, DEFAULT_MAX_RESPONSE_BYTES);
+    assert_eq!(
+        plain.unwrap().max_response_bytes,
+        DEFAULT_MAX_RESPONSE_BYTES
+    );
     assert_eq!(DEFAULT_MAX_RESPONSE_BYTES, 16 * 1024 * 1024);
 }
 
@@ -64,11 +69,15 @@ async fn a_huge_error_body_is_read_only_up_to_its_small_cap() {
         wire_replies::error(wire, 400, "FILL", None).fill("FILL", 50 << 20),
     ])
     .await;
-    let ep = Endpoint::for_template(&template(wire, stub.base_url()), Some(ApiKey::new(KEY)))
-        .unwrap();
+    let ep =
+        Endpoint::for_template(&template(wire, stub.base_url()), Some(ApiKey::new(KEY))).unwrap();
     let err = client.chat(&ep, &task_request()).await.unwrap_err();
     assert_eq!(err.code(), "LLM_HTTP", "{err}");
-    assert!(err.to_string().len() < 2_000, "short: {} chars", err.to_string().len());
+    assert!(
+        err.to_string().len() < 2_000,
+        "short: {} chars",
+        err.to_string().len()
+    );
 }
 
 #[tokio::test]
@@ -85,10 +94,16 @@ async fn bad_endpoints_are_refused_before_anything_is_sent() {
         t.base_url = url.into();
         let err = Endpoint::for_template(&t, key()).unwrap_err();
         assert_eq!(err.code(), code, "{url}");
-        assert!(err.to_string().contains("stub"), "names the template: {err}");
+        assert!(
+            err.to_string().contains("stub"),
+            "names the template: {err}"
+        );
     }
     t.allow_insecure_http = true;
-    assert!(Endpoint::for_template(&t, key()).is_ok(), "allowed on purpose");
+    assert!(
+        Endpoint::for_template(&t, key()).is_ok(),
+        "allowed on purpose"
+    );
 
     // Defence in depth: an endpoint built past the template rule still keeps the key home.
     let client = LlmClient::new().unwrap();
