@@ -2,8 +2,9 @@
 //! × model × stop kind, in tokens and effective tokens, priced from the model's template
 //! (missing rates fall back one level: 1-hour writes → writes → input, cache reads → input;
 //! input and output are both required), filtered by period (all, or a month by closing day).
-//! An `intent` record that no `turn` record of its agent follows in its conversation is a paid
-//! call whose usage is unknown (the process died between payment and record): counted apart.
+//! An `intent` record that no `turn` record of its agent completes (one that follows it in the
+//! conversation and started at or before it) is a paid call whose usage is unknown (the process
+//! died between payment and record): counted apart.
 
 use std::collections::BTreeMap;
 
@@ -203,7 +204,11 @@ pub fn aggregate(
                 }
                 _ => continue,
             };
-            open.remove(&turn.agent_id);
+            // The turn completes its own calls: those sent since it started. An older open
+            // intent belongs to a turn that never recorded itself (a crash) and stays open.
+            if let Some(calls) = open.get_mut(&turn.agent_id) {
+                calls.retain(|u| u.ts_ms < turn.ts_ms);
+            }
             if !within(turn.ts_ms) {
                 continue;
             }

@@ -184,6 +184,22 @@ async fn a_sigkill_between_payment_and_record_is_unknown_usage_in_stats() {
     assert_eq!(report.totals.unknown_usage_calls, 1, "{report:?}");
     assert_eq!(report.unknown_usage[0].agent_id, "rec");
     assert_eq!(report.unknown_usage[0].model, "stub-model");
+    drop(store);
+
+    // The conversation goes on; the next turn of the same agent does not hide the lost call.
+    stub.push([wire_replies::text(Wire::OpenAiCompat, "answered", U)]);
+    let mut again = ask_args(&dir);
+    again.insert(1, "--continue-session".into());
+    let out = run(again, true).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
+    assert_eq!(store.list().unwrap().len(), 1, "the same conversation");
+    let report = aggregate(&store, &world, Period::All, &TimeZone::UTC).unwrap();
+    assert_eq!(
+        (report.totals.turns, report.totals.unknown_usage_calls),
+        (1, 1),
+        "{report:?}"
+    );
 }
 
 fn set_endpoint(data: &TempDataDir, url: &str, allow: bool) {

@@ -182,9 +182,10 @@ pub struct TurnRecord {
 }
 
 /// A model call about to be sent (kind `intent`, not a kind of the original). Written and
-/// committed before every paid call; the agent's next `turn` record in the same conversation
-/// completes every intent of that agent before it. An intent that no `turn` record of its agent
-/// follows is a call whose usage is unknown (a crash, a SIGKILL): stats count it as such.
+/// committed before every paid call. A `turn` record completes the intents of its agent that
+/// precede it in the conversation and were written since the turn started (`tsMs` ≥ the turn's
+/// `tsMs`). An intent no turn completes is a call whose usage is unknown (a crash, a SIGKILL;
+/// a later turn of a continued conversation does not complete it): stats count it as such.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IntentRecord {

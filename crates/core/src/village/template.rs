@@ -122,6 +122,8 @@ pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 120;
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 /// The default cap on a model's answer body, in bytes (16 MiB).
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+/// The highest cap a template may set (256 MiB): larger values are read as this.
+pub const MAX_RESPONSE_BYTES_LIMIT: u64 = 256 * 1024 * 1024;
 
 /// One model template. Optional values are written as `null`, as the original writes them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -284,11 +286,11 @@ impl ModelTemplate {
         self.input_per_mtok.is_some() && self.output_per_mtok.is_some()
     }
 
-    /// The cap on an answer body, in bytes (at least 1).
+    /// The cap on an answer body, in bytes (1 ..= [`MAX_RESPONSE_BYTES_LIMIT`]).
     pub fn response_cap(&self) -> u64 {
         self.max_response_bytes
             .unwrap_or(DEFAULT_MAX_RESPONSE_BYTES)
-            .max(1)
+            .clamp(1, MAX_RESPONSE_BYTES_LIMIT)
     }
 
     /// Checks `baseUrl` against the endpoint rule: an absolute `http(s)` URL with a host, and
@@ -481,6 +483,13 @@ mod tests {
         v["somethingNew"] = "kept".into();
         let back: ModelTemplate = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(back.response_cap(), 4096);
+        let mut huge = back.clone();
+        huge.max_response_bytes = Some(u64::MAX);
+        assert_eq!(
+            huge.response_cap(),
+            MAX_RESPONSE_BYTES_LIMIT,
+            "never unbounded"
+        );
         assert!(back.allow_insecure_http);
         assert_eq!(serde_json::to_value(&back).unwrap(), v);
     }

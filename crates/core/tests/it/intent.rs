@@ -33,10 +33,10 @@ fn intent(agent: &str, ts_ms: i64) -> Record {
     })
 }
 
-fn turn(agent: &str) -> Record {
+fn turn(agent: &str, ts_ms: i64) -> Record {
     Record::Turn(TurnRecord {
         agent_id: agent.into(),
-        ts_ms: 10,
+        ts_ms,
         hop: 0,
         rounds: 1,
         waves: 0,
@@ -117,16 +117,19 @@ fn an_intent_without_its_turn_record_is_unknown_usage() {
     let data = TempDataDir::new();
     let store = SessionStore::open(&data.data_dir().join("sessions.redb")).unwrap();
     let s = store.create("x", 0).unwrap();
+    // A crashed turn of a (intent 1), then a turn of a that started at 2 with two calls, then
+    // an open call of b and one of a after a's turn record.
     for r in [
         intent("a", 1),
         intent("a", 2),
-        turn("a"),
-        intent("b", 3),
-        intent("a", 4),
+        intent("a", 3),
+        turn("a", 2),
+        intent("b", 4),
+        intent("a", 5),
     ] {
-        store.append(&s, &r, 5).unwrap();
+        store.append(&s, &r, 6).unwrap();
     }
-    // a's first two are completed by its turn; b's and a's last are open.
+    // The turn completes its own two calls only: a@1 (the crash), b@4 and a@5 stay open.
     let report = aggregate(
         &store,
         &World::default(),
@@ -134,18 +137,18 @@ fn an_intent_without_its_turn_record_is_unknown_usage() {
         &jiff::tz::TimeZone::UTC,
     )
     .unwrap();
-    assert_eq!(report.totals.unknown_usage_calls, 2);
+    assert_eq!(report.totals.unknown_usage_calls, 3);
     let open: Vec<(&str, i64)> = report
         .unknown_usage
         .iter()
         .map(|u| (u.agent_id.as_str(), u.ts_ms))
         .collect();
-    assert_eq!(open, [("b", 3), ("a", 4)]);
+    assert_eq!(open, [("a", 1), ("b", 4), ("a", 5)]);
     assert_eq!(report.totals.turns, 1, "turns are counted as before");
     // An intent of another conversation is never completed by this one's turn.
     let t = store.create("y", 0).unwrap();
-    store.append(&t, &turn("b"), 6).unwrap();
-    assert_eq!(unknown_calls(&store), 2);
+    store.append(&t, &turn("b", 0), 7).unwrap();
+    assert_eq!(unknown_calls(&store), 3);
 }
 
 #[test]
