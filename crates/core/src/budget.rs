@@ -1,7 +1,18 @@
 //! The token budget of one causal root (reference §1.4): effective tokens, reservations before
-//! each call, settlement after it. Concurrent calls under one root are admitted only while
-//! `spent + reserved + estimate ≤ ceiling`, so together they overshoot the ceiling by at most
-//! what their real cost exceeds their reservations.
+//! each call, settlement after it.
+//!
+//! **The gate is hard.** A call is admitted only when `spent + reserved + estimate ≤ ceiling`
+//! (the estimate raised to [`RESERVATION_FLOOR`], never lowered to fit: the original capped the
+//! reservation at the ceiling, so a call estimated above the whole budget was admitted). A call
+//! whose estimate exceeds what is left is refused before it is sent ([`BudgetStop::ReserveShort`],
+//! the turn stop `reserve_short`).
+//!
+//! **The guarantee.** Let `L` be the last admitted call. At its admission `spent + reserved +
+//! estimate(L) ≤ ceiling`; afterwards nothing is admitted, so the final spending is at most
+//! `ceiling + Σ max(0, cost(c) − reservation(c))` over the calls in flight when `L` was admitted
+//! (`L` included). For sequential calls (the rounds of one turn) that is `ceiling + the last
+//! admitted call's overrun`; a call whose cost stays within its estimate never takes the
+//! spending past the ceiling. A call whose usage is unknown is charged its whole reservation.
 
 use std::sync::{Arc, Mutex};
 
@@ -75,17 +86,22 @@ impl CausalBudget {
         Some(ceiling.saturating_sub(ledger.spent + ledger.reserved))
     }
 
-    /// Reserves an estimate (at least [`RESERVATION_FLOOR`], at most the ceiling) before a
-    /// call.
+    /// Reserves an estimate (at least [`RESERVATION_FLOOR`]) before a call. Refused with
+    /// [`BudgetStop::Exhausted`] when the ceiling is reached, and with
+    /// [`BudgetStop::ReserveShort`] when the reservation does not fit what is left.
     pub fn reserve(self: &Arc<Self>, estimate: u64) -> Result<Reservation, BudgetStop> {
-        let mut amount = estimate.max(RESERVATION_FLOOR);
+        let amount = estimate.max(RESERVATION_FLOOR);
         let mut ledger = self.ledger.lock().map_err(|_| BudgetStop::Exhausted)?;
         if let Some(ceiling) = self.ceiling {
-            amount = amount.min(ceiling);
             if ledger.spent >= ceiling {
                 return Err(BudgetStop::Exhausted);
             }
-            if ledger.spent + ledger.reserved + amount > ceiling {
+            if ledger
+                .spent
+                .saturating_add(ledger.reserved)
+                .saturating_add(amount)
+                > ceiling
+            {
                 return Err(BudgetStop::ReserveShort);
             }
         }
@@ -184,8 +200,13 @@ mod tests {
             ..Usage::default()
         }));
         assert_eq!(budget.reserve(1).unwrap_err(), BudgetStop::Exhausted);
-        let huge = CausalBudget::new(Some(2_000)).reserve(1_000_000).unwrap();
-        assert_eq!(huge.amount(), 2_000, "capped at the ceiling");
+        assert_eq!(
+            CausalBudget::new(Some(2_000))
+                .reserve(1_000_000)
+                .unwrap_err(),
+            BudgetStop::ReserveShort,
+            "never capped at the ceiling"
+        );
         let unlimited = CausalBudget::new(None);
         unlimited.reserve(u64::MAX / 2).unwrap().settle(None);
         assert!(unlimited.remaining().is_none());

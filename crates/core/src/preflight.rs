@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use crate::tools::RunApproval;
 use crate::village::mcp_config::{McpConfig, McpServerEntry};
 use crate::village::schedule::{Recurrence, ScheduleProbe, ScheduledTask};
-use crate::village::{Credential, Language, World};
+use crate::village::{Credential, EndpointProblem, EndpointSecurity, Language, World};
 
 /// Which command the preflight is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +198,53 @@ pub fn headless_preflight(
             "world.json で存在するテンプレートを指してください。",
             "Point the agent at an existing template in world.json.",
         );
+    }
+    // ENDPOINT_INVALID / ENDPOINT_INSECURE (reject); ENDPOINT_INSECURE_ALLOWED (warn)
+    let mut endpoints_checked = BTreeSet::new();
+    for t in started
+        .iter()
+        .filter_map(|a| world.template(&a.model_template_id))
+        .filter(|t| endpoints_checked.insert(t.id.as_str()))
+    {
+        match t.endpoint_security() {
+            Ok(EndpointSecurity::Tls | EndpointSecurity::Loopback) => {}
+            Ok(EndpointSecurity::InsecureAllowed) => add(
+                Level::Warn,
+                "ENDPOINT_INSECURE_ALLOWED",
+                format!(
+                    "テンプレート {} の baseUrl は平文の http です（allowInsecureHttp）。鍵と会話が暗号化されずに流れます。",
+                    t.id
+                ),
+                format!(
+                    "Template {}: baseUrl is plain http (allowInsecureHttp); the key and the conversation travel unencrypted.",
+                    t.id
+                ),
+                "信頼できる自前の網の中だけで使ってください。できれば https にしてください。",
+                "Use it only inside a network you trust; prefer https.",
+            ),
+            Err(EndpointProblem::Invalid { why }) => add(
+                Level::Reject,
+                "ENDPOINT_INVALID",
+                format!("テンプレート {} の baseUrl が使えません（{why}）。", t.id),
+                format!("Template {}: baseUrl {why}.", t.id),
+                "world.json の modelTemplates[].baseUrl に https://api.openai.com/v1 のような絶対 URL を書いてください。",
+                "Write an absolute URL such as https://api.openai.com/v1 in modelTemplates[].baseUrl of world.json.",
+            ),
+            Err(EndpointProblem::Insecure { host }) => add(
+                Level::Reject,
+                "ENDPOINT_INSECURE",
+                format!(
+                    "テンプレート {} の baseUrl は平文の http で {host} へ向かいます。API キーが暗号化されずに流れます。",
+                    t.id
+                ),
+                format!(
+                    "Template {}: baseUrl is plain http to {host}; the API key would travel unencrypted.",
+                    t.id
+                ),
+                "https にしてください。自前の網のモデルサーバーなら、テンプレートに \"allowInsecureHttp\": true を書けます。",
+                "Use https; for a model server on your own network, set \"allowInsecureHttp\": true on the template.",
+            ),
+        }
     }
     // RECEPTION_UNSET / RECEPTION_MISSING
     if view.mode == HeadlessMode::Ask {

@@ -2,11 +2,15 @@
 //! × model × stop kind, in tokens and effective tokens, priced from the model's template
 //! (missing rates fall back one level: 1-hour writes → writes → input, cache reads → input;
 //! input and output are both required), filtered by period (all, or a month by closing day).
+//! An `intent` record that no `turn` record of its agent completes (one that follows it in the
+//! conversation and started at or before it) is a paid call whose usage is unknown (the process
+//! died between payment and record): counted apart.
 
 use std::collections::BTreeMap;
 
 use jiff::civil::Date;
-use jiff::tz::TimeZone;
+/// The time zone periods are cut in (re-exported so callers need not name `jiff`).
+pub use jiff::tz::TimeZone;
 
 use crate::budget::effective_tokens;
 use crate::llm::Usage;
@@ -100,6 +104,23 @@ pub struct StatsTotals {
     pub unpriced_rows: usize,
     /// Models that had no price (both input and output rates are needed).
     pub unpriced_models: Vec<String>,
+    /// Model calls sent whose usage was never recorded (open intents).
+    pub unknown_usage_calls: u64,
+}
+
+/// A model call that was sent but whose usage was never recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownUsage {
+    /// Conversation.
+    pub session_id: String,
+    /// Agent.
+    pub agent_id: String,
+    /// Model.
+    pub model: String,
+    /// When it was about to be sent, ms since the epoch.
+    pub ts_ms: i64,
+    /// What the budget reserved for it, effective tokens.
+    pub reserved: u64,
 }
 
 /// A stats report.
@@ -109,6 +130,8 @@ pub struct StatsReport {
     pub rows: Vec<StatsRow>,
     /// Totals.
     pub totals: StatsTotals,
+    /// The calls of unknown usage, in conversation order.
+    pub unknown_usage: Vec<UnknownUsage>,
 }
 
 fn stop_kind(turn: &TurnRecord) -> String {
@@ -159,13 +182,41 @@ pub fn aggregate(
     tz: &TimeZone,
 ) -> Result<StatsReport, SessionError> {
     let bounds = period.bounds(tz);
+    let within = |ts: i64| bounds.is_none_or(|(start, end)| ts >= start && ts < end);
     let mut rows: BTreeMap<(String, String, String, String), StatsRow> = BTreeMap::new();
+    let mut unknown = Vec::new();
     for (session, _) in store.list()? {
+        let mut open: BTreeMap<String, Vec<UnknownUsage>> = BTreeMap::new();
         for (_, record) in store.records(&session)? {
-            let StoredRecord::Known(Record::Turn(turn)) = record else {
-                continue;
+            let turn = match record {
+                StoredRecord::Known(Record::Turn(turn)) => turn,
+                StoredRecord::Known(Record::Intent(intent)) => {
+                    open.entry(intent.agent_id.clone())
+                        .or_default()
+                        .push(UnknownUsage {
+                            session_id: session.clone(),
+                            agent_id: intent.agent_id,
+                            model: intent.model,
+                            ts_ms: intent.ts_ms,
+                            reserved: intent.reserved,
+                        });
+                    continue;
+                }
+                _ => continue,
             };
-            if bounds.is_some_and(|(start, end)| turn.ts_ms < start || turn.ts_ms >= end) {
+            // The turn completes its own calls: those sent since it started. An older open
+            // intent belongs to a turn that never recorded itself (a crash) and stays open.
+            // A turn cut at the close's hard stop leaves its last call open.
+            if let Some(calls) = open.get_mut(&turn.agent_id) {
+                let cut = calls
+                    .iter()
+                    .filter(|u| turn.usage_unknown && u.ts_ms >= turn.ts_ms)
+                    .max_by_key(|u| u.ts_ms)
+                    .cloned();
+                calls.retain(|u| u.ts_ms < turn.ts_ms);
+                calls.extend(cut);
+            }
+            if !within(turn.ts_ms) {
                 continue;
             }
             let key = (
@@ -184,8 +235,19 @@ pub fn aggregate(
             row.turns += 1;
             row.usage.add(&usage_of(&turn));
         }
+        let mut left: Vec<UnknownUsage> = open.into_values().flatten().collect();
+        left.retain(|u| within(u.ts_ms));
+        left.sort_by_key(|u| u.ts_ms);
+        unknown.extend(left);
     }
-    let mut report = StatsReport::default();
+    let mut report = StatsReport {
+        totals: StatsTotals {
+            unknown_usage_calls: unknown.len() as u64,
+            ..StatsTotals::default()
+        },
+        unknown_usage: unknown,
+        ..StatsReport::default()
+    };
     for (_, mut row) in rows {
         row.effective = effective_tokens(&row.usage);
         row.cost_usd = world

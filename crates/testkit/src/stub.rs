@@ -1,5 +1,6 @@
 //! A loopback stub server for LLM wires: answers POSTs on 127.0.0.1 (port 0) from a script of
-//! replies (status, headers, JSON body, delay), and captures every request for assertions.
+//! replies (status, headers, JSON body, delay, or a body padded to any size and streamed in
+//! chunks without being built in memory), and captures every request for assertions.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,13 @@ pub struct StubReply {
     pub body: Vec<u8>,
     /// Wait before answering.
     pub delay: Duration,
+    /// `(marker, bytes)`: the first `marker` in `body` is replaced by that many `a`s, streamed
+    /// in 1 MiB chunks (no `content-length`).
+    pub fill: Option<(String, u64)>,
 }
+
+/// One chunk of a padded body.
+const FILL_CHUNK: usize = 1 << 20;
 
 impl StubReply {
     /// A JSON reply.
@@ -33,6 +40,7 @@ impl StubReply {
             headers: Vec::new(),
             body: body.to_string().into_bytes(),
             delay: Duration::ZERO,
+            fill: None,
         }
     }
 
@@ -46,6 +54,7 @@ impl StubReply {
             headers: Vec::new(),
             body,
             delay: Duration::ZERO,
+            fill: None,
         }
     }
 
@@ -58,6 +67,13 @@ impl StubReply {
     /// Answers only after `delay`.
     pub fn after(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// Replaces the first `marker` in the body by `bytes` ASCII `a`s, streamed in chunks: a
+    /// 100 MB answer costs the stub 1 MiB of memory. The marker must sit inside a JSON string.
+    pub fn fill(mut self, marker: &str, bytes: u64) -> Self {
+        self.fill = Some((marker.to_owned(), bytes));
         self
     }
 
@@ -197,7 +213,11 @@ async fn answer(
     if !reply.delay.is_zero() {
         tokio::time::sleep(reply.delay).await;
     }
-    let mut response = Response::new(axum::body::Body::from(reply.body));
+    let body = match &reply.fill {
+        None => axum::body::Body::from(reply.body),
+        Some((marker, bytes)) => padded(&reply.body, marker, *bytes),
+    };
+    let mut response = Response::new(body);
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
@@ -214,4 +234,25 @@ async fn answer(
         }
     }
     response
+}
+
+/// `body` with `marker` replaced by `bytes` `a`s, as a stream of shared 1 MiB chunks.
+fn padded(body: &[u8], marker: &str, bytes: u64) -> axum::body::Body {
+    let at = body
+        .windows(marker.len())
+        .position(|w| w == marker.as_bytes())
+        .unwrap_or_else(|| panic!("fill marker {marker:?} is not in the body"));
+    let head = Bytes::copy_from_slice(&body[..at]);
+    let tail = Bytes::copy_from_slice(&body[at + marker.len()..]);
+    let chunk = Bytes::from(vec![b'a'; FILL_CHUNK]);
+    let full = bytes / FILL_CHUNK as u64;
+    let rest = usize::try_from(bytes % FILL_CHUNK as u64).unwrap_or(0);
+    let middle = (0..full)
+        .map(move |_| chunk.clone())
+        .chain(std::iter::once(Bytes::from(vec![b'a'; rest])));
+    let parts = std::iter::once(head)
+        .chain(middle)
+        .chain(std::iter::once(tail))
+        .map(Ok::<Bytes, std::convert::Infallible>);
+    axum::body::Body::from_stream(futures_util::stream::iter(parts))
 }

@@ -4,7 +4,10 @@
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use fuseforks_testkit::stub::{StubReply, StubServer};
+use fuseforks_core::sessions::SessionStore;
+use fuseforks_core::stats::{Period, TimeZone, aggregate};
+use fuseforks_core::village::{VillageStore, World};
+use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 use serde_json::json;
@@ -75,6 +78,17 @@ async fn sigterm_with_a_45_s_call_in_flight_exits_within_31_s() {
     assert!(
         log.contains("turn: agent=rec") && log.contains("usage=unknown"),
         "{log}"
+    );
+    let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
+    let world: World = VillageStore::new(data.workspace())
+        .load_world()
+        .unwrap()
+        .value;
+    let report = aggregate(&store, &world, Period::All, &TimeZone::UTC).unwrap();
+    assert_eq!(
+        (report.totals.turns, report.totals.unknown_usage_calls),
+        (1, 1),
+        "the turn is recorded and its cut call counted as unknown usage: {report:?}"
     );
 }
 

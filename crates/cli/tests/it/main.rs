@@ -29,3 +29,4 @@ pub fn stderr(out: &Output) -> String {
 }
 mod hardening;
 mod headless;
+mod money;

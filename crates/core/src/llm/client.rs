@@ -1,6 +1,8 @@
-//! The one HTTP client of the LLM layer: checks capabilities, encodes through the wire's
-//! adapter, sends with the wire's auth, classifies failures, retries with backoff (original
-//! Spec 52) and honours cancellation. Logs carry counts and codes only, never bodies or keys.
+//! The one HTTP client of the LLM layer: checks the endpoint rule and capabilities, encodes
+//! through the wire's adapter, sends with the wire's auth, reads answers incrementally up to a
+//! cap (the template's `maxResponseBytes`; error bodies up to 64 KiB), classifies failures,
+//! retries with backoff (original Spec 52) and honours cancellation. Logs carry counts and
+//! codes only, never bodies or keys.
 
 use std::sync::{Arc, Once};
 use std::time::{Duration, SystemTime};
@@ -14,7 +16,11 @@ use super::error::{LlmError, ProviderError, RetryClass, classify};
 use super::retry::{self, HintSource, MAX_HINT};
 use super::wire::Wire;
 use crate::log::{LogSink, TracingSink};
+use crate::village::template::endpoint_security;
 use crate::village::{Credential, ModelTemplate};
+
+/// The most read of an error answer (4xx/5xx): enough for any provider's error envelope.
+pub const ERROR_BODY_CAP: u64 = 64 * 1024;
 
 /// An API key. Its `Debug` never shows the value.
 #[derive(Clone)]
@@ -41,6 +47,8 @@ impl std::fmt::Debug for ApiKey {
 /// Where and how to call one model.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
+    /// The template it was made from (named in errors).
+    pub template_id: String,
     /// The wire.
     pub wire: Wire,
     /// Base URL (the adapter's path is appended).
@@ -57,19 +65,33 @@ pub struct Endpoint {
     pub context_limit: u64,
     /// Output cap, tokens.
     pub output_limit: u32,
+    /// The largest answer body read, in bytes (the template's `maxResponseBytes`, default
+    /// 16 MiB).
+    pub max_response_bytes: u64,
+    /// Plain `http` to a host that is not loopback is allowed (the template's
+    /// `allowInsecureHttp`).
+    pub allow_insecure_http: bool,
 }
 
 impl Endpoint {
-    /// The endpoint of a template. A template that needs a key (`keyring`, or `unset`: no key
-    /// chosen yet) and has none is refused here, before anything is sent.
+    /// The endpoint of a template. A `baseUrl` the endpoint rule refuses
+    /// (`ENDPOINT_INVALID`, `ENDPOINT_INSECURE`), and a template that needs a key (`keyring`,
+    /// or `unset`: no key chosen yet) and has none, are refused here, before anything is sent.
     pub fn for_template(
         template: &ModelTemplate,
         api_key: Option<ApiKey>,
     ) -> Result<Self, LlmError> {
+        template
+            .endpoint_security()
+            .map_err(|problem| LlmError::Endpoint {
+                template: template.id.to_string(),
+                problem,
+            })?;
         if template.credential != Credential::NotRequired && api_key.is_none() {
             return Err(LlmError::KeyMissing(template.id.to_string()));
         }
         Ok(Self {
+            template_id: template.id.to_string(),
             wire: Wire::of_template(template),
             base_url: template.base_url.clone(),
             api_key: if template.credential == Credential::NotRequired {
@@ -82,6 +104,8 @@ impl Endpoint {
             cache_ttl: CacheTtl::OneHour,
             context_limit: template.context_length,
             output_limit: template.max_output_tokens,
+            max_response_bytes: template.response_cap(),
+            allow_insecure_http: template.allow_insecure_http,
         })
     }
 
@@ -95,6 +119,18 @@ impl Endpoint {
             self.context_limit,
             self.output_limit,
         )
+    }
+
+    /// The endpoint rule again, on the URL about to be used: whatever built this endpoint, a
+    /// key never leaves over plain http to a host that is not loopback unless the template
+    /// allows it.
+    fn check_transport(&self) -> Result<(), LlmError> {
+        endpoint_security(&self.base_url, self.allow_insecure_http)
+            .map(|_| ())
+            .map_err(|problem| LlmError::Endpoint {
+                template: self.template_id.clone(),
+                problem,
+            })
     }
 
     fn url(&self, model: &str) -> String {
@@ -151,6 +187,7 @@ impl LlmClient {
         request: &ChatRequest,
     ) -> Result<ChatResponse, LlmError> {
         let wire = endpoint.wire;
+        endpoint.check_transport()?;
         endpoint.capabilities(request).check(wire, request)?;
         let ctx = EncodeContext {
             wire,
@@ -176,8 +213,9 @@ impl LlmClient {
                 },
             };
             let failure = match outcome {
-                Ok(Ok(value)) => return adapters::decode(wire, value),
-                Ok(Err(failure)) | Err(failure) => failure,
+                Ok(value) => return adapters::decode(wire, value),
+                Err(Failed::Fatal(e)) => return Err(e),
+                Err(Failed::Provider(failure)) => failure,
             };
             let last = attempt + 1 == attempts;
             if !failure.class.retries() || last {
@@ -225,14 +263,8 @@ impl LlmClient {
         Ok(ChatResponse::aborted())
     }
 
-    /// One attempt: `Ok(Ok(body))` on success, `Ok(Err(_))` for an HTTP error answer,
-    /// `Err(_)` when no answer came.
-    async fn send(
-        &self,
-        endpoint: &Endpoint,
-        url: &str,
-        body: &Value,
-    ) -> Result<Result<Value, ProviderError>, ProviderError> {
+    /// One attempt: the answer's JSON, or why there is none.
+    async fn send(&self, endpoint: &Endpoint, url: &str, body: &Value) -> Result<Value, Failed> {
         let mut builder = self
             .http
             .post(url)
@@ -242,58 +274,110 @@ impl LlmClient {
         let response = builder
             .send()
             .await
-            .map_err(|e| transport_failure(&e, endpoint))?;
+            .map_err(|e| Failed::Provider(transport_failure(&e, endpoint)))?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let bytes = response
-            .bytes()
+        let ok = (200..300).contains(&status);
+        let cap = if ok {
+            endpoint.max_response_bytes
+        } else {
+            ERROR_BODY_CAP
+        };
+        let (bytes, complete) = read_capped(response, cap)
             .await
-            .map_err(|e| transport_failure(&e, endpoint))?;
-        if (200..300).contains(&status) {
-            return match serde_json::from_slice::<Value>(&bytes) {
-                Ok(value) => Ok(Ok(value)),
-                Err(_) => Ok(Err(ProviderError {
+            .map_err(|e| Failed::Provider(transport_failure(&e, endpoint)))?;
+        if ok {
+            if !complete {
+                return Err(Failed::Fatal(LlmError::ResponseTooLarge {
+                    template: endpoint.template_id.clone(),
+                    limit: cap,
+                }));
+            }
+            return serde_json::from_slice::<Value>(&bytes).map_err(|_| {
+                Failed::Provider(ProviderError {
                     status,
                     class: RetryClass::ServerError,
                     code: None,
                     message: format!("the answer is not JSON ({} bytes)", bytes.len()),
                     retry_after: None,
                     hint_source: HintSource::None,
-                })),
-            };
+                })
+            });
         }
         let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        let (code, message) = adapters::error_fields(&value);
-        let message = scrub(&message, endpoint);
-        let header_hint = headers
-            .get("retry-after-ms")
-            .and_then(|v| v.to_str().ok())
-            .and_then(retry::parse_retry_after_ms)
-            .or_else(|| {
-                headers
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| retry::parse_retry_after(v, SystemTime::now()))
-            });
-        let body_hint = retry::gemini_retry_delay(&value);
-        let retry_after = match (header_hint, body_hint) {
-            (Some(h), Some(b)) => Some(h.max(b)),
-            (h, b) => h.or(b),
-        };
-        let hint_source = match (header_hint.is_some(), body_hint.is_some()) {
-            (true, true) => HintSource::Both,
-            (true, false) => HintSource::Header,
-            (false, true) => HintSource::Body,
-            (false, false) => HintSource::None,
-        };
-        Ok(Err(ProviderError {
-            status,
-            class: classify(status, code.as_deref(), &message),
-            code,
-            message,
-            retry_after,
-            hint_source,
-        }))
+        Err(Failed::Provider(provider_error(
+            status, &headers, &value, endpoint,
+        )))
+    }
+}
+
+/// Why an attempt brought no answer.
+enum Failed {
+    /// The provider failed (retried per its class).
+    Provider(ProviderError),
+    /// A failure another attempt cannot fix (an answer over the cap).
+    Fatal(LlmError),
+}
+
+/// Reads a body chunk by chunk, at most `cap` bytes; `false` = there was more (reading stopped
+/// there, or at once when the declared length is over the cap). The body is never read whole
+/// before the check.
+async fn read_capped(
+    mut response: reqwest::Response,
+    cap: u64,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    if response.content_length().is_some_and(|len| len > cap) {
+        return Ok((Vec::new(), false));
+    }
+    let hint = response.content_length().unwrap_or(0).min(cap);
+    let mut bytes = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
+    while let Some(chunk) = response.chunk().await? {
+        if (bytes.len() + chunk.len()) as u64 > cap {
+            return Ok((bytes, false));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok((bytes, true))
+}
+
+/// The provider error of an HTTP error answer: its code and message (scrubbed, shortened), its
+/// class and its retry hint (headers and body).
+fn provider_error(
+    status: u16,
+    headers: &reqwest::header::HeaderMap,
+    value: &Value,
+    endpoint: &Endpoint,
+) -> ProviderError {
+    let (code, message) = adapters::error_fields(value);
+    let message = scrub(&message, endpoint);
+    let header_hint = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(retry::parse_retry_after_ms)
+        .or_else(|| {
+            headers
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| retry::parse_retry_after(v, SystemTime::now()))
+        });
+    let body_hint = retry::gemini_retry_delay(value);
+    let retry_after = match (header_hint, body_hint) {
+        (Some(h), Some(b)) => Some(h.max(b)),
+        (h, b) => h.or(b),
+    };
+    let hint_source = match (header_hint.is_some(), body_hint.is_some()) {
+        (true, true) => HintSource::Both,
+        (true, false) => HintSource::Header,
+        (false, true) => HintSource::Body,
+        (false, false) => HintSource::None,
+    };
+    ProviderError {
+        status,
+        class: classify(status, code.as_deref(), &message),
+        code,
+        message,
+        retry_after,
+        hint_source,
     }
 }
 

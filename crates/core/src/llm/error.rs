@@ -94,6 +94,35 @@ pub enum LlmError {
         "[LLM_KEY_MISSING] no API key for template {0}. Fix: store the key under the template id, or set its FUSEFORKS_SECRET_ variable with --secrets env"
     )]
     KeyMissing(String),
+    /// The answer body is over the template's cap. Never retried; nothing of the body is kept.
+    #[error(
+        "[LLM_RESPONSE_TOO_LARGE] the model's answer is over {limit} bytes (template {template}); it was not read further and nothing of it was kept. Fix: raise maxResponseBytes of the template, or ask for a shorter answer"
+    )]
+    ResponseTooLarge {
+        /// The template.
+        template: String,
+        /// The cap, bytes.
+        limit: u64,
+    },
+    /// The template's `baseUrl` breaks the endpoint rule. Nothing was sent.
+    #[error("{problem} (template {template}). Fix: {}", problem_fix(.problem))]
+    Endpoint {
+        /// The template.
+        template: String,
+        /// What is wrong.
+        problem: crate::village::EndpointProblem,
+    },
+}
+
+fn problem_fix(problem: &crate::village::EndpointProblem) -> &'static str {
+    match problem {
+        crate::village::EndpointProblem::Invalid { .. } => {
+            "write an absolute URL such as https://api.openai.com/v1 in the template's baseUrl"
+        }
+        crate::village::EndpointProblem::Insecure { .. } => {
+            "use https, or set \"allowInsecureHttp\": true on the template for a model server on your own network"
+        }
+    }
 }
 
 impl LlmError {
@@ -105,6 +134,8 @@ impl LlmError {
             Self::Decode(_) => "LLM_DECODE",
             Self::InvalidRequest(_) => "LLM_REQUEST_INVALID",
             Self::KeyMissing(_) => "LLM_KEY_MISSING",
+            Self::ResponseTooLarge { .. } => "LLM_RESPONSE_TOO_LARGE",
+            Self::Endpoint { problem, .. } => problem.code(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! One turn of one agent: compose the prompt, call the model, run its tool calls, feed the
-//! results back, up to the tool-round cap — with the repeat guard, the budget reservation
-//! before every call, interrupts at round boundaries — then record the exchange and the turn.
+//! results back, up to the tool-round cap — with the repeat guard, the budget reservation and
+//! an `intent` record before every call, interrupts at round boundaries — then record the
+//! exchange and the turn.
 //! Log lines carry counts and ids only.
 
 use std::collections::{HashMap, VecDeque};
@@ -21,7 +22,7 @@ use crate::llm::{
     Role, StopReason, ToolResult, Usage, Wire,
 };
 use crate::prompt::{PromptParts, RosterEntry, compose_system_prompt, user_message};
-use crate::sessions::{AgentMessage, Endpoint, Record, TurnRecord, TurnStop};
+use crate::sessions::{AgentMessage, Endpoint, IntentRecord, Record, TurnRecord, TurnStop};
 use crate::tools::{ToolContext, ToolOutput, WorkDir, offered_tools, run_tool};
 use crate::village::{AgentId, AgentSpec, Language, ModelTemplate, World};
 
@@ -151,6 +152,7 @@ pub(crate) async fn run(
         model,
         backend,
         elapsed_ms,
+        usage_unknown: tally.usage_unknown,
     };
     let mut batch = Vec::new();
     if let (Some(answer), Some(sent)) = (&answer, sent) {
@@ -409,6 +411,15 @@ async fn rounds(
                 return (stop, None, false);
             }
         };
+        // Durable before the call: a crash between payment and the turn record stays visible.
+        inner
+            .record(vec![intent(
+                agent_id,
+                p,
+                tally.rounds + 1,
+                reservation.amount(),
+            )])
+            .await;
         let asked = Instant::now();
         let result = inner.llm.chat(&p.endpoint, &request).await;
         tally.model_time += asked.elapsed();
@@ -558,6 +569,18 @@ async fn cut_at_abort(
             "The tool was stopped: the village is closing.",
         )),
     }
+}
+
+/// The `intent` record of the call about to be sent.
+fn intent(agent_id: &str, p: &Prepared, round: u32, reserved: u64) -> Record {
+    Record::Intent(IntentRecord {
+        agent_id: agent_id.into(),
+        ts_ms: now_ms(),
+        round,
+        model: p.template.model.clone(),
+        backend: p.wire.as_str().to_owned(),
+        reserved,
+    })
 }
 
 /// Runs a synthetic tool other than `transfer_to_*`.

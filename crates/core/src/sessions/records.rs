@@ -1,5 +1,7 @@
 //! What `sessions.redb` holds: session metadata and records (`message`, `exchange`, `summary`,
-//! `turn`, `assist`), in the original's JSON spellings (reference §3.2, §3.8).
+//! `turn`, `assist`), in the original's JSON spellings (reference §3.2, §3.8), and `intent`
+//! (ours): a paid model call about to be sent, written before it so that a crash between the
+//! payment and the `turn` record stays visible.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -177,6 +179,32 @@ pub struct TurnRecord {
     pub backend: String,
     /// Wall time, ms.
     pub elapsed_ms: u64,
+    /// A call of this turn was cut at the close's hard stop: its usage is unknown (written
+    /// only when true; absent in the original's records).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub usage_unknown: bool,
+}
+
+/// A model call about to be sent (kind `intent`, not a kind of the original). Written and
+/// committed before every paid call. A `turn` record completes the intents of its agent that
+/// precede it in the conversation and were written since the turn started (`tsMs` ≥ the turn's
+/// `tsMs`). An intent no turn completes is a call whose usage is unknown (a crash, a SIGKILL;
+/// a later turn of a continued conversation does not complete it): stats count it as such.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IntentRecord {
+    /// The agent.
+    pub agent_id: String,
+    /// When the call was about to be sent, ms since the epoch.
+    pub ts_ms: i64,
+    /// The round within the turn (1 = the first call).
+    pub round: u32,
+    /// Model name.
+    pub model: String,
+    /// Wire.
+    pub backend: String,
+    /// The budget reservation, effective tokens.
+    pub reserved: u64,
 }
 
 /// A record of a conversation (tag `kind`).
@@ -210,6 +238,8 @@ pub enum Record {
     Turn(TurnRecord),
     /// A drafting-assistant call (no body text).
     Assist(Value),
+    /// A paid model call about to be sent.
+    Intent(IntentRecord),
 }
 
 impl Record {
@@ -221,6 +251,7 @@ impl Record {
             Self::Summary { .. } => "summary",
             Self::Turn(_) => "turn",
             Self::Assist(_) => "assist",
+            Self::Intent(_) => "intent",
         }
     }
 

@@ -47,5 +47,7 @@ pub use language::{Language, LanguageTag};
 pub use notice::{Loaded, Notice, NoticeCode};
 pub use shelf_store::ShelfStore;
 pub use store::VillageStore;
-pub use template::{Credential, Effort, ModelTemplate, Provider};
+pub use template::{
+    Credential, Effort, EndpointProblem, EndpointSecurity, ModelTemplate, Provider,
+};
 pub use world::World;

@@ -1,5 +1,6 @@
 //! Model templates (`world.json` `modelTemplates[]`): which wire, endpoint and model an agent
-//! talks to, its limits, provider-skill flags and prices.
+//! talks to, its limits, provider-skill flags and prices, and the endpoint rule (an absolute
+//! http(s) `baseUrl`; plain http only to loopback unless `allowInsecureHttp`).
 
 use serde::{Deserialize, Serialize};
 
@@ -119,6 +120,10 @@ pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_192;
 pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 120;
 /// The default number of attempts (first try included).
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
+/// The default cap on a model's answer body, in bytes (16 MiB).
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+/// The highest cap a template may set (256 MiB): larger values are read as this.
+pub const MAX_RESPONSE_BYTES_LIMIT: u64 = 256 * 1024 * 1024;
 
 /// One model template. Optional values are written as `null`, as the original writes them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -210,6 +215,16 @@ pub struct ModelTemplate {
     /// When the prices were taken (free text, usually a date).
     #[serde(default)]
     pub pricing_as_of: Option<String>,
+    /// The largest answer body read from the model, in bytes (absent:
+    /// [`DEFAULT_MAX_RESPONSE_BYTES`]). Not a field of the original: omitted when unset, so the
+    /// original's files are written back unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_response_bytes: Option<u64>,
+    /// Allows plain `http://` to a host that is not loopback (a model server on the LAN); the
+    /// key then travels in clear text, and `check` warns. Not a field of the original: omitted
+    /// when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allow_insecure_http: bool,
     /// Fields this version does not know.
     #[serde(flatten)]
     pub extra: Extra,
@@ -254,6 +269,8 @@ impl ModelTemplate {
             cache_write_per_mtok: None,
             cache_write_1h_per_mtok: None,
             pricing_as_of: None,
+            max_response_bytes: None,
+            allow_insecure_http: false,
             extra: Extra::new(),
         }
     }
@@ -268,6 +285,97 @@ impl ModelTemplate {
     pub fn is_priced(&self) -> bool {
         self.input_per_mtok.is_some() && self.output_per_mtok.is_some()
     }
+
+    /// The cap on an answer body, in bytes (1 ..= [`MAX_RESPONSE_BYTES_LIMIT`]).
+    pub fn response_cap(&self) -> u64 {
+        self.max_response_bytes
+            .unwrap_or(DEFAULT_MAX_RESPONSE_BYTES)
+            .clamp(1, MAX_RESPONSE_BYTES_LIMIT)
+    }
+
+    /// Checks `baseUrl` against the endpoint rule: an absolute `http(s)` URL with a host, and
+    /// plain `http` only to loopback (`127.0.0.0/8`, `::1`, `localhost`) unless
+    /// `allowInsecureHttp`. A village with a bad endpoint still opens (so that it can be fixed);
+    /// `check`/`ask`/`serve` and the LLM client refuse to use the template.
+    pub fn endpoint_security(&self) -> Result<EndpointSecurity, EndpointProblem> {
+        endpoint_security(&self.base_url, self.allow_insecure_http)
+    }
+}
+
+/// How a template's endpoint is reached, when the rule allows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointSecurity {
+    /// `https`.
+    Tls,
+    /// Plain `http` to a loopback host.
+    Loopback,
+    /// Plain `http` to another host, allowed by `allowInsecureHttp` (warned).
+    InsecureAllowed,
+}
+
+/// Why a template's `baseUrl` may not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointProblem {
+    /// Not an absolute http(s) URL with a host.
+    #[error("[ENDPOINT_INVALID] baseUrl {why}")]
+    Invalid {
+        /// What is wrong (never the URL's user info).
+        why: String,
+    },
+    /// Plain `http` to a host that is not loopback, without `allowInsecureHttp`.
+    #[error("[ENDPOINT_INSECURE] baseUrl sends the API key in clear text to {host} (plain http)")]
+    Insecure {
+        /// The host.
+        host: String,
+    },
+}
+
+impl EndpointProblem {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Invalid { .. } => "ENDPOINT_INVALID",
+            Self::Insecure { .. } => "ENDPOINT_INSECURE",
+        }
+    }
+}
+
+/// The endpoint rule on a URL (see [`ModelTemplate::endpoint_security`]).
+pub fn endpoint_security(
+    base_url: &str,
+    allow_insecure_http: bool,
+) -> Result<EndpointSecurity, EndpointProblem> {
+    let invalid = |why: &str| EndpointProblem::Invalid { why: why.into() };
+    let url = reqwest::Url::parse(base_url.trim())
+        .map_err(|_| invalid("is not an absolute URL (https://host/…)"))?;
+    // The URL parser normalises the host: domains lower-cased, IPv4 in dotted form (`0x7f.1`
+    // → `127.0.0.1`), IPv6 in brackets.
+    let host = url
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| invalid("has no host"))?
+        .to_owned();
+    match url.scheme() {
+        "https" => Ok(EndpointSecurity::Tls),
+        "http" if is_loopback(&host) => Ok(EndpointSecurity::Loopback),
+        "http" if allow_insecure_http => Ok(EndpointSecurity::InsecureAllowed),
+        "http" => Err(EndpointProblem::Insecure { host }),
+        _ => Err(invalid(
+            "must start with https:// (or http:// to this machine)",
+        )),
+    }
+}
+
+/// `localhost`, `127.0.0.0/8` or `::1` (a host as the URL parser normalised it).
+fn is_loopback(host: &str) -> bool {
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    host.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn default_context_length() -> u64 {
@@ -284,6 +392,9 @@ fn default_max_retries() -> u32 {
 }
 fn yes() -> bool {
     true
+}
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[cfg(test)]
@@ -309,6 +420,78 @@ mod tests {
         assert_eq!(detect("http://127.0.0.1:11434/v1"), Provider::OpenAiCompat);
         assert_eq!(detect("http://[::1]:8080/v1"), Provider::OpenAiCompat);
         assert_eq!(detect(""), Provider::OpenAiCompat);
+    }
+
+    #[test]
+    fn the_endpoint_rule() {
+        use EndpointSecurity::*;
+        let ok = |u: &str| endpoint_security(u, false);
+        assert_eq!(ok("https://api.openai.com/v1"), Ok(Tls));
+        for lo in [
+            "http://127.0.0.1:11434/v1",
+            "http://127.9.8.7/v1",
+            "http://[::1]:8080/v1",
+            "http://LOCALHOST:1234",
+            "http://0x7f.1/v1",
+        ] {
+            assert_eq!(ok(lo), Ok(Loopback), "{lo}");
+        }
+        for bad in [
+            "not a url",
+            "file:///etc/passwd",
+            "ftp://x/y",
+            "",
+            "http://",
+            "/v1",
+            "https://",
+        ] {
+            assert_eq!(
+                ok(bad).map_err(|e| e.code()),
+                Err("ENDPOINT_INVALID"),
+                "{bad}"
+            );
+        }
+        for lan in [
+            "http://192.168.1.20:11434/v1",
+            "http://localhost.evil.example/v1",
+            "http://127.0.0.1.nip.io/v1",
+            "http://[::2]/v1",
+        ] {
+            assert_eq!(
+                ok(lan).map_err(|e| e.code()),
+                Err("ENDPOINT_INSECURE"),
+                "{lan}"
+            );
+            assert_eq!(endpoint_security(lan, true), Ok(InsecureAllowed), "{lan}");
+        }
+        let e = ok("http://user:pw@10.0.0.1/v1").unwrap_err();
+        assert!(
+            !e.to_string().contains("pw"),
+            "no user info in the error: {e}"
+        );
+    }
+
+    #[test]
+    fn new_fields_are_omitted_when_unset_and_kept_when_set() {
+        let t = ModelTemplate::new(TemplateId::new("t").unwrap(), "t", "https://x", "m");
+        let v = serde_json::to_value(&t).unwrap();
+        assert!(v.get("maxResponseBytes").is_none() && v.get("allowInsecureHttp").is_none());
+        assert_eq!(t.response_cap(), DEFAULT_MAX_RESPONSE_BYTES);
+        let mut v = v;
+        v["maxResponseBytes"] = 4096.into();
+        v["allowInsecureHttp"] = true.into();
+        v["somethingNew"] = "kept".into();
+        let back: ModelTemplate = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(back.response_cap(), 4096);
+        let mut huge = back.clone();
+        huge.max_response_bytes = Some(u64::MAX);
+        assert_eq!(
+            huge.response_cap(),
+            MAX_RESPONSE_BYTES_LIMIT,
+            "never unbounded"
+        );
+        assert!(back.allow_insecure_http);
+        assert_eq!(serde_json::to_value(&back).unwrap(), v);
     }
 
     #[test]

@@ -50,6 +50,7 @@ fn records(v: &Village, orch: &fuseforks_core::orchestrator::Orchestrator) -> Ve
         .unwrap()
         .into_iter()
         .filter_map(|(_, r)| match r {
+            StoredRecord::Known(Record::Intent(_)) => None, // one per call: see tests/it/intent.rs
             StoredRecord::Known(r) => Some(r),
             StoredRecord::Unknown { .. } => None,
         })

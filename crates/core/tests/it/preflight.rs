@@ -153,3 +153,55 @@ fn probe_keys_are_stable_sha256() {
         "approvals are bound to the village"
     );
 }
+
+#[test]
+fn endpoints_must_be_absolute_http_s_and_plain_http_only_to_loopback() {
+    let base: World = serde_json::from_value(maximal_world()).unwrap();
+    let found = |url: &str, allow: bool| {
+        let mut world = base.clone();
+        for t in &mut world.model_templates {
+            t.base_url = url.into();
+            t.allow_insecure_http = allow;
+        }
+        run(
+            &world,
+            &[],
+            HeadlessMode::Ask,
+            &["coordinator"],
+            &["claude", "mcp:REMOTE", "jev_api_token"],
+            |v| {
+                v.bypass_plan_review = true;
+                v.dir_exists = &|_: &str| true;
+                v.command_found = &|_: &str| true;
+                v.run_approval = RunApproval::NoApproval;
+            },
+        )
+        .into_iter()
+        .filter(|(_, code)| code.starts_with("ENDPOINT"))
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(found("https://api.example.com/v1", false), []);
+    assert_eq!(found("http://127.0.0.1:11434/v1", false), []);
+    assert_eq!(found("http://localhost:11434/v1", false), []);
+    assert_eq!(found("http://[::1]:8080/v1", false), []);
+    for bad in ["not a url", "file:///etc/passwd", "ftp://example.com/v1"] {
+        assert_eq!(
+            found(bad, false),
+            [(Level::Reject, "ENDPOINT_INVALID")],
+            "{bad}"
+        );
+        assert_eq!(
+            found(bad, true),
+            [(Level::Reject, "ENDPOINT_INVALID")],
+            "{bad}: the flag allows plain http, not anything"
+        );
+    }
+    assert_eq!(
+        found("http://192.168.1.20:11434/v1", false),
+        [(Level::Reject, "ENDPOINT_INSECURE")]
+    );
+    assert_eq!(
+        found("http://192.168.1.20:11434/v1", true),
+        [(Level::Warn, "ENDPOINT_INSECURE_ALLOWED")]
+    );
+}

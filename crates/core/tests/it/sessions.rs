@@ -42,6 +42,7 @@ fn turn() -> Record {
         model: "m".into(),
         backend: "anthropic".into(),
         elapsed_ms: 1234,
+        usage_unknown: false,
     })
 }
 

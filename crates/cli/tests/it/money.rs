@@ -1,0 +1,269 @@
+//! Money and endpoints through the binary (issue 10, findings 8-10): a 100 MB model answer
+//! fails with `LLM_RESPONSE_TOO_LARGE` in little memory and leaves `sessions.redb` small; a
+//! budget below the first estimate sends nothing; a SIGKILL between payment and the turn
+//! record leaves an intent that stats count as unknown usage; `check` refuses bad endpoints.
+
+use std::process::{Child, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use fuseforks_core::llm::Wire;
+use fuseforks_core::sessions::SessionStore;
+use fuseforks_core::stats::{Period, TimeZone, aggregate};
+use fuseforks_core::village::{VillageStore, World};
+use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::wire_replies;
+use fuseforks_testkit::{KillOnDrop, TempDataDir};
+
+use crate::headless::{U, args, command, log, run, village};
+use crate::{stderr, stdout};
+
+const MB: u64 = 1_000_000;
+
+fn ask_args(dir: &str) -> Vec<String> {
+    args(&[
+        "ask",
+        "--data-dir",
+        dir,
+        "--start",
+        "reception",
+        "--secrets",
+        "env",
+        "tell me everything",
+    ])
+}
+
+/// Runs `ask` and polls its `VmHWM` (peak resident set) until it exits: the high-water mark
+/// only grows, so the last reading before the exit is the peak.
+fn ask_with_peak_rss(dir: &str) -> (ExitStatus, u64, String) {
+    let a = ask_args(dir);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let child = command(&a, true)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = KillOnDrop::new(child);
+    let status_file = format!("/proc/{}/status", child.0.as_ref().unwrap().id());
+    let mut peak_kib = 0u64;
+    let started = Instant::now();
+    loop {
+        if let Some(kib) = std::fs::read_to_string(&status_file)
+            .ok()
+            .and_then(|s| vm_hwm_kib(&s))
+        {
+            peak_kib = peak_kib.max(kib);
+        }
+        let done = child.0.as_mut().unwrap().try_wait().unwrap();
+        if done.is_some() || started.elapsed() > Duration::from_secs(60) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let out = child.take().wait_with_output().unwrap();
+    (out.status, peak_kib * 1024, stdout(&out))
+}
+
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+fn redb_size(data: &TempDataDir) -> u64 {
+    std::fs::metadata(data.workspace().join("sessions.redb")).map_or(0, |m| m.len())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_100_mb_answer_fails_in_little_memory_and_leaves_the_store_small() {
+    let wire = Wire::OpenAiCompat;
+    let stub = StubServer::start(vec![
+        wire_replies::text(wire, "A small answer.", U),
+        wire_replies::text(wire, "FILL", U).fill("FILL", 100 * MB),
+        wire_replies::error(wire, 500, "FILL", None).fill("FILL", 100 * MB),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let dir2 = dir.clone();
+    let (first, small_peak, _) = tokio::task::spawn_blocking(move || ask_with_peak_rss(&dir2))
+        .await
+        .unwrap();
+    assert_eq!(first.code(), Some(0));
+    let before = redb_size(&data);
+
+    let dir2 = dir.clone();
+    let (status, peak, out) = tokio::task::spawn_blocking(move || ask_with_peak_rss(&dir2))
+        .await
+        .unwrap();
+    assert_eq!(
+        status.code(),
+        Some(6),
+        "no answer expected ({} bytes on stdout)",
+        out.len()
+    );
+    assert!(out == "(No answer.)\n", "{} bytes on stdout", out.len());
+    let text = log(&data);
+    assert!(
+        text.contains("stop=failed:LLM_RESPONSE_TOO_LARGE"),
+        "{text}"
+    );
+    let grown = redb_size(&data).saturating_sub(before);
+    eprintln!(
+        "ask peak RSS: small answer {} MB, 100 MB answer {} MB; sessions.redb grew {grown} bytes",
+        small_peak / MB,
+        peak / MB
+    );
+    assert!(peak > 0 && peak < 100 * MB, "peak RSS {peak} bytes");
+    assert!(grown < MB, "sessions.redb grew {grown} bytes");
+
+    // An error answer of 100 MB is read only up to its small cap.
+    let (status, peak, _) = tokio::task::spawn_blocking(move || ask_with_peak_rss(&dir))
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(6));
+    eprintln!("ask peak RSS: 100 MB error body {} MB", peak / MB);
+    assert!(peak > 0 && peak < 100 * MB, "peak RSS {peak} bytes");
+    assert!(log(&data).contains("stop=failed:LLM_HTTP"));
+    assert_eq!(stub.requests().len(), 3, "never retried past max_retries=1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_below_the_first_estimate_sends_nothing() {
+    let stub = StubServer::start(vec![wire_replies::text(Wire::OpenAiCompat, "paid", U)]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), Some(500));
+    let dir = data.data_dir().display().to_string();
+    let out = run(ask_args(&dir), true).await;
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "(Stopped at the token budget.)\n");
+    assert_eq!(stub.requests().len(), 0, "no model call");
+    let log = log(&data);
+    assert!(
+        log.contains("budget stop: agent=rec ceiling=500 remaining=500")
+            && log.contains("reason=reserve_short")
+            && log.contains("stop=reserve_short"),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkill_between_payment_and_record_is_unknown_usage_in_stats() {
+    let stub = StubServer::start(vec![
+        wire_replies::text(Wire::OpenAiCompat, "too late", U).after(Duration::from_secs(20)),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let a = ask_args(&dir);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let child: Child = command(&a, true)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut asking = KillOnDrop::new(child);
+    let started = Instant::now();
+    while stub.requests().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(20), "never sent");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The call is paid for (the provider has it); the process dies before any turn record.
+    let mut ask = asking.take();
+    ask.kill().unwrap();
+    ask.wait().unwrap();
+    let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
+    let world: World = VillageStore::new(data.workspace())
+        .load_world()
+        .unwrap()
+        .value;
+    let report = aggregate(&store, &world, Period::All, &TimeZone::UTC).unwrap();
+    assert_eq!(report.totals.turns, 0, "no turn record");
+    assert_eq!(report.totals.unknown_usage_calls, 1, "{report:?}");
+    assert_eq!(report.unknown_usage[0].agent_id, "rec");
+    assert_eq!(report.unknown_usage[0].model, "stub-model");
+    drop(store);
+
+    // The conversation goes on; the next turn of the same agent does not hide the lost call.
+    stub.push([wire_replies::text(Wire::OpenAiCompat, "answered", U)]);
+    let mut again = ask_args(&dir);
+    again.insert(1, "--continue-session".into());
+    let out = run(again, true).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
+    assert_eq!(store.list().unwrap().len(), 1, "the same conversation");
+    let report = aggregate(&store, &world, Period::All, &TimeZone::UTC).unwrap();
+    assert_eq!(
+        (report.totals.turns, report.totals.unknown_usage_calls),
+        (1, 1),
+        "{report:?}"
+    );
+}
+
+fn set_endpoint(data: &TempDataDir, url: &str, allow: bool) {
+    let store = VillageStore::new(data.workspace());
+    let mut world = store.load_world().unwrap().value;
+    world.model_templates[0].base_url = url.into();
+    world.model_templates[0].allow_insecure_http = allow;
+    store.save_world(&world).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_and_ask_refuse_bad_endpoints_and_the_village_still_opens() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let check = args(&[
+        "check",
+        "--for",
+        "ask",
+        "--data-dir",
+        &dir,
+        "--start",
+        "reception",
+        "--secrets",
+        "env",
+    ]);
+    for (url, allow, code, exit) in [
+        ("not a url", false, "ENDPOINT_INVALID", 3),
+        ("file:///etc/passwd", false, "ENDPOINT_INVALID", 3),
+        ("file:///etc/passwd", true, "ENDPOINT_INVALID", 3),
+        ("http://192.0.2.10:8080/v1", false, "ENDPOINT_INSECURE", 3),
+        (
+            "http://192.0.2.10:8080/v1",
+            true,
+            "ENDPOINT_INSECURE_ALLOWED",
+            0,
+        ),
+    ] {
+        set_endpoint(&data, url, allow);
+        assert!(
+            VillageStore::new(data.workspace()).load_world().is_ok(),
+            "the village opens (so that the GUI can fix it)"
+        );
+        let out = run(check.clone(), true).await;
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(exit), "{url}: {all}");
+        assert!(all.contains(code) && all.contains("stub"), "{url}: {all}");
+        assert!(!all.contains(crate::headless::KEY));
+    }
+    set_endpoint(&data, "http://192.0.2.10:8080/v1", false);
+    let out = run(ask_args(&dir), true).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ENDPOINT_INSECURE"),
+        "{}",
+        stderr(&out)
+    );
+    set_endpoint(&data, &format!("{}/v1", stub.base_url()), false);
+    let out = run(check, true).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "loopback http is fine: {}",
+        stderr(&out)
+    );
+}
