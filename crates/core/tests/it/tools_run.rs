@@ -1,5 +1,6 @@
 //! The `run` tool: allowed, denied, unknown (recorded in pending), malformed; approval modes;
-//! an environment with only PATH; a timeout that kills the command and its children.
+//! an environment with only PATH and a temp folder; a timeout that kills the command and its
+//! children; Landlock keeping it in the work folder and its temp folder.
 
 use std::time::{Duration, Instant};
 
@@ -7,7 +8,7 @@ use fuseforks_core::tools::RunApproval;
 use fuseforks_core::village::run_policy::CommandPolicy;
 use serde_json::json;
 
-use crate::tools_support::Agent;
+use crate::tools_support::{Agent, CANARY};
 
 fn allow(agent: &Agent, allow: &[&str], deny: &[&str], timeout: u64) {
     let policy = CommandPolicy {
@@ -126,14 +127,25 @@ async fn approval_modes() {
 }
 
 #[tokio::test]
-async fn the_environment_holds_only_path() {
+async fn the_environment_holds_only_path_and_a_temp_folder() {
     let agent = Agent::new();
     allow(&agent, &["env"], &[], 60);
     // The test process has HOME, USER and more; the child must see none of them.
     let out = agent.call("run", json!({"command": "env"})).await;
-    let vars: Vec<&str> = out.body.lines().filter(|l| l.contains('=')).collect();
-    assert_eq!(vars.len(), 1, "{}", out.body);
+    let mut vars: Vec<&str> = out.body.lines().filter(|l| l.contains('=')).collect();
+    vars.sort_unstable();
+    assert_eq!(vars.len(), 2, "{}", out.body);
     assert!(vars[0].starts_with("PATH="));
+    let tmp = vars[1].strip_prefix("TMPDIR=").unwrap();
+    assert!(
+        std::path::Path::new(tmp).starts_with(std::env::temp_dir())
+            && tmp.contains("fuseforks-run-"),
+        "a temp folder of its own: {tmp}"
+    );
+    assert!(
+        !std::path::Path::new(tmp).exists(),
+        "removed after the call"
+    );
 }
 
 #[tokio::test]
@@ -163,4 +175,53 @@ async fn a_timeout_kills_the_command_and_its_children() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(gone, "the background child was killed with its group");
+}
+
+#[tokio::test]
+async fn landlock_keeps_run_inside_the_work_folder_and_its_temp() {
+    use fuseforks_core::process::{LandlockSupport, landlock_support};
+    if landlock_support() == LandlockSupport::Unavailable {
+        eprintln!("skipped: this kernel has no Landlock");
+        return;
+    }
+    let agent = Agent::new();
+    allow(&agent, &["cat *", "touch *", "sh *"], &[], 60);
+    let inside = agent
+        .call("run", json!({"command": "cat", "args": ["notes.txt"]}))
+        .await;
+    assert!(
+        inside.ok && inside.body.contains("beta error"),
+        "{}",
+        inside.body
+    );
+    let absolute = agent.outside().join("secret.txt").display().to_string();
+    for path in ["../outside/secret.txt", absolute.as_str()] {
+        let out = agent
+            .call("run", json!({"command": "cat", "args": [path]}))
+            .await;
+        assert!(
+            !out.ok && !out.body.contains(CANARY) && out.body.contains("ermission denied"),
+            "an allowed cat read outside: {}",
+            out.body
+        );
+    }
+    let escape = std::env::temp_dir().join(format!("fuseforks-escape-{}", std::process::id()));
+    for target in [agent.outside().join("made.txt"), escape.clone()] {
+        let out = agent
+            .call(
+                "run",
+                json!({"command": "touch", "args": [target.display().to_string()]}),
+            )
+            .await;
+        assert!(!out.ok, "{}", out.body);
+        assert!(!target.exists(), "run wrote {}", target.display());
+    }
+    let out = agent
+        .call(
+            "run",
+            json!({"command": "sh", "args": ["-c", "echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo w > made-inside.txt"]}),
+        )
+        .await;
+    assert!(out.ok && out.body.contains("exit: 0"), "{}", out.body);
+    assert!(agent.work().join("made-inside.txt").exists());
 }
