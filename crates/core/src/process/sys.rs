@@ -128,6 +128,9 @@ unsafe fn watch(read_end: RawFd) -> ! {
         libc::signal(libc::SIGTERM, libc::SIG_IGN);
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         libc::signal(libc::SIGHUP, libc::SIG_IGN);
+        // Named for `ps`, and holding no folder busy (the child's cwd is the work folder).
+        libc::prctl(libc::PR_SET_NAME, c"fuseforks-wd".as_ptr(), 0, 0, 0);
+        libc::chdir(c"/".as_ptr());
         // Keep nothing else: not the child's stdio pipes (their readers wait for EOF), not the
         // write ends of other groups' watchdogs (those must see EOF when their owner closes).
         if libc::dup2(read_end, 0) < 0 {

@@ -225,3 +225,90 @@ async fn landlock_keeps_run_inside_the_work_folder_and_its_temp() {
     assert!(out.ok && out.body.contains("exit: 0"), "{}", out.body);
     assert!(agent.work().join("made-inside.txt").exists());
 }
+
+#[tokio::test]
+async fn network_false_in_run_json_refuses_tcp() {
+    use fuseforks_core::process::{LandlockSupport, landlock_support};
+    if !matches!(landlock_support(), LandlockSupport::Available(abi) if abi >= 4) {
+        eprintln!("skipped: this kernel has no Landlock network rules (ABI 4)");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = json!({"command": "bash", "args": ["-c", format!("echo hi > /dev/tcp/127.0.0.1/{port}")]});
+    let agent = Agent::new();
+    allow(&agent, &["bash *"], &[], 60);
+    let open = agent.call("run", connect.clone()).await;
+    assert!(open.ok, "the network is open by default: {}", open.body);
+
+    let mut policy = agent.ctx.agent_files.load_run_policy().unwrap().value;
+    policy.network = Some(false);
+    agent.ctx.agent_files.save_run_policy(&policy).unwrap();
+    let text = std::fs::read_to_string(agent.ctx.agent_files.dir().join("run.json")).unwrap();
+    assert!(text.contains("\"network\": false"), "{text}");
+    let closed = agent.call("run", connect).await;
+    assert!(
+        !closed.ok && closed.body.contains("ermission denied"),
+        "{}",
+        closed.body
+    );
+}
+
+#[test]
+fn check_warns_when_commands_may_run_unconfined() {
+    use fuseforks_core::preflight::run_unconfined;
+    let start: std::collections::BTreeSet<String> = ["a1".to_owned()].into();
+    let allow = vec![("a1".to_owned(), vec!["ls".to_owned()])];
+    let none = vec![("a1".to_owned(), Vec::new())];
+    assert!(run_unconfined(false, RunApproval::Required, &start, &allow));
+    assert!(!run_unconfined(true, RunApproval::Required, &start, &allow));
+    assert!(!run_unconfined(false, RunApproval::Required, &start, &none));
+    assert!(run_unconfined(false, RunApproval::NoApproval, &start, &none));
+}
+
+/// The cost of confinement per spawn (`cargo test -p fuseforks-core --test it spawn_cost --
+/// --ignored --nocapture`): the median time to spawn and reap `true`, with and without Landlock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement"]
+async fn spawn_cost_with_and_without_landlock() {
+    use fuseforks_core::process::{Confinement, spawn};
+    let work = tempfile::tempdir().unwrap();
+    let confinement = Confinement {
+        read_write: vec![work.path().to_path_buf()],
+        read_only: ["/usr", "/bin", "/lib", "/lib64", "/etc"]
+            .iter()
+            .map(std::path::PathBuf::from)
+            .collect(),
+        deny_network: false,
+    };
+    let mut plain = Vec::new();
+    for _ in 0..300 {
+        let started = Instant::now();
+        let mut cmd = tokio::process::Command::new("/bin/true");
+        cmd.env_clear().current_dir(work.path());
+        cmd.spawn().unwrap().wait().await.unwrap();
+        plain.push(started.elapsed());
+    }
+    plain.sort();
+    eprintln!(
+        "spawn+reap /bin/true, plain tokio Command: median {:?}",
+        plain[plain.len() / 2]
+    );
+    for (label, confine) in [("without", None), ("with", Some(&confinement))] {
+        let mut times = Vec::new();
+        for _ in 0..300 {
+            let started = Instant::now();
+            let mut cmd = tokio::process::Command::new("/bin/true");
+            cmd.env_clear().current_dir(work.path());
+            let mut group = spawn(cmd, confine).unwrap();
+            group.child_mut().wait().await.unwrap();
+            times.push(started.elapsed());
+        }
+        times.sort();
+        eprintln!(
+            "spawn+reap /bin/true {label} Landlock: median {:?}, p90 {:?}",
+            times[times.len() / 2],
+            times[times.len() * 9 / 10]
+        );
+    }
+}
