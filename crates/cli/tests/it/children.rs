@@ -258,3 +258,66 @@ async fn sigterm_during_a_connect_that_never_completes_ends_serve_at_once() {
         "{log}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_child_of_the_same_user_cannot_read_the_environment_of_serve() {
+    // Needs a non-root user (root's CAP_SYS_PTRACE reads any environ): run `serve` as nobody.
+    let python = Path::new("/usr/bin/python3");
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    if !root || !python.exists() || !Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root, /usr/bin/setpriv and /usr/bin/python3");
+        return;
+    }
+    let data = TempDataDir::new();
+    let stub = StubServer::start(vec![]).await;
+    village(&data, stub.base_url(), None);
+    let (seen, pid_file) = (file(&data, "parent.env"), file(&data, "kid.pid"));
+    data.write(
+        "agents/rec/mcp.json",
+        json!({"mcpServers": {"kid": {"command": python, "args": [
+            mcp_script("child_stdio.py"), "--parent-env", seen, "--pid", pid_file]}}})
+        .to_string(),
+    );
+    let chmod = std::process::Command::new("chmod")
+        .args(["-R", "a+rwX"])
+        .arg(data.data_dir())
+        .status()
+        .unwrap();
+    assert!(chmod.success());
+    let dir = data.data_dir().display().to_string();
+    let child = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_fuseforks-cli"))
+        .args([
+            "serve",
+            "--data-dir",
+            &dir,
+            "--start",
+            "batch",
+            "--secrets",
+            "env",
+        ])
+        .env("LANG", "C.UTF-8")
+        .env("FUSEFORKS_SECRET_STUB", crate::headless::KEY)
+        .env("FUSEFORKS_SECRET_CANARY", CANARY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut serving = KillOnDrop::new(child);
+    let kid = read_pid(&pid_file).await;
+    let outcome = std::fs::read_to_string(&seen).unwrap();
+    let serve = serving.take();
+    signal(&serve, "TERM");
+    wait_exit(serve).await;
+    cleanup(kid);
+    assert!(
+        outcome.starts_with("denied:"),
+        "the MCP child read serve's environment (with the secrets): {outcome}"
+    );
+}

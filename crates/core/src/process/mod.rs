@@ -7,7 +7,9 @@
 //!   pipe whose write end only we hold. When we drop the [`GroupChild`] — or die, SIGKILL
 //!   included — it reads end-of-file and ends the group: SIGTERM, 2 s, SIGKILL. The death signal
 //!   alone would not do: it reaches only the direct child, never what that child started;
-//! - an environment built from nothing ([`minimal_env`]): never `FUSEFORKS_SECRET_*`;
+//! - an environment built from nothing ([`minimal_env`]): never `FUSEFORKS_SECRET_*`; and,
+//!   before the first child starts, we make ourselves non-dumpable (Linux), so a child of the
+//!   same user cannot read them from `/proc/<our pid>/environ` either (root still can);
 //! - optionally a Landlock ruleset ([`Confinement`]), built here and enforced in the child.
 //!
 //! The only `unsafe` of the workspace is in `sys.rs` (the pre-exec hook and raw calls).
@@ -72,6 +74,10 @@ pub fn spawn(
     command.process_group(0);
     #[cfg(target_os = "linux")]
     {
+        static HIDDEN: std::sync::Once = std::sync::Once::new();
+        HIDDEN.call_once(|| {
+            let _ = sys::hide_own_environment();
+        });
         let ruleset = match confinement {
             Some(c) => confine::build(c).map_err(|e| SpawnError::Sandbox(e.to_string()))?,
             None => None,
@@ -118,6 +124,19 @@ pub fn confinement_available() -> bool {
     #[cfg(target_os = "linux")]
     {
         matches!(landlock_support(), LandlockSupport::Available(_))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Whether our environment is hidden from other processes of the same user (Linux: the
+/// process is non-dumpable; done by the first [`spawn`]).
+pub fn own_environment_hidden() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        sys::own_environment_hidden()
     }
     #[cfg(not(target_os = "linux"))]
     {

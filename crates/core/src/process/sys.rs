@@ -164,3 +164,17 @@ unsafe fn watch(read_end: RawFd) -> ! {
         libc::_exit(0)
     }
 }
+
+/// Makes this process non-dumpable, so that no process of the same user — a child included,
+/// an MCP server or a `run` command — can read `/proc/<our pid>/environ` (our secrets) or
+/// attach to us; it also turns our core dumps off. Root (CAP_SYS_PTRACE) is not stopped.
+pub(super) fn hide_own_environment() -> bool {
+    // SAFETY: prctl(PR_SET_DUMPABLE) takes plain integers and touches no memory of ours.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0) == 0 }
+}
+
+/// Whether this process is non-dumpable (see [`hide_own_environment`]).
+pub(super) fn own_environment_hidden() -> bool {
+    // SAFETY: prctl(PR_GET_DUMPABLE) takes no pointer.
+    unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) == 0 }
+}

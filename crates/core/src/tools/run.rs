@@ -27,7 +27,9 @@ pub const STDERR_MAX_CHARS: usize = 4_000;
 /// Bytes kept of each stream (the rest is drained so the child never blocks on a full pipe).
 const KEEP_BYTES: usize = 64 * 1024;
 /// What a confined command may read and execute besides its folders (when present).
-const SYSTEM_PATHS: [&str; 12] = [
+/// Not `/proc`: a confined child could read `/proc/<our pid>/environ` there, with our secrets
+/// (Landlock's ptrace scoping did not stop it in a test).
+const SYSTEM_PATHS: [&str; 11] = [
     "/usr",
     "/bin",
     "/sbin",
@@ -36,7 +38,6 @@ const SYSTEM_PATHS: [&str; 12] = [
     "/lib64",
     "/etc",
     "/opt",
-    "/proc",
     "/dev/urandom",
     "/dev/random",
     "/dev/zero",
