@@ -52,8 +52,8 @@ impl GroupChild {
         self.confined
     }
 
-    /// Sends a signal to the whole group.
-    #[cfg(unix)]
+    /// Sends a signal to the whole group (Linux; elsewhere only `terminate` kills the leader).
+    #[cfg(target_os = "linux")]
     pub fn signal(&self, signal: i32) -> bool {
         super::sys::signal_group(self.pgid, signal)
     }
@@ -61,10 +61,10 @@ impl GroupChild {
     /// Ends the whole group: SIGTERM, up to [`KILL_GRACE`] for the leader to exit, then
     /// SIGKILL to whatever is left of the group; the leader is reaped.
     pub async fn terminate(&mut self) {
-        #[cfg(unix)]
+        #[cfg(target_os = "linux")]
         self.signal(libc::SIGTERM);
         let _ = tokio::time::timeout(KILL_GRACE, self.child.wait()).await;
-        #[cfg(unix)]
+        #[cfg(target_os = "linux")]
         self.signal(libc::SIGKILL);
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;

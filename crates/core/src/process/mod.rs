@@ -22,7 +22,7 @@
 mod confine;
 mod env;
 mod group;
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 mod sys;
 
 #[cfg(target_os = "linux")]
