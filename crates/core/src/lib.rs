@@ -13,6 +13,7 @@ pub mod log;
 pub mod mcp;
 pub mod orchestrator;
 pub mod preflight;
+pub mod process;
 pub mod prompt;
 pub mod sessions;
 pub mod stats;

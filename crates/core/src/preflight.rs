@@ -447,6 +447,18 @@ pub fn headless_preflight(
             }
         }
     }
+    // RUN_UNCONFINED
+    let confined = crate::process::confinement_available();
+    if run_unconfined(confined, view.run_approval, view.start, view.run_allow) {
+        add(
+            Level::Warn,
+            "RUN_UNCONFINED",
+            "このカーネルには Landlock がありません。run のコマンドは作業フォルダの外も読み書きできます。".to_owned(),
+            "This kernel has no Landlock: run commands are not confined to the work folder.".to_owned(),
+            "Landlock のある Linux（5.13 以降、LSM で有効）で動かすか、run.json の allow を絞ってください。",
+            "Run on Linux with Landlock enabled (5.13+, in the LSM list), or keep run.json's allow list tight.",
+        );
+    }
     // TIMEZONE_MISMATCH
     let clock_schedules = schedules
         .iter()
@@ -494,6 +506,21 @@ pub fn headless_preflight(
     }
     out.sort_by_key(|f| f.level); // stable: table order within a level
     out
+}
+
+/// Whether a start agent may run commands (allow lines, or a mode that runs unknown ones) on a
+/// machine where Landlock cannot confine them.
+pub fn run_unconfined(
+    confined: bool,
+    approval: RunApproval,
+    start: &BTreeSet<String>,
+    run_allow: &[(String, Vec<String>)],
+) -> bool {
+    let may_run = approval != RunApproval::Required
+        || run_allow
+            .iter()
+            .any(|(agent, allow)| start.contains(agent) && !allow.is_empty());
+    !confined && may_run
 }
 
 /// The `${secret:NAME}` names referenced by the MCP headers the start set will use.

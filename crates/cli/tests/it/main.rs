@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod children;
 mod door;
 mod init;
 

@@ -1,8 +1,11 @@
 //! MCP servers as tool providers (the client side, through rmcp): an agent's servers — the
 //! shared `mcp.json` and its own — are connected when it starts (stdio children without a
-//! shell, or Streamable HTTP with `${secret:NAME}` headers resolved all-or-nothing), their tools
-//! offered as `<server>__<tool>`, and the children killed when it stops. A server that fails
-//! leaves the agent running without its tools, and says why in one `mcp:` line.
+//! shell, through [`crate::process`]: a minimal environment, their own process group, gone with
+//! us; or Streamable HTTP with `${secret:NAME}` headers resolved all-or-nothing), their tools
+//! offered as `<server>__<tool>`, and the children's groups ended when it stops (SIGTERM, then
+//! SIGKILL 2 s later). A connect in progress ends at once when the context's token is cancelled.
+//! A server that fails leaves the agent running without its tools, and says why in one `mcp:`
+//! line.
 
 pub mod naming;
 
@@ -13,14 +16,16 @@ use std::time::Duration;
 
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio_util::sync::CancellationToken;
 
 use crate::llm::ToolSpec;
 use crate::log::LogSink;
+use crate::process::{self, GroupChild};
 use crate::tools::ToolOutput;
 use crate::village::mcp_config::{
     HttpServer, McpConfig, McpServerEntry, StdioServer, secret_names_in,
@@ -52,12 +57,25 @@ pub struct McpContext {
     pub log: Arc<dyn LogSink>,
     /// Children's stderr: inherited when `None`.
     pub child_output: Option<Arc<dyn ChildOutput>>,
+    /// Cancelled when the agent stops (or is interrupted): connects in progress end at once.
+    pub cancel: CancellationToken,
 }
 
 struct Server {
     name: String,
     client: RunningService<RoleClient, ()>,
+    /// A stdio server's process group (ended on close, and by its watchdog on drop).
+    group: Option<GroupChild>,
 }
+
+/// A connected server and its tools, before registration.
+type Connected = (
+    String,
+    RunningService<RoleClient, ()>,
+    Option<GroupChild>,
+    Vec<rmcp::model::Tool>,
+    Duration,
+);
 
 /// One tool of a connected server.
 #[derive(Debug, Clone)]
@@ -103,7 +121,7 @@ impl McpConnections {
             .map(|(name, entry)| connect_one(agent_id, name, entry, ctx));
         let connected = futures_util::future::join_all(attempts).await;
         let mut out = Self::default();
-        for (name, client, tools, elapsed) in connected.into_iter().flatten() {
+        for (name, client, group, tools, elapsed) in connected.into_iter().flatten() {
             let index = out.servers.len();
             for tool in &tools {
                 let qualified = naming::qualified(&name, &tool.name);
@@ -132,7 +150,11 @@ impl McpConnections {
                 tools.len(),
                 elapsed.as_millis()
             ));
-            out.servers.push(Server { name, client });
+            out.servers.push(Server {
+                name,
+                client,
+                group,
+            });
         }
         out
     }
@@ -198,38 +220,54 @@ impl McpConnections {
         }
     }
 
-    /// Disconnects every server; stdio children are killed.
+    /// Disconnects every server at once; each stdio child's group gets SIGTERM, then SIGKILL
+    /// after [`process::KILL_GRACE`].
     pub async fn close(self) {
-        for server in self.servers {
+        let closing = self.servers.into_iter().map(|server| async move {
             let _ = server.client.cancel().await;
-        }
+            if let Some(mut group) = server.group {
+                group.terminate().await;
+            }
+        });
+        futures_util::future::join_all(closing).await;
     }
 }
 
+/// Starts a stdio server (minimal environment, own process group, see [`crate::process`]) and
+/// connects to it. Dropping the returned group (or this future) ends the child's group.
 async fn connect_stdio(
     name: &str,
     server: &StdioServer,
     ctx: &McpContext,
-) -> Result<RunningService<RoleClient, ()>, String> {
+) -> Result<(RunningService<RoleClient, ()>, GroupChild), String> {
     let mut command = tokio::process::Command::new(&server.command);
+    let piped = ctx.child_output.is_some();
     command
         .args(&server.args)
-        .envs(&server.env)
-        .kill_on_drop(true);
-    let piped = ctx.child_output.is_some();
-    let builder = TokioChildProcess::builder(command).stderr(if piped {
-        Stdio::piped()
-    } else {
-        Stdio::inherit()
-    });
-    let (transport, stderr) = builder.spawn().map_err(|e| format!("spawn:{}", e.kind()))?;
-    if let (Some(stderr), Some(output)) = (stderr, ctx.child_output.clone()) {
+        .env_clear()
+        .envs(process::minimal_env(&server.env))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(if piped {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        });
+    let mut group = process::spawn(command, None).map_err(|e| match e.kind() {
+        Some(kind) => format!("spawn:{kind}"),
+        None => "spawn".to_owned(),
+    })?;
+    let child = group.child_mut();
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err("spawn:pipes".to_owned());
+    };
+    if let (Some(stderr), Some(output)) = (child.stderr.take(), ctx.child_output.clone()) {
         let name = name.to_owned();
         tokio::spawn(async move { forward_lines(stderr, &name, output.as_ref()).await });
     }
-    ().serve(transport)
-        .await
-        .map_err(|_| "handshake".to_owned())
+    let transport = (stdout, stdin);
+    let client = ().serve(transport).await.map_err(|_| "handshake".to_owned())?;
+    Ok((client, group))
 }
 
 async fn connect_http(
@@ -261,36 +299,44 @@ async fn connect_http(
         .map_err(|_| "handshake".to_owned())
 }
 
-/// Connects one server and lists its tools; a failure is logged and gives `None`.
+/// Connects one server and lists its tools, within [`CONNECT_TIMEOUT`] and until the context's
+/// token is cancelled; a failure is logged and gives `None`.
 async fn connect_one(
     agent_id: &str,
     name: &str,
     entry: &McpServerEntry,
     ctx: &McpContext,
-) -> Option<(
-    String,
-    RunningService<RoleClient, ()>,
-    Vec<rmcp::model::Tool>,
-    std::time::Duration,
-)> {
+) -> Option<Connected> {
     let started = std::time::Instant::now();
-    let connected = match entry {
-        McpServerEntry::Stdio(s) => {
-            tokio::time::timeout(CONNECT_TIMEOUT, connect_stdio(name, s, ctx)).await
-        }
-        McpServerEntry::Http(h) => {
-            tokio::time::timeout(CONNECT_TIMEOUT, connect_http(h, ctx)).await
-        }
-    };
-    let reason = match connected {
-        Ok(Ok(client)) => match client.list_all_tools().await {
-            Ok(tools) => return Some((name.to_owned(), client, tools, started.elapsed())),
+    let attempt = async {
+        let (client, group) = match entry {
+            McpServerEntry::Stdio(s) => {
+                let (client, group) = connect_stdio(name, s, ctx).await?;
+                (client, Some(group))
+            }
+            McpServerEntry::Http(h) => (connect_http(h, ctx).await?, None),
+        };
+        match client.list_all_tools().await {
+            Ok(tools) => Ok((client, group, tools)),
             Err(_) => {
                 let _ = client.cancel().await;
-                "list_tools".to_owned()
+                if let Some(mut group) = group {
+                    group.terminate().await;
+                }
+                Err("list_tools".to_owned())
             }
-        },
-        Ok(Err(reason)) => reason.to_string(),
+        }
+    };
+    // Dropping the attempt (timeout, cancel) drops a started child: its watchdog ends the group.
+    let outcome = tokio::select! {
+        done = tokio::time::timeout(CONNECT_TIMEOUT, attempt) => done,
+        () = ctx.cancel.cancelled() => Ok(Err("cancelled".to_owned())),
+    };
+    let reason = match outcome {
+        Ok(Ok((client, group, tools))) => {
+            return Some((name.to_owned(), client, group, tools, started.elapsed()));
+        }
+        Ok(Err(reason)) => reason,
         Err(_) => "timeout".to_owned(),
     };
     ctx.log.line(&format!(

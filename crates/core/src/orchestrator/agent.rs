@@ -28,7 +28,10 @@ pub(crate) async fn run(
 ) {
     let mut history = restore_history(&inner, &agent_id);
     let mut roster_seen = std::collections::HashMap::new();
-    let mcp = connect_mcp(&inner, &agent_id).await;
+    if let Some(line) = crate::process::unconfined_notice_once() {
+        inner.log.line(line);
+    }
+    let mcp = connect_until_stopped(&inner, &agent_id, &control, &mailbox).await;
     while let Some(delivery) = mailbox.recv().await {
         let outcome = turn::run(
             &inner,
@@ -77,8 +80,38 @@ fn restore_history(inner: &Inner, agent_id: &str) -> VecDeque<Exchange> {
     out
 }
 
+/// Connects the agent's MCP servers, cancelled at once when the agent is interrupted (a
+/// shutdown interrupts every agent first) or stopped (its mailbox closes).
+async fn connect_until_stopped(
+    inner: &Arc<Inner>,
+    agent_id: &str,
+    control: &TurnControl,
+    mailbox: &mpsc::Receiver<Delivery>,
+) -> McpConnections {
+    let cancel = control.token().child_token();
+    let connecting = connect_mcp(inner, agent_id, cancel.clone());
+    tokio::pin!(connecting);
+    loop {
+        tokio::select! {
+            mcp = &mut connecting => return mcp,
+            () = tokio::time::sleep(STOP_POLL), if !cancel.is_cancelled() => {
+                if mailbox.is_closed() {
+                    cancel.cancel();
+                }
+            }
+        }
+    }
+}
+
+/// How often a connecting agent looks whether it was stopped.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Connects the agent's MCP servers (the shared `mcp.json`, then its own).
-async fn connect_mcp(inner: &Arc<Inner>, agent_id: &str) -> McpConnections {
+async fn connect_mcp(
+    inner: &Arc<Inner>,
+    agent_id: &str,
+    cancel: tokio_util::sync::CancellationToken,
+) -> McpConnections {
     let mut configs = Vec::new();
     if let Ok(shared) = inner.store.load_shared_mcp() {
         configs.push(shared.value);
@@ -103,6 +136,7 @@ async fn connect_mcp(inner: &Arc<Inner>, agent_id: &str) -> McpConnections {
         secret: Arc::new(move |key: &str| secrets(key).map(|k| k.expose().to_owned())),
         log: Arc::clone(&inner.log),
         child_output: inner.mcp_child_output.clone(),
+        cancel,
     };
     McpConnections::connect(agent_id, &configs, &ctx).await
 }

@@ -1,17 +1,24 @@
 //! The `run` tool: runs `command` + `args` without a shell, in the work folder, with the
-//! environment cleared (only `PATH` kept), under the `run.json` policy and the approval mode,
-//! with a timeout that kills the whole process group, and capped output (stdout 8,000 and
-//! stderr 4,000 characters).
+//! environment cleared (only `PATH`, and `TMPDIR` pointing at a temp folder of the call's own),
+//! under the `run.json` policy and the approval mode, in its own process group (see
+//! [`crate::process`]) that a timeout ends (SIGTERM, SIGKILL 2 s later), with capped output
+//! (stdout 8,000 and stderr 4,000 characters). On Linux, Landlock confines it: read-write in
+//! the work folder and its temp folder, read and execute in the system folders and those on
+//! `PATH`, nothing else; `"network": false` in `run.json` also refuses TCP connect and bind.
+//! The allow list decides *which* commands run; Landlock decides *what they can reach*
+//! (`docs/threat-model.md`).
 
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use process_wrap::tokio::{CommandWrap, KillOnDrop};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::run_policy::{Decision, decide, exact_allow_line, record_pending};
 use super::{RunApproval, ToolContext, ToolOutput, cap, str_arg};
+use crate::process::{self, Confinement};
 
 /// Characters of stdout shown.
 pub const STDOUT_MAX_CHARS: usize = 8_000;
@@ -19,6 +26,22 @@ pub const STDOUT_MAX_CHARS: usize = 8_000;
 pub const STDERR_MAX_CHARS: usize = 4_000;
 /// Bytes kept of each stream (the rest is drained so the child never blocks on a full pipe).
 const KEEP_BYTES: usize = 64 * 1024;
+/// What a confined command may read and execute besides its folders (when present).
+/// Not `/proc`: a confined child could read `/proc/<our pid>/environ` there, with our secrets
+/// (Landlock's ptrace scoping did not stop it in a test).
+const SYSTEM_PATHS: [&str; 11] = [
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/etc",
+    "/opt",
+    "/dev/urandom",
+    "/dev/random",
+    "/dev/zero",
+];
 
 /// Runs one `run` call.
 pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
@@ -84,38 +107,46 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
             }
         }
     }
-    execute(
-        &jail,
-        &command,
-        &argv,
-        Duration::from_secs(policy.timeout_secs.clamp(1, 3600)),
-        ctx,
-    )
-    .await
+    let call = Call {
+        command: &command,
+        argv: &argv,
+        timeout: Duration::from_secs(policy.timeout_secs.clamp(1, 3600)),
+        deny_network: policy.network == Some(false),
+    };
+    execute(&jail, &call, ctx).await
 }
 
-async fn execute(
-    jail: &super::WorkDir,
-    command: &str,
-    argv: &[String],
+/// One command to execute.
+struct Call<'a> {
+    command: &'a str,
+    argv: &'a [String],
     timeout: Duration,
-    ctx: &ToolContext,
-) -> ToolOutput {
+    deny_network: bool,
+}
+
+async fn execute(jail: &super::WorkDir, call: &Call<'_>, ctx: &ToolContext) -> ToolOutput {
+    let temp = match CallTemp::create() {
+        Ok(t) => t,
+        Err(e) => {
+            return ToolOutput::fail(format!(
+                "{}: {e}",
+                ctx.say("一時フォルダを作れません", "Cannot create a temp folder")
+            ));
+        }
+    };
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut wrapped = CommandWrap::with_new(command, |cmd| {
-        cmd.args(argv)
-            .env_clear()
-            .env("PATH", &path)
-            .current_dir(jail.root())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-    });
-    #[cfg(unix)]
-    wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
-    wrapped.wrap(KillOnDrop);
-    let mut child = match wrapped.spawn() {
-        Ok(c) => c,
+    let mut cmd = tokio::process::Command::new(call.command);
+    cmd.args(call.argv)
+        .env_clear()
+        .env("PATH", &path)
+        .env("TMPDIR", temp.path())
+        .current_dir(jail.root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let confinement = confinement(jail.root(), temp.path(), &path, call.deny_network);
+    let mut group = match process::spawn(cmd, Some(&confinement)) {
+        Ok(g) => g,
         Err(e) => {
             return ToolOutput::fail(format!(
                 "{}: {e}",
@@ -123,8 +154,10 @@ async fn execute(
             ));
         }
     };
-    let stdout = child.stdout().take();
-    let stderr = child.stderr().take();
+    let timeout = call.timeout;
+    let child = group.child_mut();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
     let reading = async {
         let (out, err) = tokio::join!(read_capped(stdout), read_capped(stderr));
         let status = child.wait().await;
@@ -147,15 +180,57 @@ async fn execute(
             }
         }
         Err(_) => {
-            // Kill the whole process group (the command and anything it started), then reap.
-            let _ = child.start_kill();
-            let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+            // End the whole process group (the command and anything it started), then reap.
+            group.terminate().await;
             ToolOutput::fail(format!(
                 "{} ({} s)",
                 ctx.say("時間切れで止めました", "Timed out and killed"),
                 timeout.as_secs()
             ))
         }
+    }
+}
+
+/// The Landlock rules of one call.
+fn confinement(work: &Path, temp: &Path, path_var: &OsStr, deny_network: bool) -> Confinement {
+    let mut read_only: Vec<PathBuf> = SYSTEM_PATHS.iter().map(PathBuf::from).collect();
+    // Relative entries (`.`) would mean the work folder, already writable; `/` would mean all.
+    read_only.extend(
+        std::env::split_paths(path_var).filter(|p| p.is_absolute() && p.parent().is_some()),
+    );
+    Confinement {
+        read_write: vec![
+            work.to_path_buf(),
+            temp.to_path_buf(),
+            PathBuf::from("/dev/null"),
+        ],
+        read_only,
+        deny_network,
+    }
+}
+
+/// A temp folder of one call (`TMPDIR`), private (0700), removed with everything in it after.
+struct CallTemp(PathBuf);
+
+impl CallTemp {
+    fn create() -> std::io::Result<Self> {
+        let path =
+            std::env::temp_dir().join(format!("fuseforks-run-{}", uuid::Uuid::new_v4().simple()));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&path)?;
+        Ok(Self(path))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for CallTemp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -31,6 +31,10 @@ pub struct CommandPolicy {
     /// Timeout of every command, 1..=3600 s.
     #[serde(default = "default_timeout")]
     pub timeout_secs: u64,
+    /// `false` refuses the commands TCP connect and bind (Landlock, Linux 6.7+); absent or
+    /// `true`: the network is open. Written only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
     /// Fields this version does not know.
     #[serde(flatten)]
     pub extra: Extra,
@@ -44,6 +48,7 @@ impl Default for CommandPolicy {
             deny: Vec::new(),
             pending: Vec::new(),
             timeout_secs: DEFAULT_RUN_TIMEOUT_SECS,
+            network: None,
             extra: Extra::new(),
         }
     }

@@ -200,3 +200,108 @@ async fn a_streamable_http_server_gets_its_secret_header_or_is_not_connected() {
     assert!(!log.contains(TOKEN), "the value never reaches the log");
     drop(server);
 }
+
+/// An agent whose own `mcp.json` runs `child_stdio.py` (standard library only) with `options`.
+fn child_village(v: &Village, options: &[String]) {
+    let mut args = vec![mcp_script("child_stdio.py").display().to_string()];
+    args.extend(options.iter().cloned());
+    let files = v.store().agent_files(&AgentId::new("a1").unwrap()).unwrap();
+    let config = json!({"mcpServers": {"kid": {"command": "python3", "args": args}}});
+    files
+        .save_mcp(&serde_json::from_value(config).unwrap())
+        .unwrap();
+}
+
+async fn read_pid(path: &std::path::Path) -> String {
+    let started = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && !text.trim().is_empty()
+        {
+            return text;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "no pid file");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+async fn wait_gone(pid: &str, limit: Duration) -> bool {
+    let started = Instant::now();
+    while alive(pid) && started.elapsed() < limit {
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let gone = !alive(pid);
+    if !gone {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", pid.trim()])
+            .status();
+    }
+    gone
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_agent_takes_its_mcp_server_and_the_servers_helpers_with_it() {
+    let stub = StubServer::start(vec![]).await;
+    let v = Village::new(Wire::OpenAiCompat, stub.base_url(), None);
+    let (pid_file, helper_file) = (
+        v.data.data_dir().join("kid.pid"),
+        v.data.data_dir().join("helper.pid"),
+    );
+    child_village(
+        &v,
+        &[
+            "--pid".into(),
+            pid_file.display().to_string(),
+            "--grandchild".into(),
+            helper_file.display().to_string(),
+        ],
+    );
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    let (kid, helper) = (read_pid(&pid_file).await, read_pid(&helper_file).await);
+    let started = Instant::now();
+    while !v.log().contains("server=kid outcome=connected") {
+        assert!(started.elapsed() < Duration::from_secs(20), "{}", v.log());
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(alive(&kid) && alive(&helper));
+    assert!(orch.stop_agent("a1", Duration::from_secs(10)).await);
+    // The helper ignores SIGTERM: the group's SIGKILL follows 2 s later.
+    let kid_gone = wait_gone(&kid, Duration::from_secs(4)).await;
+    let helper_gone = wait_gone(&helper, Duration::from_secs(4)).await;
+    assert!(kid_gone, "the server outlived its agent");
+    assert!(helper_gone, "the server's helper outlived the agent");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_an_agent_cancels_a_connect_in_progress() {
+    let stub = StubServer::start(vec![]).await;
+    let v = Village::new(Wire::OpenAiCompat, stub.base_url(), None);
+    let pid_file = v.data.data_dir().join("kid.pid");
+    child_village(
+        &v,
+        &[
+            "--pid".into(),
+            pid_file.display().to_string(),
+            "--silent".into(),
+        ],
+    );
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    let kid = read_pid(&pid_file).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    orch.interrupt_all();
+    assert!(orch.stop_agent("a1", Duration::from_secs(10)).await);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the stop waited for the connect: {:?}",
+        started.elapsed()
+    );
+    assert!(wait_gone(&kid, Duration::from_secs(4)).await);
+    let log = v.log();
+    assert!(
+        log.contains("mcp: agent=a1 server=kid outcome=failed reason=cancelled"),
+        "{log}"
+    );
+}

@@ -1,0 +1,323 @@
+//! The children of `serve` (issue 10, findings 4 and 5), with a standard-library MCP server
+//! (`child_stdio.py`): no secret in a child's environment, no orphan after SIGKILL or SIGTERM
+//! of `serve` — not the server, not a helper it started, not a server that ignores stdin and
+//! SIGTERM — and a SIGTERM during a connect that never completes ends `serve` at once.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::{KillOnDrop, TempDataDir, mcp_script};
+use serde_json::{Value, json};
+
+use crate::headless::{command, signal, village, wait_for};
+
+const CANARY: &str = "canary-SECRET-value-5d21";
+
+/// `serve --start batch` on a village whose reception has one MCP server, `child_stdio.py`
+/// with `options`; the environment holds the model key and a canary secret.
+async fn serve_with(data: &TempDataDir, options: &[&str]) -> (StubServer, KillOnDrop) {
+    let stub = StubServer::start(vec![]).await;
+    village(data, stub.base_url(), None);
+    let mut server_args = vec![mcp_script("child_stdio.py").display().to_string()];
+    server_args.extend(options.iter().map(|s| (*s).to_owned()));
+    data.write(
+        "agents/rec/mcp.json",
+        json!({"mcpServers": {"kid": {"command": real_python(), "args": server_args, "env": {"KID_MODE": "test"}}}})
+            .to_string(),
+    );
+    let dir = data.data_dir().display().to_string();
+    let args = [
+        "serve",
+        "--data-dir",
+        &dir,
+        "--start",
+        "batch",
+        "--secrets",
+        "env",
+    ];
+    let child = command(&args, true)
+        .env("FUSEFORKS_SECRET_CANARY", CANARY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    (stub, KillOnDrop::new(child))
+}
+
+/// The interpreter itself, not a wrapper script (a pyenv shim adds variables of its own).
+fn real_python() -> String {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+fn file(data: &TempDataDir, name: &str) -> PathBuf {
+    data.data_dir().join(name)
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// Waits up to `limit` for `pid` to be gone (or a zombie).
+async fn gone_within(pid: u32, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    !alive(pid)
+}
+
+async fn read_pid(path: &Path) -> u32 {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(30) {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{} was never written", path.display());
+}
+
+/// Kills a helper left behind (so a red test does not leave it for 10 minutes).
+fn cleanup(pid: u32) {
+    if alive(pid) {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+}
+
+async fn wait_exit(mut serve: Child) -> std::process::ExitStatus {
+    tokio::task::spawn_blocking(move || serve.wait().unwrap())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_child_gets_no_secret_and_nothing_survives_sigkill_of_serve() {
+    let data = TempDataDir::new();
+    let (env_file, pid_file, helper_file) = (
+        file(&data, "kid.env"),
+        file(&data, "kid.pid"),
+        file(&data, "helper.pid"),
+    );
+    let options = [
+        "--env",
+        env_file.to_str().unwrap(),
+        "--pid",
+        pid_file.to_str().unwrap(),
+        "--grandchild",
+        helper_file.to_str().unwrap(),
+    ];
+    let (_stub, mut serving) = serve_with(&data, &options).await;
+    wait_for(
+        &data.workspace().join("fuseforks.log"),
+        "mcp: agent=rec server=kid outcome=connected",
+    )
+    .await;
+    let (kid, helper) = (read_pid(&pid_file).await, read_pid(&helper_file).await);
+
+    let env: Value = serde_json::from_str(&std::fs::read_to_string(&env_file).unwrap()).unwrap();
+    let env = env.as_object().unwrap();
+    let text = serde_json::to_string(env).unwrap();
+    assert!(
+        !text.contains(CANARY) && !text.contains(crate::headless::KEY),
+        "a secret reached the MCP child: {:?}",
+        env.keys().collect::<Vec<_>>()
+    );
+    assert!(
+        env.keys().all(|k| !k.starts_with("FUSEFORKS_SECRET_")),
+        "{:?}",
+        env.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(env.get("KID_MODE"), Some(&json!("test")), "the entry's env");
+    assert!(env.contains_key("PATH"));
+    let allowed = ["PATH", "HOME", "USER", "LANG", "TMPDIR", "KID_MODE"];
+    // Python itself may add a few of its own (LC_CTYPE coercion); nothing of ours beyond these.
+    let foreign: Vec<&String> = env
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()) && !k.starts_with("LC_"))
+        .collect();
+    assert!(
+        foreign.is_empty(),
+        "variables beyond the minimal set: {foreign:?}"
+    );
+
+    let serve = serving.take();
+    signal(&serve, "KILL");
+    wait_exit(serve).await;
+    let (kid_gone, helper_gone) = (
+        gone_within(kid, Duration::from_secs(3)).await,
+        gone_within(helper, Duration::from_secs(3)).await,
+    );
+    cleanup(kid);
+    cleanup(helper);
+    assert!(kid_gone, "the MCP server outlived SIGKILL of serve");
+    assert!(
+        helper_gone,
+        "the helper of the MCP server outlived SIGKILL of serve"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_survives_sigterm_of_serve() {
+    let data = TempDataDir::new();
+    let (pid_file, helper_file) = (file(&data, "kid.pid"), file(&data, "helper.pid"));
+    let options = [
+        "--pid",
+        pid_file.to_str().unwrap(),
+        "--grandchild",
+        helper_file.to_str().unwrap(),
+    ];
+    let (_stub, mut serving) = serve_with(&data, &options).await;
+    wait_for(
+        &data.workspace().join("fuseforks.log"),
+        "mcp: agent=rec server=kid outcome=connected",
+    )
+    .await;
+    let (kid, helper) = (read_pid(&pid_file).await, read_pid(&helper_file).await);
+    let serve = serving.take();
+    signal(&serve, "TERM");
+    let status = wait_exit(serve).await;
+    let (kid_gone, helper_gone) = (
+        gone_within(kid, Duration::from_secs(3)).await,
+        gone_within(helper, Duration::from_secs(3)).await,
+    );
+    cleanup(kid);
+    cleanup(helper);
+    assert_eq!(status.code(), Some(0));
+    assert!(kid_gone, "the MCP server outlived SIGTERM of serve");
+    assert!(
+        helper_gone,
+        "the helper of the MCP server outlived SIGTERM of serve"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_ignores_stdin_and_sigterm_dies_with_a_sigkilled_serve() {
+    let data = TempDataDir::new();
+    let pid_file = file(&data, "kid.pid");
+    let options = ["--pid", pid_file.to_str().unwrap(), "--ignore-stdin"];
+    let (_stub, mut serving) = serve_with(&data, &options).await;
+    wait_for(
+        &data.workspace().join("fuseforks.log"),
+        "mcp: agent=rec server=kid outcome=connected",
+    )
+    .await;
+    let kid = read_pid(&pid_file).await;
+    let serve = serving.take();
+    signal(&serve, "KILL");
+    wait_exit(serve).await;
+    let gone = gone_within(kid, Duration::from_secs(3)).await;
+    cleanup(kid);
+    assert!(
+        gone,
+        "a server that ignores stdin outlived SIGKILL of serve"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_a_connect_that_never_completes_ends_serve_at_once() {
+    let data = TempDataDir::new();
+    let pid_file = file(&data, "kid.pid");
+    let options = ["--pid", pid_file.to_str().unwrap(), "--silent"];
+    let (_stub, mut serving) = serve_with(&data, &options).await;
+    let kid = read_pid(&pid_file).await;
+    // The server is up and silent: the connect is in progress (30 s timeout).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let serve = serving.take();
+    let started = Instant::now();
+    signal(&serve, "TERM");
+    let waited = tokio::time::timeout(Duration::from_secs(10), wait_exit(serve)).await;
+    let elapsed = started.elapsed();
+    let gone = gone_within(kid, Duration::from_secs(3)).await;
+    cleanup(kid);
+    let status = waited.unwrap_or_else(|_| panic!("serve still running 10 s after SIGTERM"));
+    assert_eq!(status.code(), Some(0));
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    assert!(gone, "the connecting server outlived serve");
+    let log = crate::headless::log(&data);
+    assert!(
+        log.contains("mcp: agent=rec server=kid outcome=failed reason=cancelled"),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_child_of_the_same_user_cannot_read_the_environment_of_serve() {
+    // Needs a non-root user (root's CAP_SYS_PTRACE reads any environ): run `serve` as nobody.
+    let python = Path::new("/usr/bin/python3");
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    if !root || !python.exists() || !Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root, /usr/bin/setpriv and /usr/bin/python3");
+        return;
+    }
+    let data = TempDataDir::new();
+    let stub = StubServer::start(vec![]).await;
+    village(&data, stub.base_url(), None);
+    let (seen, pid_file) = (file(&data, "parent.env"), file(&data, "kid.pid"));
+    data.write(
+        "agents/rec/mcp.json",
+        json!({"mcpServers": {"kid": {"command": python, "args": [
+            mcp_script("child_stdio.py"), "--parent-env", seen, "--pid", pid_file]}}})
+        .to_string(),
+    );
+    let chmod = std::process::Command::new("chmod")
+        .args(["-R", "a+rwX"])
+        .arg(data.data_dir())
+        .status()
+        .unwrap();
+    assert!(chmod.success());
+    let dir = data.data_dir().display().to_string();
+    let child = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_fuseforks-cli"))
+        .args([
+            "serve",
+            "--data-dir",
+            &dir,
+            "--start",
+            "batch",
+            "--secrets",
+            "env",
+        ])
+        .env("LANG", "C.UTF-8")
+        .env("FUSEFORKS_SECRET_STUB", crate::headless::KEY)
+        .env("FUSEFORKS_SECRET_CANARY", CANARY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut serving = KillOnDrop::new(child);
+    let kid = read_pid(&pid_file).await;
+    let outcome = std::fs::read_to_string(&seen).unwrap();
+    let serve = serving.take();
+    signal(&serve, "TERM");
+    wait_exit(serve).await;
+    cleanup(kid);
+    assert!(
+        outcome.starts_with("denied:"),
+        "the MCP child read serve's environment (with the secrets): {outcome}"
+    );
+}

@@ -1,0 +1,145 @@
+//! Every child process of the engine (the `run` tool, MCP stdio servers, later probes) starts
+//! here, so that none outlives us and none sees our secrets:
+//!
+//! - its own process group (`process_group(0)`), so a kill reaches what it started too;
+//! - on Linux, `PR_SET_PDEATHSIG(SIGKILL)` (checked against the race where we died first) and a
+//!   group **watchdog**: a tiny forked process in the child's group holding the read end of a
+//!   pipe whose write end only we hold. When we drop the [`GroupChild`] — or die, SIGKILL
+//!   included — it reads end-of-file and ends the group: SIGTERM, 2 s, SIGKILL. The death signal
+//!   alone would not do: it reaches only the direct child, never what that child started;
+//! - an environment built from nothing ([`minimal_env`]): never `FUSEFORKS_SECRET_*`; and,
+//!   before the first child starts, we make ourselves non-dumpable (Linux), so a child of the
+//!   same user cannot read them from `/proc/<our pid>/environ` either (root still can);
+//! - optionally a Landlock ruleset ([`Confinement`]), built here and enforced in the child.
+//!
+//! The only `unsafe` of the workspace is in `sys.rs` (the pre-exec hook and raw calls).
+//!
+//! Caveat: the kernel sends the parent-death signal when the *thread* that forked the child
+//! exits. Spawn from a tokio worker (async code), never from a `spawn_blocking` thread, which
+//! ends after 10 s idle and would take the child with it.
+
+#[cfg(target_os = "linux")]
+mod confine;
+mod env;
+mod group;
+#[cfg(target_os = "linux")]
+mod sys;
+
+#[cfg(target_os = "linux")]
+pub use confine::{Confinement, LandlockSupport, landlock_support};
+pub use env::{PASSED, SECRET_PREFIX, minimal_env};
+pub use group::{GroupChild, KILL_GRACE};
+
+/// Why a child did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The operating system refused (program missing, not executable, …).
+    #[error("cannot start the program: {0}")]
+    Io(#[from] std::io::Error),
+    /// The Landlock ruleset could not be built.
+    #[error("cannot build the sandbox: {0}")]
+    Sandbox(String),
+}
+
+impl SpawnError {
+    /// The `std::io::ErrorKind` when the OS refused.
+    pub fn kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            Self::Io(e) => Some(e.kind()),
+            Self::Sandbox(_) => None,
+        }
+    }
+}
+
+/// What to confine a child to (Linux; elsewhere children run unconfined).
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug, Clone, Default)]
+pub struct Confinement {
+    /// Ignored off Linux.
+    pub read_write: Vec<std::path::PathBuf>,
+    /// Ignored off Linux.
+    pub read_only: Vec<std::path::PathBuf>,
+    /// Ignored off Linux.
+    pub deny_network: bool,
+}
+
+/// Spawns `command` (program, args, env, cwd and stdio already set; the caller clears the
+/// environment) as the leader of a new process group with the death signal and watchdog, and
+/// under `confinement` when given and the kernel supports Landlock.
+pub fn spawn(
+    mut command: tokio::process::Command,
+    confinement: Option<&Confinement>,
+) -> Result<GroupChild, SpawnError> {
+    #[cfg(unix)]
+    command.process_group(0);
+    #[cfg(target_os = "linux")]
+    {
+        static HIDDEN: std::sync::Once = std::sync::Once::new();
+        HIDDEN.call_once(|| {
+            let _ = sys::hide_own_environment();
+        });
+        let ruleset = match confinement {
+            Some(c) => confine::build(c).map_err(|e| SpawnError::Sandbox(e.to_string()))?,
+            None => None,
+        };
+        let (read_end, write_end) = sys::watchdog_pipe()?;
+        use std::os::fd::AsRawFd;
+        sys::install(
+            &mut command,
+            sys::Hooks {
+                parent: i32::try_from(std::process::id()).unwrap_or(0),
+                watchdog: read_end.as_raw_fd(),
+                landlock: ruleset.as_ref().map(AsRawFd::as_raw_fd),
+            },
+        );
+        let child = command.spawn()?;
+        let confined = ruleset.is_some();
+        // Our copies of the read end and of the ruleset are no longer needed.
+        drop(read_end);
+        drop(ruleset);
+        Ok(GroupChild::new(child, confined, Some(write_end)))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = confinement;
+        let child = command.spawn()?;
+        Ok(GroupChild::new(child, false, None))
+    }
+}
+
+/// The village-log line to write, once per process, when `run` commands cannot be confined
+/// (no Landlock in this kernel, or not Linux); `None` when they can, or after the first call.
+pub fn unconfined_notice_once() -> Option<&'static str> {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if confinement_available() || SAID.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return None;
+    }
+    Some(
+        "run: landlock unavailable (kernel without Landlock, or not Linux); run commands are not confined to the work folder",
+    )
+}
+
+/// Whether `run` commands are confined by Landlock on this machine.
+pub fn confinement_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        matches!(landlock_support(), LandlockSupport::Available(_))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Whether our environment is hidden from other processes of the same user (Linux: the
+/// process is non-dumpable; done by the first [`spawn`]).
+pub fn own_environment_hidden() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        sys::own_environment_hidden()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}

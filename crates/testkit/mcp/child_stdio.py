@@ -1,0 +1,102 @@
+"""A stdio MCP server in the standard library only, for the child-process tests (no SDK needed).
+
+Speaks just enough JSON-RPC (initialize, tools/list with one tool `noop`, tools/call, ping).
+Options:
+  --pid FILE         write its pid to FILE
+  --env FILE         write its environment to FILE as JSON
+  --grandchild FILE  start a helper (which ignores SIGTERM) and write the helper's pid to FILE
+  --ignore-stdin     ignore SIGTERM/SIGHUP and keep running after stdin closes
+  --silent           never answer anything (a connect that never completes)
+  --parent-env FILE  try to read its parent's /proc/<ppid>/environ; write `readable:<bytes>`
+                     or `denied:<errno>` to FILE
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+args = sys.argv[1:]
+
+
+def option(name):
+    if name in args:
+        return args[args.index(name) + 1]
+    return None
+
+
+def write(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+if option("--env"):
+    write(option("--env"), json.dumps(dict(os.environ)))
+if option("--parent-env"):
+    try:
+        with open("/proc/%d/environ" % os.getppid(), "rb") as f:
+            outcome = "readable:%d" % len(f.read())
+    except OSError as e:
+        outcome = "denied:%d" % e.errno
+    write(option("--parent-env"), outcome)
+if option("--grandchild"):
+    helper = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    write(option("--grandchild"), str(helper.pid))
+if "--ignore-stdin" in args:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+if option("--pid"):
+    write(option("--pid"), str(os.getpid()))
+
+
+def reply(request, result):
+    out = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+
+
+for line in sys.stdin:
+    if "--silent" in args:
+        continue
+    try:
+        request = json.loads(line)
+    except ValueError:
+        continue
+    method = request.get("method")
+    if "id" not in request:
+        continue
+    if method == "initialize":
+        reply(
+            request,
+            {
+                "protocolVersion": request["params"].get("protocolVersion", "2025-06-18"),
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "child", "version": "1"},
+            },
+        )
+    elif method == "tools/list":
+        tool = {"name": "noop", "description": "Does nothing.", "inputSchema": {"type": "object"}}
+        reply(request, {"tools": [tool]})
+    elif method == "tools/call":
+        reply(request, {"content": [{"type": "text", "text": "ok"}]})
+    elif method == "ping":
+        reply(request, {})
+    else:
+        error = {"code": -32601, "message": "method not found"}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}) + "\n")
+        sys.stdout.flush()
+
+if "--ignore-stdin" in args:
+    while True:
+        time.sleep(60)
