@@ -104,6 +104,7 @@ fn a_folder_link_swap_race_creates_nothing_outside() {
         })
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .unwrap();
     let mut created = 0;
