@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use fuseforks_core::llm::Wire;
 use fuseforks_core::sessions::SessionStore;
 use fuseforks_testkit::stub::StubServer;
-use fuseforks_testkit::wire_replies;
+use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
 use serde_json::{Value, json};
 
@@ -419,7 +419,19 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
     if !fuseforks_testkit::python_mcp() {
         return;
     }
-    let stub = StubServer::start(vec![wire_replies::text(Wire::OpenAiCompat, "ok", U)]).await;
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(
+            Wire::OpenAiCompat,
+            &[ScriptCall {
+                id: "c1".into(),
+                name: "echo__who".into(),
+                args: json!({}),
+            }],
+            U,
+        ),
+        wire_replies::text(Wire::OpenAiCompat, "ok", U),
+    ])
+    .await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     data.write(
@@ -455,4 +467,13 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
             && v["message"] == "echo server starting"),
         "{lines:?}"
     );
+    // Our MCP client introduces itself as fuseforks with our version, not as rmcp.
+    let introduced = format!("client: fuseforks {}", env!("CARGO_PKG_VERSION"));
+    assert!(
+        lines
+            .iter()
+            .any(|v| v["source"] == "mcp:echo" && v["message"] == introduced.as_str()),
+        "{lines:?}"
+    );
+    assert!(stub.requests()[1].body.to_string().contains(&introduced));
 }

@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -25,6 +25,17 @@ use crate::tools::ToolOutput;
 use crate::village::mcp_config::{
     HttpServer, McpConfig, McpServerEntry, StdioServer, secret_names_in,
 };
+
+/// A connected server, introduced as `fuseforks` with our version.
+type Client = RunningService<RoleClient, ClientConfig>;
+
+/// What the client says of itself in `initialize` (rmcp's default would be its own name).
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("fuseforks", env!("CARGO_PKG_VERSION")),
+    )
+}
 
 /// How long a server may take to connect.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -56,7 +67,7 @@ pub struct McpContext {
 
 struct Server {
     name: String,
-    client: RunningService<RoleClient, ()>,
+    client: Client,
 }
 
 /// One tool of a connected server.
@@ -210,7 +221,7 @@ async fn connect_stdio(
     name: &str,
     server: &StdioServer,
     ctx: &McpContext,
-) -> Result<RunningService<RoleClient, ()>, String> {
+) -> Result<Client, String> {
     let mut command = tokio::process::Command::new(&server.command);
     command
         .args(&server.args)
@@ -227,15 +238,13 @@ async fn connect_stdio(
         let name = name.to_owned();
         tokio::spawn(async move { forward_lines(stderr, &name, output.as_ref()).await });
     }
-    ().serve(transport)
+    client_info()
+        .serve(transport)
         .await
         .map_err(|_| "handshake".to_owned())
 }
 
-async fn connect_http(
-    server: &HttpServer,
-    ctx: &McpContext,
-) -> Result<RunningService<RoleClient, ()>, String> {
+async fn connect_http(server: &HttpServer, ctx: &McpContext) -> Result<Client, String> {
     let mut headers = HashMap::new();
     for (key, value) in &server.headers {
         let mut resolved = value.clone();
@@ -256,7 +265,8 @@ async fn connect_http(
         StreamableHttpClientTransportConfig::with_uri(server.url.clone()).custom_headers(headers);
     let client = crate::llm::LlmClient::http_client().map_err(|_| "http_client".to_owned())?;
     let transport = StreamableHttpClientTransport::with_client(client, config);
-    ().serve(transport)
+    client_info()
+        .serve(transport)
         .await
         .map_err(|_| "handshake".to_owned())
 }
@@ -267,12 +277,7 @@ async fn connect_one(
     name: &str,
     entry: &McpServerEntry,
     ctx: &McpContext,
-) -> Option<(
-    String,
-    RunningService<RoleClient, ()>,
-    Vec<rmcp::model::Tool>,
-    std::time::Duration,
-)> {
+) -> Option<(String, Client, Vec<rmcp::model::Tool>, std::time::Duration)> {
     let started = std::time::Instant::now();
     let connected = match entry {
         McpServerEntry::Stdio(s) => {
