@@ -11,7 +11,9 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -29,12 +31,15 @@ use crate::village::mcp_config::{
 /// A connected server, introduced as `fuseforks` with our version.
 type Client = RunningService<RoleClient, ClientConfig>;
 
-/// What the client says of itself in `initialize` (rmcp's default would be its own name).
+/// What the client says of itself in `initialize` (rmcp's default would be its own name), and
+/// the newest protocol version that has that handshake: rmcp's default names 2026-07-28, which
+/// has none, and a server answering `initialize` can only name 2025-11-25 or older anyway.
 fn client_info() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("fuseforks", env!("CARGO_PKG_VERSION")),
     )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 /// How long a server may take to connect.
