@@ -1,8 +1,8 @@
 """A stdio MCP server written with the official Python SDK, for interop tests.
 
-Tool `shout(text)` returns the text upper-cased; `who()` names the client (its `clientInfo`)
-and says it on stderr too. Writes its PID to the file named by the
-first argument (if any), and one line to stderr at start.
+Tool `shout(text)` returns the text upper-cased and names the client (its `clientInfo`) on
+stderr. Writes its PID to the file named by the first argument (if any), and one line to
+stderr at start.
 """
 import os
 import sys
@@ -18,19 +18,12 @@ app = MCPServer("echo")
 
 
 @app.tool()
-def shout(text: str) -> str:
+def shout(text: str, ctx: Context) -> str:
     """Return the text in capitals."""
-    return text.upper()
-
-
-@app.tool()
-def who(ctx: Context) -> str:
-    """Name the client of this server."""
     params = ctx.session.client_params
     info = params.client_info if params else None
-    text = f"client: {info.name} {info.version}" if info else "client: unknown"
-    print(text, file=sys.stderr, flush=True)
-    return text
+    print(f"client: {info.name} {info.version}" if info else "client: unknown", file=sys.stderr, flush=True)
+    return text.upper()
 
 
 app.run()

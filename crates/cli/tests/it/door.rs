@@ -424,8 +424,8 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
             Wire::OpenAiCompat,
             &[ScriptCall {
                 id: "c1".into(),
-                name: "echo__who".into(),
-                args: json!({}),
+                name: "echo__shout".into(),
+                args: json!({"text": "hi"}),
             }],
             U,
         ),
@@ -475,5 +475,5 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
             .any(|v| v["source"] == "mcp:echo" && v["message"] == introduced.as_str()),
         "{lines:?}"
     );
-    assert!(stub.requests()[1].body.to_string().contains(&introduced));
+    assert!(stub.requests()[1].body.to_string().contains("HI"));
 }
