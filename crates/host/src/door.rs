@@ -283,9 +283,14 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 
 /// `localhost`, `127.0.0.1` or `[::1]`, with or without a port.
 fn host_is_loopback(headers: &HeaderMap) -> bool {
-    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
-        return false;
-    };
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(authority_is_loopback)
+}
+
+/// `host[:port]` where host is `localhost`, `127.0.0.1` or `[::1]`.
+fn authority_is_loopback(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
         match rest.split_once(']') {
             Some((inside, port)) if port.is_empty() || valid_port(port) => inside,
@@ -320,15 +325,7 @@ fn origin_is_allowed(headers: &HeaderMap) -> bool {
     else {
         return false;
     };
-    if authority.contains(['/', '@', '?', '#']) {
-        return false;
-    }
-    let mut fake = HeaderMap::new();
-    match authority.parse() {
-        Ok(value) => fake.insert(header::HOST, value),
-        Err(_) => return false,
-    };
-    host_is_loopback(&fake)
+    !authority.contains(['/', '@', '?', '#']) && authority_is_loopback(authority)
 }
 
 fn valid_port(text: &str) -> bool {
