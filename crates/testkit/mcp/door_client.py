@@ -4,6 +4,8 @@ door benchmark. Prints one JSON object on stdout.
     door_client.py URL TOKEN ask MESSAGE [COUNT]   list tools, call ask_fuseforks COUNT times
     door_client.py URL TOKEN refused [HOST]        try to initialise; report how it failed
     door_client.py URL TOKEN origin ORIGIN         initialise (raw POST) with this Origin header
+    door_client.py URL TOKEN origin-call ORIGIN M  initialise without Origin, then call
+                                                   ask_fuseforks {M} with this Origin (raw POSTs)
     door_client.py URL TOKEN delete                end a session with DELETE (raw), twice, and an
                                                    unknown one; then close an SDK session
     door_client.py URL TOKEN sessions A1 B1 A2     two SDK sessions open at once: session A asks
@@ -105,6 +107,19 @@ async def origin(url, token, value):
         return {"status": response.status_code, "body": response.text[:300]}
 
 
+async def origin_call(url, token, value, message):
+    async with http_client(token) as http:
+        response = await http.post(url, headers=POST_HEADERS, content=json.dumps(INITIALIZE))
+        headers = {**POST_HEADERS, "Mcp-Session-Id": response.headers.get("mcp-session-id"),
+                   "Mcp-Protocol-Version": "2025-06-18"}
+        await http.post(url, headers=headers, content=json.dumps(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        call = await http.post(url, headers={**headers, "Origin": value}, content=json.dumps(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "ask_fuseforks", "arguments": {"message": message}}}))
+        return {"status": call.status_code, "body": call.text[:300]}
+
+
 async def delete(url, token):
     warnings = Warnings()
     async with http_client(token) as http:
@@ -151,6 +166,8 @@ def main():
         result = anyio.run(ask, url, token, sys.argv[4], count)
     elif mode == "origin":
         result = anyio.run(origin, url, token, sys.argv[4])
+    elif mode == "origin-call":
+        result = anyio.run(origin_call, url, token, sys.argv[4], sys.argv[5])
     elif mode == "delete":
         result = anyio.run(delete, url, token)
     elif mode == "sessions":

@@ -207,7 +207,12 @@ async fn the_door_refuses_foreign_origins_and_ends_sessions_on_delete() {
     if !fuseforks_testkit::python_mcp() {
         return;
     }
-    let stub = StubServer::start(vec![]).await;
+    let stub = StubServer::start(vec![wire_replies::text(
+        Wire::OpenAiCompat,
+        "a local page may ask",
+        U,
+    )])
+    .await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let port = free_port();
@@ -218,6 +223,30 @@ async fn the_door_refuses_foreign_origins_and_ends_sessions_on_delete() {
     )
     .await;
     let url = format!("http://127.0.0.1:{port}/mcp");
+
+    // A call in an open session, sent with a foreign Origin, never reaches the model.
+    let evil_call = door_client(client_args(
+        &url,
+        "origin-call",
+        &["http://evil.example", "leak?"],
+    ))
+    .await;
+    assert_eq!(evil_call["status"], json!(403), "{evil_call}");
+    assert!(stub.requests().is_empty(), "refused before any model call");
+    let local_call = door_client(client_args(
+        &url,
+        "origin-call",
+        &["http://localhost:5173", "hello"],
+    ))
+    .await;
+    assert_eq!(local_call["status"], json!(200), "{local_call}");
+    assert!(
+        local_call["body"]
+            .as_str()
+            .unwrap()
+            .contains("a local page may ask")
+    );
+    assert_eq!(stub.requests().len(), 1);
 
     for evil in [
         "http://evil.example".to_owned(),
@@ -264,8 +293,9 @@ async fn the_door_refuses_foreign_origins_and_ends_sessions_on_delete() {
         json!([]),
         "the SDK's own DELETE on close draws no warning"
     );
-    assert!(
-        stub.requests().is_empty(),
+    assert_eq!(
+        stub.requests().len(),
+        1,
         "refusals and sessions cost nothing"
     );
     stop(&mut serving).await;
