@@ -124,12 +124,11 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # The door on a throwaway village (a keyless local-model template: nothing here calls a model).
 "$cli" init --data-dir "$work/village" --provider ollama --language en >/dev/null
 door_port=$(free_port)
-proxy_port=$(free_port)
 token="conformance-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
 FUSEFORKS_SECRET_DOOR_TOKEN="$token" "$cli" serve --data-dir "$work/village" --start batch \
     --secrets env --door-port "$door_port" >"$work/serve.out" 2>&1 &
 pids+=($!)
-FUSEFORKS_DOOR_TOKEN="$token" python3 "$root/scripts/mcp_conformance_proxy.py" "$proxy_port" \
+FUSEFORKS_DOOR_TOKEN="$token" python3 "$root/scripts/mcp_conformance_proxy.py" 0 \
     "$door_port" >"$work/proxy.out" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do
@@ -142,6 +141,8 @@ grep -q "mcp server: 127.0.0.1:$door_port/mcp" "$work/village/workspace/fusefork
     cat "$work/serve.out" >&2
     exit 1
 }
+proxy_port=$(sed -n 's/^proxy: 127.0.0.1:\([0-9]*\) .*/\1/p' "$work/proxy.out")
+[[ -n "$proxy_port" ]] || { echo "the proxy did not start:" >&2; cat "$work/proxy.out" >&2; exit 1; }
 
 failed=()
 results="$work/results"

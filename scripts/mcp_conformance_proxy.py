@@ -4,7 +4,10 @@ everything else as sent (Host and Origin included, so the door's DNS-rebinding g
 the suite sends). Responses stream through (SSE included), each connection closed after its
 response.
 
-    mcp_conformance_proxy.py LISTEN_PORT DOOR_PORT   (the token comes from FUSEFORKS_DOOR_TOKEN)
+    mcp_conformance_proxy.py LISTEN_PORT DOOR_PORT   (the token comes from FUSEFORKS_DOOR_TOKEN;
+                                                     LISTEN_PORT 0 takes a free port)
+
+Prints `proxy: 127.0.0.1:PORT -> 127.0.0.1:DOOR_PORT` once it listens.
 
 Python standard library only.
 """
@@ -63,7 +66,7 @@ def main():
     server.daemon_threads = True
     server.door_port = door
     server.token = os.environ["FUSEFORKS_DOOR_TOKEN"]
-    print(f"proxy: 127.0.0.1:{listen} -> 127.0.0.1:{door}", flush=True)
+    print(f"proxy: 127.0.0.1:{server.server_address[1]} -> 127.0.0.1:{door}", flush=True)
     server.serve_forever()
 
 
