@@ -1,23 +1,26 @@
 //! The door: the village as an MCP server (Streamable HTTP through rmcp) on
-//! `127.0.0.1:<port>/mcp`, guarded by a loopback-only `Host` check and a bearer token compared
-//! in constant time, offering one tool, `ask_fuseforks {message}`, that goes to the reception.
+//! `127.0.0.1:<port>/mcp`, guarded by a loopback-only `Host` check, an `Origin` that is absent or
+//! loopback, and a bearer token compared in constant time, offering one tool,
+//! `ask_fuseforks {message}`, that goes to the reception. Each MCP session is a conversation of
+//! its own; a session DELETE answers 204 (404 for a session the door does not know).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use fuseforks_core::log::LogSink;
-use fuseforks_core::orchestrator::Orchestrator;
+use fuseforks_core::orchestrator::{Conversation, Orchestrator};
 use fuseforks_core::village::ShelfStore;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -134,14 +137,17 @@ impl Door {
         let config = StreamableHttpServerConfig::default()
             .with_cancellation_token(cancel.child_token())
             .with_max_request_body_bytes(MAX_BODY_BYTES);
-        let handler = DoorHandler { orchestrator };
+        let sessions = Arc::new(LocalSessionManager::default());
+        // rmcp asks the factory for the service of each new MCP session: each gets a
+        // conversation of its own, closed when rmcp drops the session.
         let service = StreamableHttpService::new(
-            move || Ok(handler.clone()),
-            Arc::new(LocalSessionManager::default()),
+            move || Ok(DoorHandler::new(&orchestrator)),
+            Arc::clone(&sessions),
             config,
         );
         let guard = Guard {
             token_digest: digest(token),
+            sessions,
         };
         let router = axum::Router::new()
             .nest_service("/mcp", service)
@@ -193,18 +199,29 @@ impl Door {
 /// What every request must show before rmcp sees it.
 struct Guard {
     token_digest: [u8; 32],
+    /// rmcp's sessions, to answer a DELETE of an unknown one.
+    sessions: Arc<LocalSessionManager>,
 }
 
 fn digest(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 
-/// Admits a request only with a loopback `Host` (403 otherwise, against DNS rebinding) and the
-/// right bearer token (401 otherwise). Both digests have a fixed length, so the comparison
-/// takes the same time whatever the token shown.
+/// Admits a request only with a loopback `Host` and an `Origin` that is absent or loopback
+/// (403 otherwise, against DNS rebinding) and the right bearer token (401 otherwise). Both
+/// digests have a fixed length, so the comparison takes the same time whatever the token shown.
 async fn admit(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     if !host_is_loopback(request.headers()) {
-        return (StatusCode::FORBIDDEN, "Host must be a loopback name\n").into_response();
+        return forbidden(
+            "DOOR_HOST_FORBIDDEN",
+            "Host must be a loopback name (localhost, 127.0.0.1 or [::1])",
+        );
+    }
+    if !origin_is_allowed(request.headers()) {
+        return forbidden(
+            "DOOR_ORIGIN_FORBIDDEN",
+            "Origin must be absent or a loopback origin (http://localhost:PORT, http://127.0.0.1:PORT or http://[::1]:PORT)",
+        );
     }
     let shown = bearer(request.headers()).map(digest).unwrap_or([0; 32]);
     let matches: bool = shown.ct_eq(&guard.token_digest).into();
@@ -216,7 +233,46 @@ async fn admit(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
         )
             .into_response();
     }
+    if request.method() == Method::DELETE {
+        return end_session(&guard, request, next).await;
+    }
     next.run(request).await
+}
+
+/// 403 with a JSON-RPC error without id (what the MCP spec allows), naming the code.
+fn forbidden(code: &str, why: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "error": {"code": -32600, "message": format!("[{code}] {why}")},
+    });
+    (
+        StatusCode::FORBIDDEN,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// A session DELETE: 404 for a session the door does not know (the spec's answer for an ended
+/// one), else rmcp ends it and the door answers 204 instead of rmcp's 202 (the official SDKs
+/// accept 200, 204 or 405 and warn on anything else).
+async fn end_session(guard: &Guard, request: Request, next: Next) -> Response {
+    let session = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(|s| Arc::<str>::from(s.to_owned()));
+    if let Some(session) = session {
+        let known = guard.sessions.has_session(&session).await.unwrap_or(false);
+        if !known {
+            return (StatusCode::NOT_FOUND, "Not Found: no such MCP session\n").into_response();
+        }
+    }
+    let response = next.run(request).await;
+    if response.status() == StatusCode::ACCEPTED {
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    response
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -227,9 +283,14 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 
 /// `localhost`, `127.0.0.1` or `[::1]`, with or without a port.
 fn host_is_loopback(headers: &HeaderMap) -> bool {
-    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
-        return false;
-    };
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(authority_is_loopback)
+}
+
+/// `host[:port]` where host is `localhost`, `127.0.0.1` or `[::1]`.
+fn authority_is_loopback(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
         match rest.split_once(']') {
             Some((inside, port)) if port.is_empty() || valid_port(port) => inside,
@@ -248,6 +309,25 @@ fn host_is_loopback(headers: &HeaderMap) -> bool {
     )
 }
 
+/// No `Origin`, or an http(s) origin on a loopback name (any port): a page served from
+/// elsewhere (DNS rebinding) shows its own origin and is refused.
+fn origin_is_allowed(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let lower = origin.to_ascii_lowercase();
+    let Some(authority) = lower
+        .strip_prefix("http://")
+        .or_else(|| lower.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    !authority.contains(['/', '@', '?', '#']) && authority_is_loopback(authority)
+}
+
 fn valid_port(text: &str) -> bool {
     text.strip_prefix(':')
         .unwrap_or(text)
@@ -255,13 +335,22 @@ fn valid_port(text: &str) -> bool {
         .is_ok()
 }
 
-/// The MCP side: one tool that asks the reception.
+/// The MCP side of one MCP session: one tool that asks the reception, in the session's own
+/// conversation.
 #[derive(Clone)]
 struct DoorHandler {
     orchestrator: Orchestrator,
+    conversation: Arc<Conversation>,
 }
 
 impl DoorHandler {
+    fn new(orchestrator: &Orchestrator) -> Self {
+        Self {
+            conversation: Arc::new(orchestrator.open_conversation()),
+            orchestrator: orchestrator.clone(),
+        }
+    }
+
     fn tool() -> Tool {
         let schema = serde_json::json!({
             "type": "object",
@@ -289,7 +378,7 @@ impl DoorHandler {
         };
         let (answer, state) = self
             .orchestrator
-            .ask_external_outcome(client, message)
+            .ask_external_in(&self.conversation, client, message)
             .await;
         match answer {
             Some(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
@@ -372,6 +461,36 @@ mod tests {
             assert!(!host_is_loopback(&with("host", bad)), "{bad}");
         }
         assert!(!host_is_loopback(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn only_absent_or_loopback_origins_pass() {
+        assert!(origin_is_allowed(&HeaderMap::new()));
+        for ok in [
+            "http://localhost",
+            "http://127.0.0.1:39641",
+            "https://localhost:5173",
+            "HTTP://LOCALHOST:1",
+            "http://[::1]:8080",
+        ] {
+            assert!(origin_is_allowed(&with("origin", ok)), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "http://127.0.0.1.evil.example:1",
+            "http://localhost.evil.example",
+            "http://localhost@evil.example",
+            "http://localhost:1/path",
+            "http://localhost:x",
+            "ftp://localhost",
+            "file://",
+            "null",
+            "localhost",
+            "http://0.0.0.0",
+            "",
+        ] {
+            assert!(!origin_is_allowed(&with("origin", bad)), "{bad}");
+        }
     }
 
     #[test]

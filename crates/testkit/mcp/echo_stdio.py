@@ -1,12 +1,13 @@
 """A stdio MCP server written with the official Python SDK, for interop tests.
 
-Tool `shout(text)` returns the text upper-cased. Writes its PID to the file named by the
-first argument (if any), and one line to stderr at start.
+Tool `shout(text)` returns the text upper-cased and names the client (its `clientInfo`) on
+stderr. Writes its PID to the file named by the first argument (if any), and one line to
+stderr at start.
 """
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 if len(sys.argv) > 1:
     with open(sys.argv[1], "w") as f:
@@ -17,8 +18,11 @@ app = MCPServer("echo")
 
 
 @app.tool()
-def shout(text: str) -> str:
+def shout(text: str, ctx: Context) -> str:
     """Return the text in capitals."""
+    params = ctx.session.client_params
+    info = params.client_info if params else None
+    print(f"client: {info.name} {info.version}" if info else "client: unknown", file=sys.stderr, flush=True)
     return text.upper()
 
 

@@ -1,15 +1,17 @@
 //! MCP from the command line: the door under `serve --door-port`, reached by the official Python
-//! MCP SDK as a client (the tool list, a real ask through the reception, strangers refused, a
-//! SIGTERM that leaves no MCP child behind), `check` naming a missing header secret, and MCP
-//! children's stderr wrapped under `--events jsonl`.
+//! MCP SDK as a client (the tool list, a real ask through the reception, strangers and foreign
+//! origins refused, session DELETE, one conversation per door session, a SIGTERM that leaves no
+//! MCP child behind), `check` naming a missing header secret, and MCP children's stderr wrapped
+//! under `--events jsonl`.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fuseforks_core::llm::Wire;
+use fuseforks_core::sessions::SessionStore;
 use fuseforks_testkit::stub::StubServer;
-use fuseforks_testkit::wire_replies;
+use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
 use serde_json::{Value, json};
 
@@ -184,6 +186,183 @@ async fn the_python_sdk_asks_through_the_door_strangers_are_refused_and_sigterm_
     assert!(door_closed < stopped, "the door closes first: {log}");
 }
 
+fn client_args(url: &str, mode: &str, rest: &[&str]) -> Vec<String> {
+    let mut args = vec![url.to_owned(), DOOR_TOKEN.to_owned(), mode.to_owned()];
+    args.extend(rest.iter().map(|a| (*a).to_owned()));
+    args
+}
+
+/// Stops `serve` with SIGTERM and waits for its exit 0.
+async fn stop(serving: &mut KillOnDrop) {
+    let serve = serving.take();
+    signal(&serve, "TERM");
+    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_door_refuses_foreign_origins_and_ends_sessions_on_delete() {
+    if !fuseforks_testkit::python_mcp() {
+        return;
+    }
+    let stub = StubServer::start(vec![wire_replies::text(
+        Wire::OpenAiCompat,
+        "a local page may ask",
+        U,
+    )])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let port = free_port();
+    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
+    wait_for(
+        &data.workspace().join("fuseforks.log"),
+        &format!("mcp server: 127.0.0.1:{port}/mcp"),
+    )
+    .await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+
+    // A call in an open session, sent with a foreign Origin, never reaches the model.
+    let evil_call = door_client(client_args(
+        &url,
+        "origin-call",
+        &["http://evil.example", "leak?"],
+    ))
+    .await;
+    assert_eq!(evil_call["status"], json!(403), "{evil_call}");
+    assert!(stub.requests().is_empty(), "refused before any model call");
+    let local_call = door_client(client_args(
+        &url,
+        "origin-call",
+        &["http://localhost:5173", "hello"],
+    ))
+    .await;
+    assert_eq!(local_call["status"], json!(200), "{local_call}");
+    assert!(
+        local_call["body"]
+            .as_str()
+            .unwrap()
+            .contains("a local page may ask")
+    );
+    assert_eq!(stub.requests().len(), 1);
+
+    for evil in [
+        "http://evil.example".to_owned(),
+        format!("http://evil.example:{port}"),
+        format!("http://127.0.0.1.evil.example:{port}"),
+        "https://localhost.evil.example".to_owned(),
+        "null".to_owned(),
+        "file://".to_owned(),
+        "http://0.0.0.0:80".to_owned(),
+    ] {
+        let refused = door_client(client_args(&url, "origin", &[&evil])).await;
+        assert_eq!(refused["status"], json!(403), "{evil}: {refused}");
+        let body = refused["body"].as_str().unwrap();
+        assert!(body.contains("DOOR_ORIGIN_FORBIDDEN"), "{evil}: {body}");
+        let reply: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(
+            reply["jsonrpc"], "2.0",
+            "a JSON-RPC error without id: {body}"
+        );
+        assert!(reply.get("id").is_none(), "{body}");
+    }
+    for local in [
+        format!("http://127.0.0.1:{port}"),
+        "http://localhost:5173".to_owned(),
+        "http://[::1]:8080".to_owned(),
+        "HTTP://LOCALHOST".to_owned(),
+    ] {
+        let admitted = door_client(client_args(&url, "origin", &[&local])).await;
+        assert_eq!(admitted["status"], json!(200), "{local}: {admitted}");
+    }
+
+    let ended = door_client(client_args(&url, "delete", &[])).await;
+    assert_eq!(ended["first"], json!(204), "{ended}");
+    assert_eq!(ended["first_body"], json!(""), "{ended}");
+    assert_eq!(
+        ended["again"],
+        json!(404),
+        "an ended session is unknown: {ended}"
+    );
+    assert_eq!(ended["unknown"], json!(404), "{ended}");
+    assert_eq!(ended["after"], json!(404), "{ended}");
+    assert_eq!(
+        ended["warnings"],
+        json!([]),
+        "the SDK's own DELETE on close draws no warning"
+    );
+    assert_eq!(
+        stub.requests().len(),
+        1,
+        "refusals and sessions cost nothing"
+    );
+    stop(&mut serving).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_door_session_is_its_own_conversation() {
+    if !fuseforks_testkit::python_mcp() {
+        return;
+    }
+    let stub = StubServer::start(
+        ["first answer", "second answer", "third answer"]
+            .map(|t| wire_replies::text(Wire::OpenAiCompat, t, U))
+            .to_vec(),
+    )
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let port = free_port();
+    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
+    wait_for(
+        &data.workspace().join("fuseforks.log"),
+        &format!("mcp server: 127.0.0.1:{port}/mcp"),
+    )
+    .await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (a1, b1, a2) = ("alpha-ONE-7c1", "bravo-ONE-2d9", "alpha-TWO-5e4");
+
+    let asked = door_client(client_args(&url, "sessions", &[a1, b1, a2])).await;
+    assert_eq!(
+        asked["answers"],
+        json!(["first answer", "second answer", "third answer"])
+    );
+    let sent: Vec<String> = stub.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_eq!(sent.len(), 3, "one model call per ask");
+    assert!(sent[0].contains(a1));
+    assert!(sent[1].contains(b1));
+    assert!(
+        !sent[1].contains(a1) && !sent[1].contains("first answer"),
+        "session B must not carry session A's conversation: {}",
+        sent[1]
+    );
+    assert!(
+        sent[2].contains(a1) && sent[2].contains("first answer") && sent[2].contains(a2),
+        "session A's second ask carries its first exchange: {}",
+        sent[2]
+    );
+    assert!(!sent[2].contains(b1), "nor session B's: {}", sent[2]);
+    assert_eq!(asked["warnings"], json!([]), "{asked}");
+
+    stop(&mut serving).await;
+    let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
+    let conversations = store.list().unwrap();
+    assert_eq!(
+        conversations.len(),
+        2,
+        "one recorded conversation per door session"
+    );
+    for (id, _) in &conversations {
+        let text = format!("{:?}", store.history(id).unwrap());
+        assert!(
+            text.contains(a1) != text.contains(b1),
+            "a conversation holds one session's messages only"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_door_port_without_its_token_is_rejected_before_anything_runs() {
     let stub = StubServer::start(vec![]).await;
@@ -270,7 +449,19 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
     if !fuseforks_testkit::python_mcp() {
         return;
     }
-    let stub = StubServer::start(vec![wire_replies::text(Wire::OpenAiCompat, "ok", U)]).await;
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(
+            Wire::OpenAiCompat,
+            &[ScriptCall {
+                id: "c1".into(),
+                name: "echo__shout".into(),
+                args: json!({"text": "hi"}),
+            }],
+            U,
+        ),
+        wire_replies::text(Wire::OpenAiCompat, "ok", U),
+    ])
+    .await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     data.write(
@@ -306,4 +497,13 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
             && v["message"] == "echo server starting"),
         "{lines:?}"
     );
+    // Our MCP client introduces itself as fuseforks with our version, not as rmcp.
+    let introduced = format!("client: fuseforks {}", env!("CARGO_PKG_VERSION"));
+    assert!(
+        lines
+            .iter()
+            .any(|v| v["source"] == "mcp:echo" && v["message"] == introduced.as_str()),
+        "{lines:?}"
+    );
+    assert!(stub.requests()[1].body.to_string().contains("HI"));
 }

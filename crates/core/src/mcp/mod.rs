@@ -14,7 +14,9 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -30,6 +32,20 @@ use crate::tools::ToolOutput;
 use crate::village::mcp_config::{
     HttpServer, McpConfig, McpServerEntry, StdioServer, secret_names_in,
 };
+
+/// A connected server, introduced as `fuseforks` with our version.
+type Client = RunningService<RoleClient, ClientConfig>;
+
+/// What the client says of itself in `initialize` (rmcp's default would be its own name), and
+/// the newest protocol version that has that handshake: rmcp's default names 2026-07-28, which
+/// has none, and a server answering `initialize` can only name 2025-11-25 or older anyway.
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("fuseforks", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
 
 /// How long a server may take to connect.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -63,7 +79,7 @@ pub struct McpContext {
 
 struct Server {
     name: String,
-    client: RunningService<RoleClient, ()>,
+    client: Client,
     /// A stdio server's process group (ended on close, and by its watchdog on drop).
     group: Option<GroupChild>,
 }
@@ -71,7 +87,7 @@ struct Server {
 /// A connected server and its tools, before registration.
 type Connected = (
     String,
-    RunningService<RoleClient, ()>,
+    Client,
     Option<GroupChild>,
     Vec<rmcp::model::Tool>,
     Duration,
@@ -239,7 +255,7 @@ async fn connect_stdio(
     name: &str,
     server: &StdioServer,
     ctx: &McpContext,
-) -> Result<(RunningService<RoleClient, ()>, GroupChild), String> {
+) -> Result<(Client, GroupChild), String> {
     let mut command = tokio::process::Command::new(&server.command);
     let piped = ctx.child_output.is_some();
     command
@@ -266,14 +282,14 @@ async fn connect_stdio(
         tokio::spawn(async move { forward_lines(stderr, &name, output.as_ref()).await });
     }
     let transport = (stdout, stdin);
-    let client = ().serve(transport).await.map_err(|_| "handshake".to_owned())?;
+    let client = client_info()
+        .serve(transport)
+        .await
+        .map_err(|_| "handshake".to_owned())?;
     Ok((client, group))
 }
 
-async fn connect_http(
-    server: &HttpServer,
-    ctx: &McpContext,
-) -> Result<RunningService<RoleClient, ()>, String> {
+async fn connect_http(server: &HttpServer, ctx: &McpContext) -> Result<Client, String> {
     let mut headers = HashMap::new();
     for (key, value) in &server.headers {
         let mut resolved = value.clone();
@@ -294,7 +310,8 @@ async fn connect_http(
         StreamableHttpClientTransportConfig::with_uri(server.url.clone()).custom_headers(headers);
     let client = crate::llm::LlmClient::http_client().map_err(|_| "http_client".to_owned())?;
     let transport = StreamableHttpClientTransport::with_client(client, config);
-    ().serve(transport)
+    client_info()
+        .serve(transport)
         .await
         .map_err(|_| "handshake".to_owned())
 }

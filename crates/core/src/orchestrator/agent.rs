@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use super::conversation::TURN_CONVERSATION;
 use super::{Delivery, Inner, TurnControl, turn};
 use crate::mcp::{McpConnections, McpContext};
 use crate::sessions::Record;
@@ -33,18 +34,25 @@ pub(crate) async fn run(
     }
     let mcp = connect_until_stopped(&inner, &agent_id, &control, &mailbox).await;
     while let Some(delivery) = mailbox.recv().await {
-        let outcome = turn::run(
+        // A conversation apart (a door session) has its own history and records.
+        let apart = delivery.route.conversation;
+        let mut own = apart.map(|key| inner.conversations.take_history(key, &agent_id));
+        let turn_history = own.as_mut().unwrap_or(&mut history);
+        let turn = turn::run(
             &inner,
             &agent_id,
             &control,
             &delivery,
-            &mut history,
+            turn_history,
             &mut roster_seen,
             &mcp,
-        )
-        .await;
-        while history.len() > HISTORY_TURNS {
-            history.pop_front();
+        );
+        let outcome = TURN_CONVERSATION.scope(apart, turn).await;
+        while turn_history.len() > HISTORY_TURNS {
+            turn_history.pop_front();
+        }
+        if let (Some(key), Some(own)) = (apart, own) {
+            inner.conversations.put_history(key, &agent_id, own);
         }
         control.reset();
         if let Some(reply) = delivery.reply {

@@ -199,6 +199,7 @@ pub(crate) async fn delegate(
             .answer_to
             .clone()
             .or_else(|| Some(delivery.message.from.clone())),
+        conversation: delivery.route.conversation,
     };
     let (tx, rx) = oneshot::channel::<TurnOutcome>();
     if inner

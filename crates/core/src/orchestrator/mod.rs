@@ -4,6 +4,7 @@
 //! interrupts turns. Opening a village starts nobody.
 
 mod agent;
+mod conversation;
 mod delegation;
 pub mod outcome;
 pub mod plan;
@@ -27,6 +28,7 @@ use crate::log::LogSink;
 use crate::sessions::{AgentMessage, Endpoint, Record, SessionError, SessionStore, SessionWriter};
 use crate::tools::{RunApproval, TrashTarget};
 use crate::village::{AgentId, Language, VillageStore, World};
+pub use conversation::Conversation;
 pub use outcome::{PlanTaskState, TurnOutcome};
 pub use plan::{PlanTask, PlanWave, WaveStatus};
 
@@ -76,6 +78,8 @@ pub(crate) struct Route {
     pub auto_approve_plans: bool,
     /// Who receives a handed-off answer (the root's sender).
     pub answer_to: Option<Endpoint>,
+    /// The conversation apart (a door MCP session) the chain belongs to; `None`: the current one.
+    pub conversation: Option<conversation::ConversationKey>,
 }
 
 /// Per-agent controls shared between the handle and the agent's task.
@@ -141,6 +145,7 @@ pub(crate) struct Inner {
     pub square: square::Square,
     pub plans: plan::PlanBook,
     pub plan_bypass: AtomicBool,
+    pub conversations: Arc<conversation::ConversationBook>,
     agents: Mutex<HashMap<String, AgentSlot>>,
     external_gate: tokio::sync::Mutex<()>,
     /// Cancelled once, when a close's grace runs out: calls and tools in flight are cut.
@@ -220,16 +225,22 @@ impl Inner {
             .map_err(|_| CoreError::NotRunning(to.to_owned()))
     }
 
+    /// A turn in a conversation apart (see `conversation.rs`, set around the turn by the
+    /// agent's task) records into that conversation's own.
     pub(crate) async fn record(&self, records: Vec<Record>) -> Option<String> {
         let (sessions, writer) = (self.sessions.as_ref()?, self.writer.as_ref()?);
         let first = records.first()?;
         let now = now_ms();
-        let id = {
-            let mut current = self.session_id.lock().ok()?;
-            if current.is_none() {
-                *current = sessions.create(&title_of(first), now).ok();
+        let create = || sessions.create(&title_of(first), now).ok();
+        let id = match conversation::current() {
+            Some(key) => self.conversations.session(key, create)?,
+            None => {
+                let mut current = self.session_id.lock().ok()?;
+                if current.is_none() {
+                    *current = create();
+                }
+                current.clone()?
             }
-            current.clone()?
         };
         let kinds: Vec<&str> = records.iter().map(Record::kind).collect();
         let kinds = kinds.join(",");
@@ -320,6 +331,7 @@ impl Orchestrator {
                 square: square::Square::default(),
                 plans: plan::PlanBook::default(),
                 plan_bypass: AtomicBool::new(false),
+                conversations: Arc::default(),
                 agents: Mutex::new(HashMap::new()),
                 external_gate: tokio::sync::Mutex::new(()),
                 abort: CancellationToken::new(),
@@ -728,12 +740,41 @@ impl Orchestrator {
             .all(|joined| joined)
     }
 
-    /// An outside request (the CLI `ask`, the door): delivered to the reception as
-    /// `External{client}`, a new causal root, one at a time, waiting up to `askTimeoutSecs`.
+    /// An outside request (the CLI `ask`): delivered to the reception as `External{client}`, a
+    /// new causal root in the current conversation, one at a time, waiting up to
+    /// `askTimeoutSecs`.
     pub async fn ask_external_outcome(
         &self,
         client: &str,
         message: &str,
+    ) -> (Option<String>, PlanTaskState) {
+        self.ask_external(client, message, None).await
+    }
+
+    /// Opens a conversation apart from the current one (one per door MCP session): the agents
+    /// keep a history of their own for it, and its records go to a stored conversation of its
+    /// own. Dropping the handle forgets the histories.
+    pub fn open_conversation(&self) -> Conversation {
+        Conversation::open(&self.inner.conversations)
+    }
+
+    /// [`Self::ask_external_outcome`] in `conversation`: a new causal root whose history is
+    /// that conversation's, never the current one's or another's.
+    pub async fn ask_external_in(
+        &self,
+        conversation: &Conversation,
+        client: &str,
+        message: &str,
+    ) -> (Option<String>, PlanTaskState) {
+        self.ask_external(client, message, Some(conversation.key()))
+            .await
+    }
+
+    async fn ask_external(
+        &self,
+        client: &str,
+        message: &str,
+        conversation: Option<conversation::ConversationKey>,
     ) -> (Option<String>, PlanTaskState) {
         let _one_at_a_time = self.inner.external_gate.lock().await;
         let world = self.inner.world();
@@ -745,12 +786,18 @@ impl Orchestrator {
             .clone()
             .unwrap_or_else(|| client.to_owned());
         let (tx, rx) = oneshot::channel();
+        let route = Route {
+            conversation,
+            ..Route::default()
+        };
         let delivered = self
+            .inner
             .deliver(
                 reception.as_str(),
                 Endpoint::External { client },
                 message,
                 CausalBudget::new(world.token_budget),
+                route,
                 Some(tx),
             )
             .await;
