@@ -6,9 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use fuseforks_core::tools::{
-    RunApproval, ToolContext, TrashTarget, WorkDir, WriteMode, run_tool,
-};
+use fuseforks_core::tools::{RunApproval, ToolContext, TrashTarget, WorkDir, WriteMode, run_tool};
 use fuseforks_core::village::{AgentId, Language, VillageStore};
 use fuseforks_testkit::TempDataDir;
 use serde_json::json;
