@@ -12,27 +12,21 @@ use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 use serde_json::json;
 
-use crate::headless::{U, command, log, signal, village, wait_for};
+use crate::headless::{U, ask_args, command, log, signal, village, wait_for};
 use crate::{stderr, stdout};
 
+fn ask(dir: &str, extra: &[&str], message: &str) -> std::process::Command {
+    let all = ask_args(dir, extra, message);
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    command(&all, true)
+}
+
 fn spawn_ask(dir: &str, message: &str) -> Child {
-    command(
-        &[
-            "ask",
-            "--data-dir",
-            dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            message,
-        ],
-        true,
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap()
+    ask(dir, &[], message)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// A 45 s model call in flight: SIGTERM ends `ask` within the 30 s grace plus the cut, and the
@@ -108,22 +102,7 @@ async fn a_hostile_tool_name_cannot_forge_a_log_line() {
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let out = command(
-        &[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "--verbose",
-            "hi",
-        ],
-        true,
-    )
-    .output()
-    .unwrap();
+    let out = ask(&dir, &["--verbose"], "hi").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let log = log(&data);
     assert!(
@@ -150,21 +129,7 @@ async fn escape_sequences_in_an_answer_never_reach_a_terminal() {
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let piped = command(
-        &[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ],
-        true,
-    )
-    .output()
-    .unwrap();
+    let piped = ask(&dir, &[], "hi").output().unwrap();
     assert_eq!(stdout(&piped), format!("{hostile}\n"));
     let binary = env!("CARGO_BIN_EXE_fuseforks-cli");
     let line = format!("{binary} ask --data-dir {dir} --start reception --secrets env hi");

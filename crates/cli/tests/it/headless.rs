@@ -73,6 +73,23 @@ pub(crate) async fn run(args: Vec<String>, with_key: bool) -> Output {
     .unwrap()
 }
 
+/// `ask` on the village in `dir` (reception started, secrets from the environment), with
+/// `extra` options before the message.
+pub(crate) fn ask_args(dir: &str, extra: &[&str], message: &str) -> Vec<String> {
+    let mut all = args(&[
+        "ask",
+        "--data-dir",
+        dir,
+        "--start",
+        "reception",
+        "--secrets",
+        "env",
+    ]);
+    all.extend(args(extra));
+    all.push(message.to_owned());
+    all
+}
+
 pub(crate) fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }

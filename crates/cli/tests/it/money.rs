@@ -20,16 +20,7 @@ use crate::{stderr, stdout};
 const MB: u64 = 1_000_000;
 
 fn ask_args(dir: &str) -> Vec<String> {
-    args(&[
-        "ask",
-        "--data-dir",
-        dir,
-        "--start",
-        "reception",
-        "--secrets",
-        "env",
-        "tell me everything",
-    ])
+    crate::headless::ask_args(dir, &[], "tell me everything")
 }
 
 /// Runs `ask` and polls its `VmHWM` (peak resident set) until it exits: the high-water mark
