@@ -57,8 +57,16 @@ fn write_in_jail(jail: &WorkDir, path: &str, text: &str) -> Result<(), String> {
 fn replace_bounded(regex: &regex::Regex, text: &str, replacement: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
+    // Each `$` reference expands to at most the whole match; refuse before expanding.
+    let references = replacement.matches('$').count();
     for caps in regex.captures_iter(text) {
         let Some(m) = caps.get(0) else { continue };
+        let worst = replacement
+            .len()
+            .saturating_add(references.saturating_mul(m.len()));
+        if out.len() + (m.start() - last) + worst > MAX_REPLACED_BYTES {
+            return None;
+        }
         out.push_str(&text[last..m.start()]);
         caps.expand(replacement, &mut out);
         last = m.end();
@@ -159,7 +167,7 @@ pub fn sd(args: &Value, ctx: &ToolContext) -> ToolOutput {
                 )
             ));
         };
-        out.push(unified_diff(&text, &replaced, path));
+        out.push(cap(&unified_diff(&text, &replaced, path), MAX_CHARS));
         if apply && let Err(e) = write_in_jail(jail, path, &replaced) {
             return ToolOutput::fail(format!("{path}: {e}"));
         }

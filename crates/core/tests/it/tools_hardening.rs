@@ -224,3 +224,64 @@ async fn sd_refuses_an_exploding_replacement_and_grep_cuts_long_lines() {
     );
     assert!(grep.body.len() < 1_000, "{} bytes", grep.body.len());
 }
+
+#[tokio::test]
+async fn sd_refuses_a_replacement_that_would_explode_before_building_it() {
+    let agent = Agent::new();
+    std::fs::write(agent.work().join("one.txt"), "a".repeat(1_000_000)).unwrap();
+    // One match of 1 MB expanded 4,096 times would ask for 4 GB at once.
+    let replacement = "$0".repeat(4096);
+    let sd = agent
+        .call(
+            "sd",
+            json!({"path": "one.txt", "pattern": "(?s).+", "replacement": replacement}),
+        )
+        .await;
+    assert!(!sd.ok && sd.body.contains("too large"), "{}", sd.body);
+}
+
+#[tokio::test]
+async fn a_copy_onto_itself_keeps_the_file() {
+    let agent = Agent::new();
+    symlink("notes.txt", agent.work().join("alias.txt")).unwrap();
+    for to in ["notes.txt", "./notes.txt", "alias.txt"] {
+        let out = agent
+            .call(
+                "file",
+                json!({"op": "copy", "path": "notes.txt", "to": to, "overwrite": true}),
+            )
+            .await;
+        assert!(!out.ok, "copy onto {to}: {}", out.body);
+    }
+    assert_eq!(
+        std::fs::read_to_string(agent.work().join("notes.txt")).unwrap(),
+        "alpha\nbeta error\ngamma\n"
+    );
+}
+
+#[tokio::test]
+async fn a_folder_that_holds_a_fence_cannot_be_moved_or_removed() {
+    let data = fuseforks_testkit::TempDataDir::new();
+    let work = data.data_dir().join("work");
+    std::fs::create_dir_all(work.join("village/judges")).unwrap();
+    let agent = Agent::new();
+    let mut ctx = agent.ctx.clone();
+    ctx.work_dir = Some(
+        fuseforks_core::tools::WorkDir::new(&work)
+            .unwrap()
+            .fence(&work.join("village/judges")),
+    );
+    for args in [
+        json!({"op": "move", "path": "village", "to": "v2"}),
+        json!({"op": "remove", "path": "village"}),
+        json!({"op": "move", "path": "blackboard", "to": "b2"}),
+    ] {
+        let out = fuseforks_core::tools::run_tool("file", &args, &ctx).await;
+        assert!(
+            !out.ok && out.body.contains("SANDBOX_FENCED"),
+            "{args}: {}",
+            out.body
+        );
+    }
+    assert!(work.join("village/judges").is_dir());
+}

@@ -232,6 +232,18 @@ impl WorkDir {
         }
         Ok(())
     }
+
+    /// Refuses moving or removing a folder that holds a fence (the fence would move with it).
+    fn check_fence_ancestors(&self, rel: &Path) -> Result<(), SandboxError> {
+        let lower = |p: &Path| PathBuf::from(p.to_string_lossy().to_lowercase());
+        for fence in &self.fences {
+            if lower(fence).starts_with(lower(rel)) {
+                let name = fence.to_string_lossy().into_owned();
+                return Err(SandboxError::Fenced(format!("{name}/")));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Why a bounded text read failed.

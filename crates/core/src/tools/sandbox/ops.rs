@@ -146,8 +146,13 @@ impl WorkDir {
 
     /// Whether `given` resolves beneath the root for a reader.
     pub fn resolves_inside(&self, given: &str) -> bool {
+        // Linux looks the path up without opening it; elsewhere a non-blocking read-only open.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let flags = OFlags::PATH;
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK;
         self.relative(given)
-            .and_then(|rel| self.open_rel(&rel, OFlags::PATH, self.read_links))
+            .and_then(|rel| self.open_rel(&rel, flags, self.read_links))
             .is_ok()
     }
 
@@ -201,6 +206,9 @@ impl WorkDir {
     /// Copies a regular file (read through the jail) to a new or replaced regular file.
     pub fn copy(&self, from: &str, to: &str, overwrite: bool) -> Result<u64, SandboxError> {
         let mut source = self.open_read(from)?;
+        if self.same_file(&source, to)? {
+            return Err(SandboxError::Exists);
+        }
         let mode = if overwrite {
             WriteMode::Replace
         } else {
@@ -210,11 +218,26 @@ impl WorkDir {
         std::io::copy(&mut source, &mut dest).map_err(|e| SandboxError::Io(e.to_string()))
     }
 
+    /// Whether `to` names the very file `source` is (a copy onto itself would empty it).
+    fn same_file(&self, source: &File, to: &str) -> Result<bool, SandboxError> {
+        let rel = self.relative(to)?;
+        let Ok(dest) = self.open_rel(&rel, OFlags::RDONLY | OFlags::NONBLOCK, self.read_links)
+        else {
+            return Ok(false);
+        };
+        let (a, b) = (
+            rustix::fs::fstat(source).map_err(SandboxError::from_errno)?,
+            rustix::fs::fstat(&dest).map_err(SandboxError::from_errno)?,
+        );
+        Ok(a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    }
+
     /// The parent folder's handle and the name of an entry a writer may move or remove
-    /// (outside fences, no link on the way).
+    /// (outside fences, no link on the way, and not a folder that holds a fence).
     pub fn writable_entry(&self, given: &str) -> Result<(OwnedFd, OsString), SandboxError> {
         let rel = self.relative(given)?;
         self.check_fences(&rel)?;
+        self.check_fence_ancestors(&rel)?;
         let (parent, name) = split(&rel)?;
         Ok((self.open_parent(parent)?, name.to_os_string()))
     }
