@@ -158,8 +158,12 @@ impl LlmClient {
             // Another part of the process may have installed one first; either is fine.
             let _ = rustls::crypto::ring::default_provider().install_default();
         });
+        // No redirects: a model API does not redirect, and a redirect would carry the key
+        // headers (`x-api-key`, `x-goog-api-key`, MCP `${secret:}` headers) and the whole
+        // conversation to another host, perhaps over plain http.
         reqwest::Client::builder()
             .user_agent(concat!("fuseforks/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| LlmError::InvalidRequest(format!("cannot build the HTTP client: {e}")))
     }
@@ -206,6 +210,7 @@ impl LlmClient {
                 InFlight::Abort => tokio::select! {
                     outcome = send => outcome,
                     () = request.cancel.cancelled() => return Ok(ChatResponse::aborted()),
+                    () = request.abort.cancelled() => return Ok(ChatResponse::aborted()),
                 },
                 InFlight::Finish => tokio::select! {
                     outcome = send => outcome,
@@ -258,6 +263,7 @@ impl LlmClient {
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
                 () = request.cancel.cancelled() => return Ok(ChatResponse::aborted()),
+                () = request.abort.cancelled() => return Ok(ChatResponse::aborted()),
             }
         }
         Ok(ChatResponse::aborted())

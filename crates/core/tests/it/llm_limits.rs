@@ -117,3 +117,26 @@ async fn bad_endpoints_are_refused_before_anything_is_sent() {
     ep.allow_insecure_http = false;
     assert!(stub.requests().is_empty());
 }
+
+/// A redirect is never followed: it would carry the key headers (`x-api-key`,
+/// `x-goog-api-key`) and the conversation to another host.
+#[tokio::test]
+async fn a_redirect_is_not_followed_with_the_key() {
+    let client = LlmClient::new().unwrap();
+    for wire in [Wire::Anthropic, Wire::Gemini, Wire::OpenAiCompat] {
+        let elsewhere = StubServer::start(vec![wire_replies::text(wire, "hijacked", FIRST)]).await;
+        let target = format!("{}/v1/steal", elsewhere.base_url());
+        let redirect = fuseforks_testkit::stub::StubReply::json(307, &serde_json::json!({}))
+            .header("location", &target);
+        let stub = StubServer::start(vec![redirect.clone(), redirect.clone(), redirect]).await;
+        let mut t = template(wire, stub.base_url());
+        t.max_retries = 1;
+        let ep = Endpoint::for_template(&t, Some(ApiKey::new(KEY))).unwrap();
+        let outcome = client.chat(&ep, &task_request()).await;
+        assert!(outcome.is_err(), "{wire:?}: {outcome:?}");
+        assert!(
+            elsewhere.requests().is_empty(),
+            "{wire:?}: the redirect was followed"
+        );
+    }
+}
