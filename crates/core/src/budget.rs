@@ -24,10 +24,15 @@ pub const RESERVATION_FLOOR: u64 = 1_000;
 /// Effective tokens of a call: uncached input × 1 + cached input × 0.1 + cache writes × 1 +
 /// output × 4 (rounded up).
 pub fn effective_tokens(usage: &Usage) -> u64 {
+    // Saturating: the numbers come from the provider, and a wrap would undercharge.
     let uncached = usage
         .prompt
-        .saturating_sub(usage.cache_read + usage.cache_write);
-    let tenths = uncached * 10 + usage.cache_read + usage.cache_write * 10 + usage.completion * 40;
+        .saturating_sub(usage.cache_read.saturating_add(usage.cache_write));
+    let tenths = uncached
+        .saturating_mul(10)
+        .saturating_add(usage.cache_read)
+        .saturating_add(usage.cache_write.saturating_mul(10))
+        .saturating_add(usage.completion.saturating_mul(40));
     tenths.div_ceil(10)
 }
 
@@ -35,7 +40,7 @@ pub fn effective_tokens(usage: &Usage) -> u64 {
 pub fn estimate(prompt_chars: usize, max_output_tokens: u32) -> u64 {
     let input = (prompt_chars as u64).div_ceil(4);
     let output = u64::from(max_output_tokens.min(1024)) * 4;
-    input + output
+    input.saturating_add(output)
 }
 
 /// Why a call may not start.
@@ -116,7 +121,7 @@ impl CausalBudget {
     fn settle(&self, reserved: u64, charged: u64) {
         if let Ok(mut ledger) = self.ledger.lock() {
             ledger.reserved = ledger.reserved.saturating_sub(reserved);
-            ledger.spent += charged;
+            ledger.spent = ledger.spent.saturating_add(charged);
         }
     }
 }
@@ -157,6 +162,16 @@ impl Drop for Reservation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_reported_usage_saturates_instead_of_wrapping() {
+        let huge = Usage {
+            prompt: u64::MAX,
+            completion: u64::MAX / 3,
+            ..Usage::default()
+        };
+        assert_eq!(effective_tokens(&huge), u64::MAX.div_ceil(10));
+    }
 
     #[test]
     fn effective_tokens_weigh_cache_and_output() {

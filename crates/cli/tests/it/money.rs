@@ -108,6 +108,10 @@ async fn a_100_mb_answer_fails_in_little_memory_and_leaves_the_store_small() {
     );
     assert!(peak > 0 && peak < 100 * MB, "peak RSS {peak} bytes");
     assert!(grown < MB, "sessions.redb grew {grown} bytes");
+    assert!(
+        text.contains("usage=unknown"),
+        "a call refused after it was sent may have been billed: {text}"
+    );
 
     // An error answer of 100 MB is read only up to its small cap.
     let (status, peak, _) = tokio::task::spawn_blocking(move || ask_with_peak_rss(&dir))

@@ -126,6 +126,18 @@ fn problem_fix(problem: &crate::village::EndpointProblem) -> &'static str {
 }
 
 impl LlmError {
+    /// Whether the provider may have charged for the call although no usage came back: the
+    /// request was sent and then something went wrong with the answer (too large, not
+    /// decodable, a 2xx that is not JSON, a timeout while waiting).
+    pub fn maybe_billed(&self) -> bool {
+        match self {
+            Self::ResponseTooLarge { .. } | Self::Decode(_) => true,
+            Self::Provider(failure) => {
+                (200..300).contains(&failure.status) || failure.class == RetryClass::Timeout
+            }
+            _ => false,
+        }
+    }
     /// The stable machine code.
     pub fn code(&self) -> &'static str {
         match self {

@@ -23,7 +23,7 @@ pub struct Usage {
 impl Usage {
     /// `prompt + completion`.
     pub fn total(&self) -> u64 {
-        self.prompt + self.completion
+        self.prompt.saturating_add(self.completion)
     }
 
     /// True when the parts fit inside their wholes, as the reference requires.
@@ -35,12 +35,12 @@ impl Usage {
 
     /// Adds another call's tokens.
     pub fn add(&mut self, other: &Usage) {
-        self.prompt += other.prompt;
-        self.completion += other.completion;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-        self.cache_write_1h += other.cache_write_1h;
-        self.reasoning += other.reasoning;
+        self.prompt = self.prompt.saturating_add(other.prompt);
+        self.completion = self.completion.saturating_add(other.completion);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.cache_write_1h = self.cache_write_1h.saturating_add(other.cache_write_1h);
+        self.reasoning = self.reasoning.saturating_add(other.reasoning);
     }
 }
 

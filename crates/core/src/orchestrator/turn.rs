@@ -428,6 +428,7 @@ async fn rounds(
             Ok(r) => r,
             Err(e) => {
                 drop(reservation); // an unknown cost is charged in full
+                tally.usage_unknown |= e.maybe_billed();
                 return (
                     TurnStop::Failed {
                         code: e.code().into(),
@@ -625,7 +626,12 @@ async fn synthetic_call(
             }
         }
         Synthetic::Blackboard => {
-            let (output, outcome) = crate::tools::blackboard::run(args, &p.tools);
+            let (owned, tools) = (args.clone(), p.tools.clone());
+            let (output, outcome) = crate::tools::blocking(inner.language, move || {
+                crate::tools::blackboard::run(&owned, &tools)
+            })
+            .await
+            .unwrap_or_else(|failed| (failed, crate::tools::blackboard::Outcome::NotFound));
             let op = args
                 .get("op")
                 .and_then(serde_json::Value::as_str)

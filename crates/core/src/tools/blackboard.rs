@@ -221,13 +221,7 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
         ),
         ("write", None) => {
             if body.chars().count() > MAX_NOTE_CHARS {
-                return (
-                    ToolOutput::fail(ctx.say(
-                        "メモは 12,000 字までです。",
-                        "A note holds at most 12,000 characters.",
-                    )),
-                    Outcome::TooLarge,
-                );
+                return too_large(ctx);
             }
             let path = format!("doing/{}", file_name(me, job));
             let written = board
@@ -250,13 +244,7 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
                 Err(e) => return io_fail(e),
             };
             if current.chars().count() + body.chars().count() > MAX_NOTE_CHARS {
-                return (
-                    ToolOutput::fail(ctx.say(
-                        "メモは 12,000 字までです。",
-                        "A note holds at most 12,000 characters.",
-                    )),
-                    Outcome::TooLarge,
-                );
+                return too_large(ctx);
             }
             let appended = board
                 .create_file(&path, WriteMode::Append)

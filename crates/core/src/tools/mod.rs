@@ -72,10 +72,7 @@ pub struct ToolContext {
 impl ToolContext {
     /// Picks the Japanese or English text.
     pub fn say(&self, ja: &str, en: &str) -> String {
-        match self.language {
-            Language::Ja => ja.to_owned(),
-            Language::En => en.to_owned(),
-        }
+        self.language.pick(ja, en)
     }
 
     pub(crate) fn jail(&self) -> Result<&WorkDir, ToolOutput> {
@@ -138,16 +135,26 @@ pub async fn run_tool(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput
     }
     let (name, args, ctx) = (name.to_owned(), args.clone(), ctx.clone());
     let language = ctx.language;
-    let blocking = tokio::task::spawn_blocking(move || run_blocking(&name, &args, &ctx));
-    match tokio::time::timeout(BLOCKING_TOOL_TIMEOUT, blocking).await {
-        Ok(Ok(output)) => output,
-        Ok(Err(_)) => ToolOutput::fail(
+    blocking(language, move || run_blocking(&name, &args, &ctx))
+        .await
+        .unwrap_or_else(|failed| failed)
+}
+
+/// Runs synchronous tool work on the blocking pool, so that file I/O never stalls the async
+/// runtime; the turn stops waiting after [`BLOCKING_TOOL_TIMEOUT`].
+pub(crate) async fn blocking<T: Send + 'static>(
+    language: Language,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ToolOutput> {
+    match tokio::time::timeout(BLOCKING_TOOL_TIMEOUT, tokio::task::spawn_blocking(work)).await {
+        Ok(Ok(done)) => Ok(done),
+        Ok(Err(_)) => Err(ToolOutput::fail(
             language.pick("道具が異常終了しました。", "The tool failed unexpectedly."),
-        ),
-        Err(_) => ToolOutput::fail(language.pick(
+        )),
+        Err(_) => Err(ToolOutput::fail(language.pick(
             "道具が時間内に終わりませんでした（60 秒）。",
             "The tool did not finish in time (60 s).",
-        )),
+        ))),
     }
 }
 
