@@ -284,4 +284,44 @@ async fn a_folder_that_holds_a_fence_cannot_be_moved_or_removed() {
         );
     }
     assert!(work.join("village/judges").is_dir());
+
+/// A hard link in the work folder (or on the blackboard) to a file outside it is a link too:
+/// writing through it changes the outside file (found by the re-run of issue 10's attack; the
+/// `fstat` of `regular()` sees `st_nlink > 1` but does not refuse). Writes, appends, a
+/// replacing copy and `sd` apply must all refuse it and leave the outside file unchanged.
+#[tokio::test]
+async fn writes_never_go_through_a_hard_link_to_an_outside_file() {
+    let agent = Agent::new();
+    let secret = agent.outside().join("secret.txt");
+    std::fs::hard_link(&secret, agent.work().join("hard.txt")).unwrap();
+    std::fs::create_dir_all(agent.work().join("blackboard/doing")).unwrap();
+    std::fs::hard_link(&secret, agent.work().join("blackboard/doing/a1 - hard.md")).unwrap();
+    let before = snapshot(&agent.outside());
+    for args in [
+        json!({"op": "append", "path": "hard.txt", "content": "pwned"}),
+        json!({"op": "write", "path": "hard.txt", "content": "pwned", "overwrite": true}),
+        json!({"op": "copy", "path": "notes.txt", "to": "hard.txt", "overwrite": true}),
+    ] {
+        let out = agent.call("file", args.clone()).await;
+        assert!(!out.ok, "{args}: {}", out.body);
+    }
+    let sd = agent
+        .call(
+            "sd",
+            json!({"path": "hard.txt", "pattern": "CANARY", "replacement": "pwned", "apply": true}),
+        )
+        .await;
+    assert!(!sd.ok, "sd: {}", sd.body);
+    let bb = blackboard::run(
+        &json!({"op": "append", "name": "hard", "body": "pwned"}),
+        &agent.ctx,
+    )
+    .0;
+    assert!(!bb.ok, "blackboard: {}", bb.body);
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        CANARY,
+        "the outside file was written through a hard link"
+    );
+    assert_eq!(snapshot(&agent.outside()), before, "the outside changed");
 }

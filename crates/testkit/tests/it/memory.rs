@@ -67,3 +67,19 @@ fn hostile_inputs_stay_under_100_mb() {
         assert!(kb < LIMIT_KB, "{what}: {kb} kB");
     }
 }
+
+/// The `sd` preview over `paths` (up to 20 files, the same one allowed) builds every diff in
+/// full before the 12,000-character cap: 20 × a 1 MiB file whose replacement stays under the
+/// 4 MiB cap took 430 MB and 55 s in the re-run of issue 10's attack. Bounded like one path.
+#[test]
+fn an_sd_preview_over_twenty_paths_stays_under_100_mb() {
+    let data = TempDataDir::new();
+    let work = data.data_dir().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("lines.txt"), "a\n".repeat(500_000)).unwrap();
+    let paths = serde_json::to_string(&vec!["lines.txt"; 20]).unwrap();
+    let args = format!(r#"{{"paths":{paths},"pattern":"a","replacement":"bbbbbbb"}}"#);
+    let (_, kb) = peak_kb(&work, "sd", &args);
+    eprintln!("peak RSS: sd preview over 20 paths {kb} kB");
+    assert!(kb < LIMIT_KB, "sd over 20 paths: {kb} kB");
+}
