@@ -262,3 +262,34 @@ async fn check_and_ask_refuse_bad_endpoints_and_the_village_still_opens() {
         stderr(&out)
     );
 }
+
+/// A model answer well under `maxResponseBytes` whose tool-call arguments are a 6 MB JSON
+/// array (3 million zeros) took 1.1 GB of RSS (a 14 MB one 2.5 GB) in the re-run of issue
+/// 10's attack: the arguments string is parsed into a `serde_json::Value` (32 bytes per
+/// element) and then cloned and re-serialised along the turn. The response cap bounds the
+/// bytes, not what they expand to. Bounded like the 100 MB answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_arguments_that_expand_in_memory_stay_under_100_mb() {
+    let wire = Wire::OpenAiCompat;
+    let call = wire_replies::ScriptCall {
+        id: "c1".into(),
+        name: "file".into(),
+        args: serde_json::json!({"op": "read", "path": "x", "a": vec![0u8; 3_000_000]}),
+    };
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(wire, &[call], U),
+        wire_replies::text(wire, "done", U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let (status, peak, _) = tokio::task::spawn_blocking(move || ask_with_peak_rss(&dir))
+        .await
+        .unwrap();
+    eprintln!(
+        "ask peak RSS: 6 MB of tool arguments {} MB (exit {status})",
+        peak / MB
+    );
+    assert!(peak > 0 && peak < 100 * MB, "peak RSS {peak} bytes");
+}
