@@ -343,3 +343,36 @@ async fn spawn_cost_with_and_without_landlock() {
 fn cap_for_message(body: &str) -> String {
     body.chars().take(300).collect()
 }
+
+/// A confined command must not signal processes outside its own Landlock domain: with
+/// `bash *` allowed, `kill -STOP <pid>` stopped an unrelated process of the same user (and
+/// could stop or kill `serve` itself) in the re-run of issue 10's attack. Landlock ABI 6
+/// (Linux 6.12) scopes signals (`LANDLOCK_SCOPE_SIGNAL`); the ruleset asks for file-system
+/// ABI 5 and network ABI 4 only.
+#[tokio::test]
+async fn a_confined_command_cannot_signal_a_process_outside_its_box() {
+    use fuseforks_core::process::{LandlockSupport, landlock_support};
+    if !matches!(landlock_support(), LandlockSupport::Available(abi) if abi >= 6) {
+        eprintln!("skipped: this kernel has no Landlock signal scoping (ABI 6)");
+        return;
+    }
+    let mut victim = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let agent = Agent::new();
+    allow(&agent, &["bash *"], &[], 10);
+    let out = agent
+        .call(
+            "run",
+            json!({"command": "bash", "args": ["-c", format!("kill -0 {} && echo SIGNALLED", victim.id())]}),
+        )
+        .await;
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert!(
+        !out.ok && !out.body.contains("SIGNALLED"),
+        "a confined command signalled an outside process: {}",
+        out.body
+    );
+}
