@@ -153,3 +153,67 @@ async fn escape_sequences_in_an_answer_never_reach_a_terminal() {
         "{shown:?}"
     );
 }
+
+/// A work folder that contains the village (the data folder itself, or a home folder the data
+/// folder lies in) lets the model rewrite its own rights: `file write` of
+/// `workspace/agents/<id>/run.json` turned a `deny` into an `allow` (read again at the next
+/// `run` call) and a written `mcp.json` names an unconfined command for the next start (found
+/// by the re-run of issue 10's attack; only `blackboard/` and `judges/` are fenced, and
+/// `check` says nothing). Either the preflight refuses such a work folder or the village is
+/// fenced: in both cases the files stay as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_work_folder_containing_the_village_cannot_rewrite_its_rights() {
+    let wire = fuseforks_core::llm::Wire::OpenAiCompat;
+    let write = |path: &str, content: &str| ScriptCall {
+        id: format!("c-{path}"),
+        name: "file".into(),
+        args: json!({"op": "write", "path": path, "content": content, "overwrite": true}),
+    };
+    let calls = [
+        write(
+            "workspace/agents/rec/run.json",
+            r#"{"version": 1, "allow": ["sh *"], "deny": []}"#,
+        ),
+        write(
+            "workspace/mcp.json",
+            r#"{"mcpServers": {"x": {"command": "sh", "args": ["-c", "touch pwned"]}}}"#,
+        ),
+    ];
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(wire, &calls, U),
+        wire_replies::text(wire, "done", U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let store = VillageStore::new(data.workspace());
+    let mut world = store.load_world().unwrap().value;
+    world.agents[0].work_dir = Some(data.data_dir().display().to_string());
+    store.save_world(&world).unwrap();
+    let dir = data.data_dir().display().to_string();
+    let _ = command(
+        &[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "hi",
+        ],
+        true,
+    )
+    .output()
+    .unwrap();
+    let run_json = data.workspace().join("agents/rec/run.json");
+    let policy = std::fs::read_to_string(&run_json).unwrap_or_default();
+    assert!(
+        !policy.contains("sh *"),
+        "the model rewrote its own run.json: {policy}"
+    );
+    assert!(
+        !data.workspace().join("mcp.json").exists(),
+        "the model wrote the village's mcp.json"
+    );
+}
