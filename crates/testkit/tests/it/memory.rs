@@ -83,3 +83,33 @@ fn an_sd_preview_over_twenty_paths_stays_under_100_mb() {
     eprintln!("peak RSS: sd preview over 20 paths {kb} kB");
     assert!(kb < LIMIT_KB, "sd over 20 paths: {kb} kB");
 }
+
+/// A `yq set` whose key has 10,000 levels (`a.a.a…`, a 20 KB argument) aborted the whole
+/// process with a stack overflow in the re-run of issue 10's attack (JSON and TOML alike):
+/// `parse_key` takes any number of steps, `set` builds the nesting, and serialising or
+/// dropping it recurses once per level on a 2 MiB blocking thread. In `serve` that ends every
+/// agent. The call must fail cleanly (a refused key) and the process live on.
+#[test]
+fn a_deeply_nested_yq_key_does_not_crash_the_process() {
+    let data = TempDataDir::new();
+    let work = data.data_dir().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("c.json"), "{}\n").unwrap();
+    std::fs::write(work.join("c.toml"), "x = 1\n").unwrap();
+    let key = vec!["a"; 10_000].join(".");
+    for file in ["c.json", "c.toml"] {
+        let args = serde_json::json!({"path": file, "op": "set", "key": key, "value": 1});
+        let out = Command::new(env!("CARGO_BIN_EXE_tool-call"))
+            .arg(&work)
+            .arg("yq")
+            .arg(args.to_string())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{file}: the process died ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
