@@ -293,3 +293,40 @@ async fn tool_arguments_that_expand_in_memory_stay_under_100_mb() {
     );
     assert!(peak > 0 && peak < 100 * MB, "peak RSS {peak} bytes");
 }
+
+/// The model client follows HTTP redirects (reqwest's default policy, up to 10) without
+/// applying the endpoint rule to where they lead: an endpoint that answers 307 sends the
+/// request, the conversation and, on the Anthropic wire, the `x-api-key` header to another
+/// host (reqwest drops only `Authorization`/`Cookie` across hosts), so a redirect to a plain
+/// `http://` address elsewhere defeats `ENDPOINT_INSECURE` (found by the re-run of issue 10's
+/// attack, shown here with a second loopback host only). No key may reach the other host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_never_carries_the_key_to_another_host() {
+    use fuseforks_core::village::Provider;
+    let other = StubServer::start(vec![wire_replies::text(Wire::Anthropic, "moved", U)]).await;
+    let elsewhere = other.base_url().replace("127.0.0.1", "localhost");
+    let stub = StubServer::start(vec![
+        fuseforks_testkit::stub::StubReply::json(307, &serde_json::json!({}))
+            .header("location", &format!("{elsewhere}/v1/messages")),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let store = VillageStore::new(data.workspace());
+    let mut world = store.load_world().unwrap().value;
+    world.model_templates[0].provider = Some(Provider::Anthropic);
+    store.save_world(&world).unwrap();
+    let dir = data.data_dir().display().to_string();
+    let _ = run(ask_args(&dir), true).await;
+    assert_eq!(stub.requests().len(), 1, "the endpoint was asked once");
+    let leaked: Vec<_> = other
+        .requests()
+        .iter()
+        .filter(|r| r.header("x-api-key").is_some() || r.header("authorization").is_some())
+        .map(|r| r.path.clone())
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "the key followed a redirect to another host: {leaked:?}"
+    );
+}
