@@ -325,3 +325,31 @@ async fn writes_never_go_through_a_hard_link_to_an_outside_file() {
     );
     assert_eq!(snapshot(&agent.outside()), before, "the outside changed");
 }
+
+/// `file copy` copies without bound and without holes: a sparse file of 512 MiB (which costs
+/// nothing on disk and can come with hostile files, or from an allowed `truncate`) became
+/// 512 MiB of real blocks; a sparse terabyte fills the whole file system, and the 60 s tool
+/// limit does not stop the blocking thread (found by the re-run of issue 10's attack). The
+/// copy must either keep the holes or refuse a source past a cap.
+#[tokio::test]
+async fn copying_a_sparse_file_does_not_fill_the_disk() {
+    use std::os::unix::fs::MetadataExt;
+    let agent = Agent::new();
+    let sparse = std::fs::File::create(agent.work().join("sparse.bin")).unwrap();
+    sparse.set_len(512 << 20).unwrap();
+    let out = agent
+        .call(
+            "file",
+            json!({"op": "copy", "path": "sparse.bin", "to": "copy.bin"}),
+        )
+        .await;
+    let allocated = std::fs::metadata(agent.work().join("copy.bin"))
+        .map(|m| m.blocks() * 512)
+        .unwrap_or(0);
+    assert!(
+        allocated < 64 << 20,
+        "the copy allocated {allocated} bytes on disk (ok={}: {})",
+        out.ok,
+        out.body
+    );
+}
