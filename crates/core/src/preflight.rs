@@ -62,6 +62,8 @@ pub struct HostView<'a> {
     pub command_found: &'a dyn Fn(&str) -> bool,
     /// Whether a folder exists.
     pub dir_exists: &'a dyn Fn(&str) -> bool,
+    /// Whether a folder is, or holds, this village's data folder (its files and the shelf).
+    pub dir_holds_village: &'a dyn Fn(&str) -> bool,
     /// The shared `mcp.json` and each agent's (`(agent id or "", config)`).
     pub mcp: &'a [(String, McpConfig)],
     /// Each start agent's `run.json` allow lines.
@@ -291,6 +293,29 @@ pub fn headless_preflight(
                 format!("The work folder {dir} of {} does not exist.", a.id),
                 "フォルダを作るか、workDir を直してください（コンテナでは bake の --map）。",
                 "Create the folder or fix workDir (in a container: bake --map).",
+            );
+        }
+    }
+    // WORK_DIR_CONTAINS_VILLAGE
+    for a in &started {
+        if let Some(dir) = a
+            .work_dir
+            .as_deref()
+            .filter(|d| (view.dir_holds_village)(d))
+        {
+            add(
+                Level::Reject,
+                "WORK_DIR_CONTAINS_VILLAGE",
+                format!(
+                    "{} の作業フォルダ {dir} が村のフォルダを含んでいます（道具で自分の権限を書き換えられます）。",
+                    a.id
+                ),
+                format!(
+                    "The work folder {dir} of {} holds the village's own folder (its tools could rewrite their own rights).",
+                    a.id
+                ),
+                "村のデータフォルダの外にある作業用フォルダを workDir にしてください。",
+                "Point workDir at a folder outside the village's data folder.",
             );
         }
     }

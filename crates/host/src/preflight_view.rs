@@ -184,6 +184,7 @@ pub fn run_preflight(
         probe_approved: &probe_approved,
         command_found: &command_found,
         dir_exists: &|d: &str| Path::new(d).is_dir(),
+        dir_holds_village: &|d: &str| holds(Path::new(d), paths.data_dir()),
         mcp: &mcp,
         run_allow: &run_allow,
         jev_pruning_enabled: jev.enabled,
@@ -238,4 +239,12 @@ pub fn mcp_secret_keys(paths: &HostPaths) -> Vec<String> {
         .map(|name| format!("mcp:{name}"))
         .collect();
     keys.into_iter().collect()
+}
+
+/// Whether `folder` is `data_dir` or one of its ancestors (compared as real paths).
+fn holds(folder: &Path, data_dir: &Path) -> bool {
+    match (folder.canonicalize(), data_dir.canonicalize()) {
+        (Ok(folder), Ok(data)) => data.starts_with(folder),
+        _ => false,
+    }
 }

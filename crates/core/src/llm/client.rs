@@ -9,6 +9,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
+use super::json_budget::{MAX_JSON_VALUES, over_value_budget};
+
 use super::adapters::{self, CacheTtl, EncodeContext, anthropic};
 use super::canonical::{ChatRequest, ChatResponse, InFlight};
 use super::capability::Capabilities;
@@ -297,6 +299,12 @@ impl LlmClient {
                 return Err(Failed::Fatal(LlmError::ResponseTooLarge {
                     template: endpoint.template_id.clone(),
                     limit: cap,
+                }));
+            }
+            if over_value_budget(&bytes, MAX_JSON_VALUES) {
+                return Err(Failed::Fatal(LlmError::ResponseTooComplex {
+                    template: endpoint.template_id.clone(),
+                    limit: MAX_JSON_VALUES,
                 }));
             }
             return serde_json::from_slice::<Value>(&bytes).map_err(|_| {

@@ -104,6 +104,16 @@ pub enum LlmError {
         /// The cap, bytes.
         limit: u64,
     },
+    /// The answer would parse into more JSON values than a turn may hold. Never retried.
+    #[error(
+        "[LLM_RESPONSE_TOO_LARGE] the model's answer holds more than {limit} JSON values (template {template}); it was not parsed. Fix: ask for a shorter answer or smaller tool arguments"
+    )]
+    ResponseTooComplex {
+        /// The template.
+        template: String,
+        /// The most values.
+        limit: usize,
+    },
     /// The template's `baseUrl` breaks the endpoint rule. Nothing was sent.
     #[error("{problem} (template {template}). Fix: {}", problem_fix(.problem))]
     Endpoint {
@@ -131,7 +141,9 @@ impl LlmError {
     /// decodable, a 2xx that is not JSON, a timeout while waiting).
     pub fn maybe_billed(&self) -> bool {
         match self {
-            Self::ResponseTooLarge { .. } | Self::Decode(_) => true,
+            Self::ResponseTooLarge { .. } | Self::ResponseTooComplex { .. } | Self::Decode(_) => {
+                true
+            }
             Self::Provider(failure) => {
                 (200..300).contains(&failure.status) || failure.class == RetryClass::Timeout
             }
@@ -146,7 +158,9 @@ impl LlmError {
             Self::Decode(_) => "LLM_DECODE",
             Self::InvalidRequest(_) => "LLM_REQUEST_INVALID",
             Self::KeyMissing(_) => "LLM_KEY_MISSING",
-            Self::ResponseTooLarge { .. } => "LLM_RESPONSE_TOO_LARGE",
+            Self::ResponseTooLarge { .. } | Self::ResponseTooComplex { .. } => {
+                "LLM_RESPONSE_TOO_LARGE"
+            }
             Self::Endpoint { problem, .. } => problem.code(),
         }
     }

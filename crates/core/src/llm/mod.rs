@@ -8,6 +8,7 @@ pub mod canonical;
 pub mod capability;
 pub mod client;
 pub mod error;
+pub(crate) mod json_budget;
 pub mod retry;
 pub mod usage;
 pub mod wire;

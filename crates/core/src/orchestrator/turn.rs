@@ -295,7 +295,13 @@ fn prepare(
         .work_dir
         .as_deref()
         .and_then(|d| WorkDir::new(std::path::Path::new(d)).ok())
-        .map(|j| j.fence(&inner.store.path("judges")));
+        // The village's data folder (its files and the shelf) is fenced when a work folder
+        // holds it (the preflight refuses that, WORK_DIR_CONTAINS_VILLAGE; this is the
+        // second net).
+        .map(|j| match inner.store.workspace().parent() {
+            Some(data_dir) => j.fence(data_dir),
+            None => j.fence(inner.store.workspace()),
+        });
     let approval = inner.approval.read().map(|a| *a).unwrap_or_default();
     let language = inner.language;
     let mut specs = offered_tools(&agent, work_dir.is_some(), approval, language);

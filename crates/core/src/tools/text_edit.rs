@@ -152,8 +152,16 @@ pub fn sd(args: &Value, ctx: &ToolContext) -> ToolOutput {
             ));
         }
     };
+    let mut paths = paths;
+    let mut seen = std::collections::HashSet::new();
+    paths.retain(|p| seen.insert(p.clone()));
     let mut out = Vec::new();
+    let mut shown = 0;
     for path in &paths {
+        if shown >= MAX_CHARS {
+            out.push(ctx.say("（残りのファイルは省略）", "(the other files are left out)"));
+            break;
+        }
         let text = match read_in_jail(jail, path) {
             Ok(t) => t,
             Err(e) => return ToolOutput::fail(format!("{path}: {e}")),
@@ -167,7 +175,9 @@ pub fn sd(args: &Value, ctx: &ToolContext) -> ToolOutput {
                 )
             ));
         };
-        out.push(cap(&unified_diff(&text, &replaced, path), MAX_CHARS));
+        let diff = cap(&unified_diff(&text, &replaced, path), MAX_CHARS);
+        shown += diff.chars().count();
+        out.push(diff);
         if apply && let Err(e) = write_in_jail(jail, path, &replaced) {
             return ToolOutput::fail(format!("{path}: {e}"));
         }
@@ -190,7 +200,13 @@ enum Step {
     Index(usize),
 }
 
+/// The deepest key `yq` takes (deeper nesting would recurse without bound).
+const MAX_KEY_STEPS: usize = 64;
+
 fn parse_key(key: &str) -> Option<Vec<Step>> {
+    if key.split('.').count() > MAX_KEY_STEPS || key.matches('[').count() > MAX_KEY_STEPS {
+        return None;
+    }
     let mut steps = Vec::new();
     for part in key.split('.') {
         let (name, mut rest) = match part.find('[') {

@@ -40,6 +40,7 @@ fn run(
         probe_approved: &|_: &ScheduleProbe| false,
         command_found: &|c: &str| c == "sh",
         dir_exists: &|_: &str| false,
+        dir_holds_village: &|_: &str| false,
         mcp: &mcp,
         run_allow: &run_allow,
         jev_pruning_enabled: false,

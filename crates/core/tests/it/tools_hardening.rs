@@ -284,6 +284,7 @@ async fn a_folder_that_holds_a_fence_cannot_be_moved_or_removed() {
         );
     }
     assert!(work.join("village/judges").is_dir());
+}
 
 /// A hard link in the work folder (or on the blackboard) to a file outside it is a link too:
 /// writing through it changes the outside file (found by the re-run of issue 10's attack; the

@@ -167,6 +167,14 @@ pub(crate) fn parse_args(text: &str) -> Value {
     if text.trim().is_empty() {
         return Value::Object(Map::new());
     }
+    if super::json_budget::over_value_budget(text.as_bytes(), super::json_budget::MAX_JSON_VALUES) {
+        // Not parsed (it would expand in memory); the tool answers that it is not an object.
+        return Value::String(format!(
+            "(arguments of {} bytes not read: more than {} JSON values)",
+            text.len(),
+            super::json_budget::MAX_JSON_VALUES
+        ));
+    }
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
 

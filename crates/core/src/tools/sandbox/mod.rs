@@ -36,8 +36,11 @@ pub enum SandboxError {
     /// The path leaves the work folder.
     #[error("the path leaves the work folder")]
     Escapes,
-    /// The path passes through a symlink where links are not allowed.
-    #[error("the path passes through a link; use the real path")]
+    /// The path passes through a symlink where links are not allowed, or a write would go
+    /// through a hard link.
+    #[error(
+        "the path passes through a link (or the file has another name: a hard link); use the real path"
+    )]
     Link,
     /// The path names something other than a regular file.
     #[error("not a regular file (a folder, FIFO, socket or device)")]
@@ -51,6 +54,9 @@ pub enum SandboxError {
     /// Something is there already.
     #[error("it exists already")]
     Exists,
+    /// The file is larger than the tool takes.
+    #[error("the file is larger than this tool takes ({0} bytes); use `run` for large files")]
+    TooLarge(u64),
     /// The file system refused.
     #[error("{0}")]
     Io(String),
@@ -68,6 +74,7 @@ impl SandboxError {
             Self::Fenced(_) => "SANDBOX_FENCED",
             Self::NotFound => "SANDBOX_NOT_FOUND",
             Self::Exists => "SANDBOX_EXISTS",
+            Self::TooLarge(_) => "SANDBOX_TOO_LARGE",
             Self::Io(_) => "SANDBOX_IO",
         }
     }
@@ -125,16 +132,16 @@ impl WorkDir {
         })
     }
 
-    /// Also refuses writes inside `folder` (the village's `judges/`, for instance) when it lies
-    /// inside the jail.
+    /// Also refuses writes inside `folder` (the village's data folder, for instance) when it
+    /// lies inside the jail; when it is the jail's root or holds it, every write is refused.
     pub fn fence(mut self, folder: &Path) -> Self {
         let real = folder
             .canonicalize()
             .unwrap_or_else(|_| folder.to_path_buf());
-        if let Ok(rel) = real.strip_prefix(&self.root)
-            && !rel.as_os_str().is_empty()
-        {
+        if let Ok(rel) = real.strip_prefix(&self.root) {
             self.fences.push(rel.to_path_buf());
+        } else if self.root.starts_with(&real) {
+            self.fences.push(PathBuf::new());
         }
         self
     }

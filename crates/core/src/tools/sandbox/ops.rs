@@ -5,6 +5,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
+use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -48,6 +49,9 @@ pub struct Entry {
     pub kind: EntryKind,
 }
 
+/// The largest file `copy` takes (a sparse file would otherwise fill the disk).
+pub const MAX_COPY_BYTES: u64 = 64 * 1024 * 1024;
+
 /// The most entries one listing returns.
 const MAX_LISTED: usize = 10_000;
 
@@ -83,6 +87,13 @@ impl WorkDir {
         }
         let fd = rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o644))
             .map_err(SandboxError::from_errno)?;
+        // A hard link is a link too: the same file may have a name outside the jail.
+        let links = rustix::fs::fstat(&fd)
+            .map_err(SandboxError::from_errno)?
+            .st_nlink;
+        if links > 1 {
+            return Err(SandboxError::Link);
+        }
         let file = regular(fd)?;
         if mode == WriteMode::Replace {
             file.set_len(0)
@@ -205,9 +216,16 @@ impl WorkDir {
 
     /// Copies a regular file (read through the jail) to a new or replaced regular file.
     pub fn copy(&self, from: &str, to: &str, overwrite: bool) -> Result<u64, SandboxError> {
-        let mut source = self.open_read(from)?;
+        let source = self.open_read(from)?;
         if self.same_file(&source, to)? {
             return Err(SandboxError::Exists);
+        }
+        let size = source
+            .metadata()
+            .map_err(|e| SandboxError::Io(e.to_string()))?
+            .len();
+        if size > MAX_COPY_BYTES {
+            return Err(SandboxError::TooLarge(MAX_COPY_BYTES));
         }
         let mode = if overwrite {
             WriteMode::Replace
@@ -215,7 +233,8 @@ impl WorkDir {
             WriteMode::CreateNew
         };
         let mut dest = self.create_file(to, mode)?;
-        std::io::copy(&mut source, &mut dest).map_err(|e| SandboxError::Io(e.to_string()))
+        std::io::copy(&mut source.take(MAX_COPY_BYTES), &mut dest)
+            .map_err(|e| SandboxError::Io(e.to_string()))
     }
 
     /// Whether `to` names the very file `source` is (a copy onto itself would empty it).

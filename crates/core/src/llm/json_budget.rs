@@ -1,0 +1,54 @@
+//! How many JSON values a text would become: a byte scan (strings skipped) that counts the
+//! structural characters `,` `[` `{`, so that a body or an arguments string that would expand
+//! into millions of `serde_json::Value`s (32 bytes and more each: a 6 MB array of zeros took
+//! 1.1 GB) is refused before it is parsed.
+
+/// The most JSON values one model answer, or one tool call's arguments, may hold.
+pub const MAX_JSON_VALUES: usize = 500_000;
+
+/// Whether `bytes` would parse into more than `limit` values (roughly: commas, arrays and
+/// objects outside strings, plus one).
+pub fn over_value_budget(bytes: &[u8], limit: usize) -> bool {
+    let (mut count, mut in_string, mut escaped) = (1usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' => {
+                count += 1;
+                if count > limit {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::over_value_budget;
+
+    #[test]
+    fn structure_counts_and_strings_do_not() {
+        assert!(!over_value_budget(br#"{"a": [1, 2, 3]}"#, 10));
+        assert!(over_value_budget(br#"[0,0,0,0,0,0,0,0,0,0,0,0]"#, 10));
+        assert!(!over_value_budget(
+            br#"{"text": ",,,,,,,,,,,,,,,,,,,,[[[{{{"}"#,
+            10
+        ));
+        assert!(!over_value_budget(
+            br#"{"t": "a\",,,,,,,,,,,,,,,,\\", "u": 1}"#,
+            10
+        ));
+    }
+}
