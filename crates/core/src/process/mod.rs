@@ -134,6 +134,34 @@ pub fn unconfined_notice_once() -> Option<&'static str> {
     )
 }
 
+/// The village-log line to write, once per process, when a `run.json` asks for
+/// `"network": false` (`deny_network`) and this kernel cannot enforce it (Landlock ABI < 4:
+/// Linux < 6.7, no Landlock, or not Linux); `None` otherwise, or after the first call.
+pub fn network_unconfined_notice_once(deny_network: bool) -> Option<&'static str> {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !deny_network
+        || network_confinement_available()
+        || SAID.swap(true, std::sync::atomic::Ordering::SeqCst)
+    {
+        return None;
+    }
+    Some(
+        "run: network denial unavailable (Landlock ABI < 4: Linux < 6.7, no Landlock, or not Linux); \"network\": false in run.json is not enforced, run commands may open TCP connections",
+    )
+}
+
+/// Whether `"network": false` is enforced on this machine (Landlock ABI v4, Linux 6.7+).
+pub fn network_confinement_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        confine::enforces_network(landlock_support())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
 /// Whether `run` commands are confined by Landlock on this machine.
 pub fn confinement_available() -> bool {
     #[cfg(target_os = "linux")]

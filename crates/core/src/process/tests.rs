@@ -75,7 +75,7 @@ async fn watchdog_of(pgid: i32, wanted: impl Fn(&PathBuf) -> bool) -> (u32, Opti
 
 /// Drops `group` and waits until its leader and `watchdog` are gone.
 async fn drop_ends_the_group(group: super::GroupChild, watchdog: u32) {
-    let leader = u32::try_from(group.pgid()).unwrap();
+    let leader = u32::try_from(group.pgid()).expect("a positive pgid");
     drop(group);
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(5) && (alive(leader) || alive(watchdog)) {
@@ -119,7 +119,7 @@ async fn without_a_shell_the_watchdog_stays_a_forked_loop_and_still_ends_the_gro
 async fn a_child_whose_watchdog_cannot_be_made_is_not_started() {
     let failing = Box::leak(Box::new(super::sys::WatchdogProgram::failing_fork()));
     let spawned = super::spawn_linux(sleeper(), None, failing);
-    let error = spawned.err().expect("the child started without a watchdog");
+    let error = spawned.expect_err("the child started without a watchdog");
     assert_eq!(
         error.kind(),
         Some(std::io::ErrorKind::WouldBlock),

@@ -42,6 +42,7 @@ fn run(
         dir_exists: &|_: &str| false,
         mcp: &mcp,
         run_allow: &run_allow,
+        run_network_denied: &[],
         jev_pruning_enabled: false,
         bypass_plan_review: false,
         run_approval: RunApproval::Required,
