@@ -227,8 +227,12 @@ unsafe fn spawn_watchdog(read_end: RawFd, program: &WatchdogProgram) -> io::Resu
             if libc::waitpid(first, &raw mut status, 0) >= 0 {
                 break;
             }
-            if *libc::__errno_location() != libc::EINTR {
-                return Err(io::Error::last_os_error());
+            match *libc::__errno_location() {
+                libc::EINTR => {}
+                // SIGCHLD ignored (inherited SIG_IGN): the intermediate was reaped by the
+                // kernel and its status is lost; assume the watchdog exists, as before.
+                libc::ECHILD => return Ok(()),
+                _ => return Err(io::Error::last_os_error()),
             }
         }
         if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
