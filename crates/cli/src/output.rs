@@ -55,23 +55,31 @@ impl Out {
 }
 
 impl Out {
-    /// Where MCP children's stderr goes: wrapped as JSON under `--events jsonl`, else inherited.
+    /// Where MCP children's stderr goes: wrapped as JSON under `--events jsonl`, else one
+    /// `mcp:<server>: ` line each, escape sequences stripped on a terminal. Never inherited:
+    /// a third-party server must not drive the user's terminal.
     pub fn child_output(&self) -> Option<Arc<dyn fuseforks_core::mcp::ChildOutput>> {
-        self.jsonl
-            .then(|| Arc::new(ChildLines) as Arc<dyn fuseforks_core::mcp::ChildOutput>)
+        Some(Arc::new(ChildLines { jsonl: self.jsonl }))
     }
 }
 
 #[derive(Debug)]
-struct ChildLines;
+struct ChildLines {
+    jsonl: bool,
+}
 
 impl fuseforks_core::mcp::ChildOutput for ChildLines {
     fn line(&self, server: &str, line: &str) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "{}",
-            json!({"type": "log", "source": format!("mcp:{server}"), "message": line})
-        );
+        let mut err = std::io::stderr().lock();
+        if self.jsonl {
+            let _ = writeln!(
+                err,
+                "{}",
+                json!({"type": "log", "source": format!("mcp:{server}"), "message": line})
+            );
+        } else {
+            let _ = writeln!(err, "mcp:{}: {}", for_stderr(server), for_stderr(line));
+        }
     }
 }
 

@@ -68,6 +68,8 @@ pub struct HostView<'a> {
     pub mcp: &'a [(String, McpConfig)],
     /// Each start agent's `run.json` allow lines.
     pub run_allow: &'a [(String, Vec<String>)],
+    /// The start agents whose `run.json` says `"network": false`.
+    pub run_network_denied: &'a [String],
     /// `jev.json` pruning switch, and whether its token exists.
     pub jev_pruning_enabled: bool,
     /// `--bypass-plan-review`.
@@ -484,6 +486,27 @@ pub fn headless_preflight(
             "Run on Linux with Landlock enabled (5.13+, in the LSM list), or keep run.json's allow list tight.",
         );
     }
+    // RUN_NETWORK_UNCONFINED
+    let network_rules = crate::process::network_confinement_available();
+    if let Some(agent) = run_network_unconfined(
+        network_rules,
+        view.run_approval,
+        view.run_network_denied,
+        view.run_allow,
+    ) {
+        add(
+            Level::Warn,
+            "RUN_NETWORK_UNCONFINED",
+            format!(
+                "{agent} の run.json は \"network\": false ですが、このカーネルでは効きません（Landlock ABI 4、Linux 6.7 以降が必要）。run のコマンドは TCP で接続できます。"
+            ),
+            format!(
+                "{agent}'s run.json says \"network\": false, but this kernel cannot enforce it (needs Landlock ABI 4, Linux 6.7+): run commands can open TCP connections."
+            ),
+            "Linux 6.7 以降（Landlock 有効）で動かすか、ネットワークを使えるコマンドを allow から外してください。",
+            "Run on Linux 6.7+ with Landlock enabled, or keep commands that can use the network off the allow list.",
+        );
+    }
     // TIMEZONE_MISMATCH
     let clock_schedules = schedules
         .iter()
@@ -548,6 +571,28 @@ pub fn run_unconfined(
     !confined && may_run
 }
 
+/// The first start agent that asks for `"network": false` and may run commands, when the
+/// kernel cannot enforce network rules (`network_rules` false); `None` otherwise.
+pub fn run_network_unconfined<'a>(
+    network_rules: bool,
+    approval: RunApproval,
+    network_denied: &'a [String],
+    run_allow: &[(String, Vec<String>)],
+) -> Option<&'a str> {
+    if network_rules {
+        return None;
+    }
+    network_denied
+        .iter()
+        .find(|agent| {
+            approval != RunApproval::Required
+                || run_allow
+                    .iter()
+                    .any(|(a, allow)| a == *agent && !allow.is_empty())
+        })
+        .map(String::as_str)
+}
+
 /// The `${secret:NAME}` names referenced by the MCP headers the start set will use.
 fn secret_refs(mcp: &[(String, McpConfig)], start: &BTreeSet<String>) -> BTreeSet<String> {
     mcp.iter()
@@ -572,4 +617,34 @@ pub fn env_var_name(key: &str) -> String {
         }
     }));
     name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RunApproval, run_network_unconfined};
+
+    #[test]
+    fn network_false_warns_only_where_the_kernel_cannot_enforce_it_and_commands_may_run() {
+        let denied = vec!["rec".to_owned()];
+        let allow = vec![("rec".to_owned(), vec!["curl *".to_owned()])];
+        let none = vec![("rec".to_owned(), Vec::new())];
+        let required = RunApproval::Required;
+        assert_eq!(
+            run_network_unconfined(false, required, &denied, &allow),
+            Some("rec")
+        );
+        assert_eq!(
+            run_network_unconfined(true, required, &denied, &allow),
+            None
+        );
+        assert_eq!(run_network_unconfined(false, required, &[], &allow), None);
+        assert_eq!(
+            run_network_unconfined(false, required, &denied, &none),
+            None
+        );
+        assert_eq!(
+            run_network_unconfined(false, RunApproval::AutoApprove, &denied, &none),
+            Some("rec")
+        );
+    }
 }

@@ -165,12 +165,16 @@ pub fn run_preflight(
         .load_bake_record()?
         .and_then(|b| b.value.source_time_zone);
     let mut mcp = vec![(String::new(), village.load_shared_mcp()?.value)];
-    let mut run_allow = Vec::new();
+    let (mut run_allow, mut run_network_denied) = (Vec::new(), Vec::new());
     for agent in &world.agents {
         let files = village.agent_files(&agent.id)?;
         mcp.push((agent.id.to_string(), files.load_mcp()?.value));
         if start.contains(agent.id.as_str()) {
-            run_allow.push((agent.id.to_string(), files.load_run_policy()?.value.allow));
+            let policy = files.load_run_policy()?.value;
+            if policy.network == Some(false) {
+                run_network_denied.push(agent.id.to_string());
+            }
+            run_allow.push((agent.id.to_string(), policy.allow));
         }
     }
     let secret_present = |key: &str| secrets.get(key).ok().flatten().is_some();
@@ -187,6 +191,7 @@ pub fn run_preflight(
         dir_holds_village: &|d: &str| holds(Path::new(d), paths.data_dir()),
         mcp: &mcp,
         run_allow: &run_allow,
+        run_network_denied: &run_network_denied,
         jev_pruning_enabled: jev.enabled,
         bypass_plan_review: inputs.bypass_plan_review,
         run_approval: inputs.run_approval,

@@ -9,6 +9,8 @@ Options:
   --silent           never answer anything (a connect that never completes)
   --parent-env FILE  try to read its parent's /proc/<ppid>/environ; write `readable:<bytes>`
                      or `denied:<errno>` to FILE
+  --hostile-stderr   on initialize, write a line with terminal escape sequences (a window
+                     title `pwned`, clear screen) and `kid says hi` to stderr
 """
 import json
 import os
@@ -77,6 +79,9 @@ for line in sys.stdin:
     if "id" not in request:
         continue
     if method == "initialize":
+        if "--hostile-stderr" in args:
+            sys.stderr.write("\x1b]0;pwned\x07\x1b[2Jkid says hi\n")
+            sys.stderr.flush()
         reply(
             request,
             {

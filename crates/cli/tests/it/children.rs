@@ -1,13 +1,15 @@
 //! The children of `serve` (issue 10, findings 4 and 5), with a standard-library MCP server
 //! (`child_stdio.py`): no secret in a child's environment, no orphan after SIGKILL or SIGTERM
 //! of `serve` — not the server, not a helper it started, not a server that ignores stdin and
-//! SIGTERM — and a SIGTERM during a connect that never completes ends `serve` at once.
+//! SIGTERM — and a SIGTERM during a connect that never completes ends `serve` at once; a
+//! server's stderr reaches a terminal only with its escape sequences stripped.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir, mcp_script};
 use serde_json::{Value, json};
 
@@ -320,4 +322,42 @@ async fn an_mcp_child_of_the_same_user_cannot_read_the_environment_of_serve() {
         outcome.starts_with("denied:"),
         "the MCP child read serve's environment (with the secrets): {outcome}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_sequences_an_mcp_child_writes_to_stderr_never_reach_a_terminal() {
+    let wire = fuseforks_core::llm::Wire::OpenAiCompat;
+    let stub = StubServer::start(vec![wire_replies::text(wire, "done", crate::headless::U)]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    data.write(
+        "agents/rec/mcp.json",
+        json!({"mcpServers": {"kid": {"command": real_python(), "args": [
+            mcp_script("child_stdio.py"), "--hostile-stderr"]}}})
+        .to_string(),
+    );
+    let dir = data.data_dir().display().to_string();
+    let binary = env!("CARGO_BIN_EXE_fuseforks-cli");
+    let line = format!("{binary} ask --data-dir {dir} --start reception --secrets env hi");
+    // Under a pseudo-terminal: stdout and stderr both reach `script`'s output.
+    let on_tty = command(&[], true)
+        .get_envs()
+        .fold(std::process::Command::new("script"), |mut c, (k, v)| {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+            c
+        })
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&on_tty.stdout);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains("pwned"),
+        "an MCP server's escape sequences reached the terminal: {shown:?}"
+    );
+    assert!(shown.contains("mcp:kid: kid says hi"), "{shown:?}");
+    assert!(shown.contains("done"), "{shown:?}");
 }

@@ -54,8 +54,9 @@ pub const RESULT_MAX_CHARS: usize = 16_000;
 /// The longest line of a child's stderr forwarded at once.
 pub const CHILD_LINE_MAX: u64 = 64 * 1024;
 
-/// Where the stderr lines of stdio children go when they are not simply inherited
-/// (`--events jsonl`: one JSON line each, never into `fuseforks.log`).
+/// Where the stderr lines of stdio children go (the CLI: one JSON line each under
+/// `--events jsonl`, else a prefixed line with terminal escapes stripped; never into
+/// `fuseforks.log`). A child's stderr is never inherited.
 pub trait ChildOutput: Send + Sync + std::fmt::Debug {
     /// One line a child wrote.
     fn line(&self, server: &str, line: &str);
@@ -71,7 +72,7 @@ pub struct McpContext {
     pub secret: SecretFn,
     /// The village log (one `mcp:` line per server).
     pub log: Arc<dyn LogSink>,
-    /// Children's stderr: inherited when `None`.
+    /// Children's stderr, line by line; discarded when `None` (never inherited).
     pub child_output: Option<Arc<dyn ChildOutput>>,
     /// Cancelled when the agent stops (or is interrupted): connects in progress end at once.
     pub cancel: CancellationToken,
@@ -257,6 +258,8 @@ async fn connect_stdio(
     ctx: &McpContext,
 ) -> Result<(Client, GroupChild), String> {
     let mut command = tokio::process::Command::new(&server.command);
+    // Never inherited: a server's bytes reach our stderr only through the sink, which escapes
+    // them for a terminal; without a sink they are dropped.
     let piped = ctx.child_output.is_some();
     command
         .args(&server.args)
@@ -264,11 +267,7 @@ async fn connect_stdio(
         .envs(process::minimal_env(&server.env))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(if piped {
-            Stdio::piped()
-        } else {
-            Stdio::inherit()
-        });
+        .stderr(if piped { Stdio::piped() } else { Stdio::null() });
     let mut group = process::spawn(command, None).map_err(|e| match e.kind() {
         Some(kind) => format!("spawn:{kind}"),
         None => "spawn".to_owned(),

@@ -21,6 +21,15 @@ pub(crate) struct Exchange {
     pub replied: String,
 }
 
+/// Whether the agent's `run.json` says `"network": false`.
+fn denies_network(inner: &Inner, agent_id: &str) -> bool {
+    crate::village::AgentId::new(agent_id)
+        .ok()
+        .and_then(|id| inner.store.agent_files(&id).ok())
+        .and_then(|files| files.load_run_policy().ok())
+        .is_some_and(|policy| policy.value.network == Some(false))
+}
+
 pub(crate) async fn run(
     inner: Arc<Inner>,
     agent_id: String,
@@ -30,6 +39,11 @@ pub(crate) async fn run(
     let mut history = restore_history(&inner, &agent_id);
     let mut roster_seen = std::collections::HashMap::new();
     if let Some(line) = crate::process::unconfined_notice_once() {
+        inner.log.line(line);
+    }
+    if let Some(line) =
+        crate::process::network_unconfined_notice_once(denies_network(&inner, &agent_id))
+    {
         inner.log.line(line);
     }
     let mcp = connect_until_stopped(&inner, &agent_id, &control, &mailbox).await;

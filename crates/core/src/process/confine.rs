@@ -78,6 +78,12 @@ fn abi_version() -> i32 {
     0
 }
 
+/// Whether a kernel with `support` enforces network rules (ABI v4 and later); below that,
+/// [`build`] leaves TCP open even with `deny_network` (Landlock's best-effort mode).
+pub fn enforces_network(support: LandlockSupport) -> bool {
+    matches!(support, LandlockSupport::Available(abi) if abi >= NET_ABI as i32)
+}
+
 /// Builds the ruleset; `Ok(None)` when the kernel has no Landlock (the child runs unconfined).
 pub fn build(confinement: &Confinement) -> Result<Option<OwnedFd>, landlock::RulesetError> {
     let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI))?;
@@ -95,4 +101,18 @@ pub fn build(confinement: &Confinement) -> Result<Option<OwnedFd>, landlock::Rul
             AccessFs::from_all(FS_ABI),
         ))?;
     Ok(created.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LandlockSupport, enforces_network};
+
+    #[test]
+    fn network_rules_need_abi_4() {
+        assert!(!enforces_network(LandlockSupport::Unavailable));
+        assert!(!enforces_network(LandlockSupport::Available(1)));
+        assert!(!enforces_network(LandlockSupport::Available(3)));
+        assert!(enforces_network(LandlockSupport::Available(4)));
+        assert!(enforces_network(LandlockSupport::Available(7)));
+    }
 }

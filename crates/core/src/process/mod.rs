@@ -3,10 +3,12 @@
 //!
 //! - its own process group (`process_group(0)`), so a kill reaches what it started too;
 //! - on Linux, `PR_SET_PDEATHSIG(SIGKILL)` (checked against the race where we died first) and a
-//!   group **watchdog**: a tiny forked process in the child's group holding the read end of a
-//!   pipe whose write end only we hold. When we drop the [`GroupChild`] — or die, SIGKILL
+//!   group **watchdog**: a tiny process in the child's group holding the read end of a pipe
+//!   whose write end only we hold. When we drop the [`GroupChild`] — or die, SIGKILL
 //!   included — it reads end-of-file and ends the group: SIGTERM, 2 s, SIGKILL. The death signal
-//!   alone would not do: it reaches only the direct child, never what that child started;
+//!   alone would not do: it reaches only the direct child, never what that child started. The
+//!   watchdog executes `/bin/sh` (a three-line script), so it keeps no copy of our memory;
+//!   without a `/bin/sh` it stays a forked loop of raw system calls;
 //! - an environment built from nothing ([`minimal_env`]): never `FUSEFORKS_SECRET_*`; and,
 //!   before the first child starts, we make ourselves non-dumpable (Linux), so a child of the
 //!   same user cannot read them from `/proc/<our pid>/environ` either (root still can);
@@ -67,44 +69,57 @@ pub struct Confinement {
 /// environment) as the leader of a new process group with the death signal and watchdog, and
 /// under `confinement` when given and the kernel supports Landlock.
 pub fn spawn(
-    mut command: tokio::process::Command,
+    command: tokio::process::Command,
     confinement: Option<&Confinement>,
 ) -> Result<GroupChild, SpawnError> {
-    #[cfg(unix)]
-    command.process_group(0);
     #[cfg(target_os = "linux")]
     {
-        static HIDDEN: std::sync::Once = std::sync::Once::new();
-        HIDDEN.call_once(|| {
-            let _ = sys::hide_own_environment();
-        });
-        let ruleset = match confinement {
-            Some(c) => confine::build(c).map_err(|e| SpawnError::Sandbox(e.to_string()))?,
-            None => None,
-        };
-        let (read_end, write_end) = sys::watchdog_pipe()?;
-        use std::os::fd::AsRawFd;
-        sys::install(
-            &mut command,
-            sys::Hooks {
-                parent: i32::try_from(std::process::id()).unwrap_or(0),
-                watchdog: read_end.as_raw_fd(),
-                landlock: ruleset.as_ref().map(AsRawFd::as_raw_fd),
-            },
-        );
-        let child = command.spawn()?;
-        let confined = ruleset.is_some();
-        // Our copies of the read end and of the ruleset are no longer needed.
-        drop(read_end);
-        drop(ruleset);
-        Ok(GroupChild::new(child, confined, Some(write_end)))
+        spawn_linux(command, confinement, sys::watchdog_program())
     }
     #[cfg(not(target_os = "linux"))]
     {
+        let mut command = command;
+        #[cfg(unix)]
+        command.process_group(0);
         let _ = confinement;
         let child = command.spawn()?;
         Ok(GroupChild::new(child, false, None))
     }
+}
+
+/// [`spawn`] on Linux, with the given watchdog program.
+#[cfg(target_os = "linux")]
+fn spawn_linux(
+    mut command: tokio::process::Command,
+    confinement: Option<&Confinement>,
+    program: &'static sys::WatchdogProgram,
+) -> Result<GroupChild, SpawnError> {
+    command.process_group(0);
+    static HIDDEN: std::sync::Once = std::sync::Once::new();
+    HIDDEN.call_once(|| {
+        let _ = sys::hide_own_environment();
+    });
+    let ruleset = match confinement {
+        Some(c) => confine::build(c).map_err(|e| SpawnError::Sandbox(e.to_string()))?,
+        None => None,
+    };
+    let (read_end, write_end) = sys::watchdog_pipe()?;
+    use std::os::fd::AsRawFd;
+    sys::install(
+        &mut command,
+        sys::Hooks {
+            parent: i32::try_from(std::process::id()).unwrap_or(0),
+            watchdog: read_end.as_raw_fd(),
+            landlock: ruleset.as_ref().map(AsRawFd::as_raw_fd),
+            program,
+        },
+    );
+    let child = command.spawn()?;
+    let confined = ruleset.is_some();
+    // Our copies of the read end and of the ruleset are no longer needed.
+    drop(read_end);
+    drop(ruleset);
+    Ok(GroupChild::new(child, confined, Some(write_end)))
 }
 
 /// The village-log line to write, once per process, when `run` commands cannot be confined
@@ -117,6 +132,34 @@ pub fn unconfined_notice_once() -> Option<&'static str> {
     Some(
         "run: landlock unavailable (kernel without Landlock, or not Linux); run commands are not confined to the work folder",
     )
+}
+
+/// The village-log line to write, once per process, when a `run.json` asks for
+/// `"network": false` (`deny_network`) and this kernel cannot enforce it (Landlock ABI < 4:
+/// Linux < 6.7, no Landlock, or not Linux); `None` otherwise, or after the first call.
+pub fn network_unconfined_notice_once(deny_network: bool) -> Option<&'static str> {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !deny_network
+        || network_confinement_available()
+        || SAID.swap(true, std::sync::atomic::Ordering::SeqCst)
+    {
+        return None;
+    }
+    Some(
+        "run: network denial unavailable (Landlock ABI < 4: Linux < 6.7, no Landlock, or not Linux); \"network\": false in run.json is not enforced, run commands may open TCP connections",
+    )
+}
+
+/// Whether `"network": false` is enforced on this machine (Landlock ABI v4, Linux 6.7+).
+pub fn network_confinement_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        confine::enforces_network(landlock_support())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
 }
 
 /// Whether `run` commands are confined by Landlock on this machine.
@@ -143,3 +186,6 @@ pub fn own_environment_hidden() -> bool {
         false
     }
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests;

@@ -2,14 +2,20 @@
 //! watchdog pipe, signals to a process group, and the hook that runs in the forked child
 //! before `exec` (parent-death signal, the group watchdog, Landlock's `restrict_self`).
 //!
-//! Everything in the hook is async-signal-safe: the parent process has many threads, so between
-//! `fork` and `exec` the child may only make raw system calls — no allocation, no lock, no
-//! `std` I/O. The values it needs are plain integers prepared by the parent.
+//! What holds in the hook: the parent process has many threads, so between `fork` and `exec`
+//! the child makes only raw system calls through libc's thin wrappers (`prctl`, `getppid`,
+//! `clone`, `waitpid`, `dup2`, `close_range`, `open`, `chdir`, `execve`, `read`, `kill`,
+//! `nanosleep`, `_exit`) — no allocation, no lock, no `std` I/O. The watchdog's processes
+//! are made with the raw `clone` system call, not libc's `fork`, so no `pthread_atfork`
+//! handler of any library runs in the hook. Everything it reads — integers, and the
+//! watchdog's `argv`/`envp` as C strings — was prepared by the parent before the spawn.
 
 #![allow(unsafe_code)]
 
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::OnceLock;
 
 /// A close-on-exec pipe: `(read end, write end)`. The watchdog of a group reads the first and
 /// acts when every copy of the second is closed (our guard dropped, or this process died).
@@ -34,7 +40,7 @@ pub(super) fn signal_group(pgid: i32, signal: libc::c_int) -> bool {
     unsafe { libc::kill(-pgid, signal) == 0 }
 }
 
-/// The integers the child-side hook needs, prepared by the parent before `fork`.
+/// What the child-side hook needs, prepared by the parent before `fork`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Hooks {
     /// Our pid: the child checks that its parent is still us after setting the death signal.
@@ -43,14 +49,81 @@ pub(super) struct Hooks {
     pub watchdog: RawFd,
     /// A Landlock ruleset to enforce, when there is one.
     pub landlock: Option<RawFd>,
+    /// The program the watchdog becomes (see [`watchdog_program`]).
+    pub program: &'static WatchdogProgram,
+}
+
+/// The watchdog as a program of its own: `/bin/sh` running a three-line script, with the
+/// pipe's read end on its standard input. Executing it drops the copy-on-write image of our
+/// memory (heap, caches, keys) that a forked process would otherwise keep for its lifetime.
+/// Built once, in the parent; the hook only reads the pointers.
+#[derive(Debug)]
+pub(super) struct WatchdogProgram {
+    path: CString,
+    _strings: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+    /// Tests only: behave as if the watchdog's own fork failed.
+    fail_fork: bool,
+}
+
+// SAFETY: the raw pointers point into the `CString`s owned by the same value (their heap
+// buffers never move); the value is never mutated after construction and lives in a static.
+unsafe impl Send for WatchdogProgram {}
+// SAFETY: as above: shared only for reading.
+unsafe impl Sync for WatchdogProgram {}
+
+/// The shell the watchdog runs (absent in distroless images: then it stays a forked loop).
+const WATCHDOG_SHELL: &CStr = c"/bin/sh";
+
+/// The watchdog program, built on first use (in the parent, before any spawn).
+pub(super) fn watchdog_program() -> &'static WatchdogProgram {
+    static PROGRAM: OnceLock<WatchdogProgram> = OnceLock::new();
+    PROGRAM.get_or_init(|| WatchdogProgram::new(WATCHDOG_SHELL))
+}
+
+impl WatchdogProgram {
+    /// The watchdog script run by `shell`.
+    pub(super) fn new(shell: &CStr) -> Self {
+        let grace = super::KILL_GRACE.as_secs().max(1);
+        // TERM, INT and HUP ignored (a kill of the group must not end the watchdog before it
+        // acts); `read` returns non-zero at end-of-file, when every write end is closed.
+        let script = format!(
+            "trap '' TERM INT HUP; while read _; do :; done; kill -TERM 0; sleep {grace}; kill -KILL 0"
+        );
+        let strings: Vec<CString> = ["fuseforks-wd", "-c", script.as_str(), "PATH=/usr/bin:/bin"]
+            .into_iter()
+            .filter_map(|s| CString::new(s).ok())
+            .collect();
+        let pointer = |i: usize| strings.get(i).map_or(std::ptr::null(), |s| s.as_ptr());
+        let argv = vec![pointer(0), pointer(1), pointer(2), std::ptr::null()];
+        let envp = vec![pointer(3), std::ptr::null()];
+        Self {
+            path: shell.to_owned(),
+            _strings: strings,
+            argv,
+            envp,
+            fail_fork: false,
+        }
+    }
+
+    /// Tests only: a program whose watchdog fork "fails" (as with no process slot left).
+    #[cfg(test)]
+    pub(super) fn failing_fork() -> Self {
+        Self {
+            fail_fork: true,
+            ..Self::new(WATCHDOG_SHELL)
+        }
+    }
 }
 
 /// Installs the hook on `command`. `std` sets the process group (`process_group(0)`) before
 /// running it, so the watchdog forked here is a member of the child's group.
 pub(super) fn install(command: &mut tokio::process::Command, hooks: Hooks) {
     // SAFETY: the closure runs in the forked child before exec. It only reads the `Copy` values
-    // captured above and calls async-signal-safe functions (see `child_setup`); it allocates
-    // nothing and takes no lock, so a lock held by another thread at fork time cannot bite.
+    // captured above (and the static program they point to) and makes raw system calls (see
+    // `child_setup`); it allocates nothing and takes no lock, so a lock held by another
+    // thread at fork time cannot bite.
     unsafe {
         command.pre_exec(move || child_setup(hooks));
     }
@@ -58,8 +131,8 @@ pub(super) fn install(command: &mut tokio::process::Command, hooks: Hooks) {
 
 /// Runs in the child between `fork` and `exec`.
 fn child_setup(hooks: Hooks) -> io::Result<()> {
-    // SAFETY: prctl, getppid, fork, waitpid, syscall and _exit are async-signal-safe system
-    // calls; every pointer passed points into this stack frame.
+    // SAFETY: prctl, getppid and syscall are raw system calls; every pointer passed points
+    // into this stack frame; `spawn_watchdog`'s contract holds (we are the forked child).
     unsafe {
         // Die with the thread that forked us (a tokio worker, alive as long as the runtime).
         if libc::prctl(
@@ -76,7 +149,7 @@ fn child_setup(hooks: Hooks) -> io::Result<()> {
         if libc::getppid() != hooks.parent {
             return Err(io::Error::from_raw_os_error(libc::ESRCH));
         }
-        spawn_watchdog(hooks.watchdog)?;
+        spawn_watchdog(hooks.watchdog, hooks.program)?;
         if let Some(ruleset) = hooks.landlock {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
@@ -89,41 +162,97 @@ fn child_setup(hooks: Hooks) -> io::Result<()> {
     Ok(())
 }
 
-/// Forks the watchdog through an intermediate process that exits at once, so the watchdog is
-/// adopted by init (or the nearest subreaper) instead of becoming the child's own child.
+/// A new process as by `fork`, through the raw `clone` system call: unlike libc's `fork`, it
+/// runs no `pthread_atfork` handler. The child runs on a copy of the caller's stack.
 ///
 /// # Safety
-/// Only call in a forked child before exec (async-signal-safe calls only).
-unsafe fn spawn_watchdog(read_end: RawFd) -> io::Result<()> {
-    // SAFETY: see the function's contract; status points into this frame.
+/// Only call in a forked child before exec; the new process must only make raw system calls
+/// until it execs or `_exit`s (libc's cached thread state is stale in it).
+unsafe fn raw_fork() -> libc::pid_t {
+    // SAFETY: flags SIGCHLD only and a null stack: the kernel copies the caller's stack, as for
+    // fork. On these architectures the flags come first; elsewhere, libc's fork.
+    #[cfg(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "x86",
+        target_arch = "arm"
+    ))]
     unsafe {
-        let first = libc::fork();
-        if first < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if first > 0 {
-            let mut status: libc::c_int = 0;
-            while libc::waitpid(first, &raw mut status, 0) < 0 {
-                if *libc::__errno_location() != libc::EINTR {
-                    break;
-                }
-            }
-            return Ok(());
-        }
-        if libc::fork() != 0 {
-            libc::_exit(0);
-        }
-        watch(read_end)
+        let pid = libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        );
+        libc::pid_t::try_from(pid).unwrap_or(-1)
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "x86",
+        target_arch = "arm"
+    )))]
+    unsafe {
+        libc::fork()
     }
 }
 
-/// The watchdog: holds only the read end, waits for end-of-file (our guard dropped or this
-/// process died), then SIGTERM to the group, 2 s, SIGKILL to the group (itself included).
+/// Starts the watchdog through an intermediate process that exits at once, so the watchdog is
+/// adopted by init (or the nearest subreaper) instead of becoming the child's own child. An
+/// error when either process could not be made: the child must not run without a watchdog.
 ///
 /// # Safety
-/// Only call in a forked child that never returns to Rust code (async-signal-safe calls only).
-unsafe fn watch(read_end: RawFd) -> ! {
-    // SAFETY: see the function's contract; every pointer points into this frame.
+/// Only call in a forked child before exec (raw system calls only).
+unsafe fn spawn_watchdog(read_end: RawFd, program: &WatchdogProgram) -> io::Result<()> {
+    // SAFETY: see the function's contract; status points into this frame.
+    unsafe {
+        let first = raw_fork();
+        if first < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if first == 0 {
+            let second = if program.fail_fork { -1 } else { raw_fork() };
+            if second == 0 {
+                watch(read_end, program);
+            }
+            // Tell the child whether the watchdog exists.
+            libc::_exit(i32::from(second < 0));
+        }
+        let mut status: libc::c_int = 0;
+        loop {
+            if libc::waitpid(first, &raw mut status, 0) >= 0 {
+                break;
+            }
+            match *libc::__errno_location() {
+                libc::EINTR => {}
+                // SIGCHLD ignored (inherited SIG_IGN): the intermediate was reaped by the
+                // kernel and its status is lost; assume the watchdog exists, as before.
+                libc::ECHILD => return Ok(()),
+                _ => return Err(io::Error::last_os_error()),
+            }
+        }
+        if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::from_raw_os_error(libc::EAGAIN))
+        }
+    }
+}
+
+/// The watchdog: keeps only the read end (as its standard input), then becomes the watchdog
+/// program; when that cannot be executed (no `/bin/sh`), does the same in this process: wait
+/// for end-of-file (our guard dropped or this process died), then SIGTERM to the group, 2 s,
+/// SIGKILL to the group (itself included).
+///
+/// # Safety
+/// Only call in a forked child that never returns to Rust code (raw system calls only).
+unsafe fn watch(read_end: RawFd, program: &WatchdogProgram) -> ! {
+    // SAFETY: see the function's contract; every pointer points into this frame or into the
+    // program, which the parent built and keeps alive in a static.
     unsafe {
         libc::signal(libc::SIGTERM, libc::SIG_IGN);
         libc::signal(libc::SIGINT, libc::SIG_IGN);
@@ -147,6 +276,21 @@ unsafe fn watch(read_end: RawFd) -> ! {
                 libc::close(fd);
             }
         }
+        // Standard output and error on /dev/null (a shell may complain there, harmlessly).
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            libc::dup2(null, 1);
+            libc::dup2(null, 2);
+            if null > 2 {
+                libc::close(null);
+            }
+        }
+        libc::execve(
+            program.path.as_ptr(),
+            program.argv.as_ptr(),
+            program.envp.as_ptr(),
+        );
+        // No shell: the same loop, in this (forked) process.
         let mut byte = 0u8;
         loop {
             let n = libc::read(0, (&raw mut byte).cast::<libc::c_void>(), 1);

@@ -43,6 +43,7 @@ fn run(
         dir_holds_village: &|_: &str| false,
         mcp: &mcp,
         run_allow: &run_allow,
+        run_network_denied: &[],
         jev_pruning_enabled: false,
         bypass_plan_review: false,
         run_approval: RunApproval::Required,
