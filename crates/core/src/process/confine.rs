@@ -8,13 +8,15 @@ use std::sync::OnceLock;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, path_beneath_rules,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
 /// The file-system ABI we ask for (refer, truncate and device ioctls are handled from v5).
 const FS_ABI: ABI = ABI::V5;
 /// Network rules arrived with v4.
 const NET_ABI: ABI = ABI::V4;
+/// Signal and abstract-socket scoping arrived with v6.
+const SCOPE_ABI: ABI = ABI::V6;
 
 /// What a confined child may reach.
 #[derive(Debug, Clone, Default)]
@@ -86,7 +88,12 @@ pub fn enforces_network(support: LandlockSupport) -> bool {
 
 /// Builds the ruleset; `Ok(None)` when the kernel has no Landlock (the child runs unconfined).
 pub fn build(confinement: &Confinement) -> Result<Option<OwnedFd>, landlock::RulesetError> {
-    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI))?;
+    // Signals and abstract Unix sockets stay inside the box (ABI v6, Linux 6.12; dropped on
+    // older kernels, best effort): a confined command cannot stop or kill `serve` or any
+    // other process of the user.
+    let mut ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(FS_ABI))?
+        .scope(Scope::from_all(SCOPE_ABI))?;
     if confinement.deny_network {
         ruleset = ruleset.handle_access(AccessNet::from_all(NET_ABI))?;
     }
