@@ -312,9 +312,14 @@ fn authority_is_loopback(host: &str) -> bool {
 /// No `Origin`, or an http(s) origin on a loopback name (any port): a page served from
 /// elsewhere (DNS rebinding) shows its own origin and is refused.
 fn origin_is_allowed(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN) else {
+    let mut all = headers.get_all(header::ORIGIN).iter();
+    let Some(origin) = all.next() else {
         return true;
     };
+    if all.next().is_some() {
+        // A browser sends one; two are a forgery that a later reader might take differently.
+        return false;
+    }
     let Ok(origin) = origin.to_str() else {
         return false;
     };
@@ -491,6 +496,12 @@ mod tests {
         ] {
             assert!(!origin_is_allowed(&with("origin", bad)), "{bad}");
         }
+        let mut twice = with("origin", "http://localhost");
+        twice.append(
+            header::ORIGIN,
+            axum::http::HeaderValue::from_static("http://evil.example"),
+        );
+        assert!(!origin_is_allowed(&twice), "two Origin headers");
     }
 
     #[test]
