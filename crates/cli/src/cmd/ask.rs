@@ -8,11 +8,15 @@ use fuseforks_core::orchestrator::PlanTaskState;
 use fuseforks_core::preflight::HeadlessMode;
 
 use super::headless::{
-    CLOSE_GRACE, CUT_WAIT, Common, boot, close, configure, report_findings, start_agents,
+    CLOSE_GRACE, Common, boot, close, configure, finish_close, report_close, report_findings,
+    start_agents,
 };
 use crate::exit;
 use crate::output::Out;
 use crate::signals::{SignalCount, reached};
+
+/// How long `ask` waits for the answer once every agent has ended (it is already there).
+const ANSWER_AFTER_CLOSE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Arguments of `ask`.
 #[derive(Debug, Args)]
@@ -83,18 +87,25 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     }
     let asking = orchestrator.ask_external_outcome(&args.client, &message);
     tokio::pin!(asking);
+    // The close, started by the first signal (or after the answer): one deadline for all of it.
+    let (mut first_signal, closer) = (signals.clone(), orchestrator.clone());
+    let closing = async move {
+        reached(&mut first_signal, 1).await;
+        closer.close(CLOSE_GRACE).await
+    };
+    tokio::pin!(closing);
+    let mut closed = None;
     let (answer, state) = tokio::select! {
         result = &mut asking => result,
         () = reached(&mut signals, 1) => {
-            // First signal: interrupt and wait (at most the grace) for the turn to record
-            // itself; then cut the call in flight and give the turn a moment to say so.
-            orchestrator.interrupt_all();
+            // First signal: every agent stops and its turn is interrupted at once; the turn
+            // records itself within the grace, or its call in flight is cut when it runs out.
             tokio::select! {
                 result = &mut asking => result,
-                () = tokio::time::sleep(CLOSE_GRACE) => {
-                    out.cli("warn", "CLOSE_GRACE_EXCEEDED", "the model call did not end within 30 s: it was cut, and its usage is recorded as unknown", None);
-                    orchestrator.abort_in_flight();
-                    tokio::time::timeout(CUT_WAIT, &mut asking)
+                all = &mut closing => {
+                    closed = Some(all);
+                    // Every agent has ended: the answer, if any, is already there.
+                    tokio::time::timeout(ANSWER_AFTER_CLOSE, &mut asking)
                         .await
                         .unwrap_or((None, PlanTaskState::Interrupted))
                 }
@@ -109,7 +120,15 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
         Some(text) => println!("{}", crate::terminal::for_stdout(text)),
         None => println!("{}", state.no_answer_line(report.language)),
     }
-    close(&orchestrator, &mut signals, out).await;
+    let signalled = *signals.borrow() > 0;
+    match closed {
+        Some(all) => report_close(all, out),
+        None if signalled => finish_close(closing, &mut signals, out).await,
+        None => {
+            let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
+            close(&orchestrator, &mut signals, out, cut_at).await;
+        }
+    }
     drop(host);
     exit::for_outcome(state)
 }

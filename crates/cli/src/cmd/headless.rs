@@ -15,10 +15,9 @@ use crate::exit;
 use crate::output::Out;
 use crate::signals::{SignalCount, reached};
 
-/// The grace a close waits for turns to record themselves.
+/// The grace a close waits for turns to record themselves, counted from the signal; what still
+/// runs then is cut, and the close ends within the orchestrator's `CUT_GRACE` (1 s) more.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(30);
-/// How long a close waits, after cutting what was in flight, for turns to record themselves.
-pub const CUT_WAIT: Duration = Duration::from_secs(2);
 
 /// `--secrets`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -215,19 +214,39 @@ pub fn forward_events(orchestrator: &Orchestrator, out: Out) {
     });
 }
 
-/// The close sequence: interrupt every turn, stop the agents within the grace; a further
-/// signal ends the wait at once (and says a payment record may be missing).
-pub async fn close(orchestrator: &Orchestrator, signals: &mut SignalCount, out: &Out) {
-    orchestrator.interrupt_all();
+/// The close sequence, with one deadline for all of it: every agent stops at once and its turn
+/// is interrupted; what still runs at `cut_at` (the signal + [`CLOSE_GRACE`]) is cut, and the
+/// close ends within the orchestrator's `CUT_GRACE` after that. A further signal ends the wait
+/// at once (and says a payment record may be missing).
+pub async fn close(
+    orchestrator: &Orchestrator,
+    signals: &mut SignalCount,
+    out: &Out,
+    cut_at: tokio::time::Instant,
+) {
+    let closing = orchestrator.close(cut_at.saturating_duration_since(tokio::time::Instant::now()));
+    tokio::pin!(closing);
+    finish_close(closing, signals, out).await;
+}
+
+/// Waits for a close already under way (`Orchestrator::close`'s future, see [`close`]).
+pub async fn finish_close(
+    closing: std::pin::Pin<&mut impl std::future::Future<Output = bool>>,
+    signals: &mut SignalCount,
+    out: &Out,
+) {
     let seen = *signals.borrow();
     tokio::select! {
-        all = orchestrator.stop_all(CLOSE_GRACE) => {
-            if !all {
-                out.cli("warn", "CLOSE_GRACE_EXCEEDED", "some turns did not end within 30 s: their model calls and tools were cut, and the usage of a cut call is recorded as unknown", None);
-            }
-        }
+        all = closing => report_close(all, out),
         () = reached(signals, seen + 1) => {
             out.cli("warn", "CLOSE_ABORTED", "closed without waiting for running turns: a turn's payment record may be missing from the log and the conversation", None);
         }
+    }
+}
+
+/// Says when the grace ran out (`all`: every agent ended within it).
+pub fn report_close(all: bool, out: &Out) {
+    if !all {
+        out.cli("warn", "CLOSE_GRACE_EXCEEDED", "some turns did not end within 30 s: their model calls and tools were cut, and the usage of a cut call is recorded as unknown", None);
     }
 }

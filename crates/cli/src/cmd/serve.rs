@@ -1,11 +1,12 @@
 //! `fuseforks-cli serve …`: starts the start set, opens the door (`--door-port`, or
-//! `mcp_server.json`) and runs until SIGINT / SIGTERM, then closes: door → interrupt → stop
-//! agents (30 s grace) → drop the host. Schedules join when their issue lands.
+//! `mcp_server.json`) and runs until SIGINT / SIGTERM, then closes: door → stop agents and
+//! interrupt their turns (30 s grace from the signal, then the cut) → drop the host. Schedules
+//! join when their issue lands.
 
 use clap::Args;
 use fuseforks_core::preflight::HeadlessMode;
 
-use super::headless::{Common, boot, close, configure, report_findings, start_agents};
+use super::headless::{CLOSE_GRACE, Common, boot, close, configure, report_findings, start_agents};
 use crate::exit;
 use crate::output::Out;
 use crate::signals::{SignalCount, reached};
@@ -51,7 +52,8 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
         Ok(door) => door,
         Err(e) => {
             out.cli("error", e.code(), &e.to_string(), None);
-            close(&orchestrator, &mut signals, out).await;
+            let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
+            close(&orchestrator, &mut signals, out, cut_at).await;
             return exit::BOOT_FAILED;
         }
     };
@@ -73,6 +75,8 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
         None,
     );
     reached(&mut signals, 1).await;
+    // One deadline for the whole close, counted from the signal (the door's close included).
+    let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
     out.cli(
         "info",
         "CLOSING",
@@ -82,7 +86,7 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     if let Some(door) = door {
         door.close().await;
     }
-    close(&orchestrator, &mut signals, out).await;
+    close(&orchestrator, &mut signals, out, cut_at).await;
     drop(host);
     exit::OK
 }

@@ -29,24 +29,28 @@ fn spawn_ask(dir: &str, message: &str) -> Child {
         .unwrap()
 }
 
-/// A 45 s model call in flight: SIGTERM ends `ask` within the 30 s grace plus the cut, and the
-/// turn is still recorded, its usage marked unknown.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_with_a_45_s_call_in_flight_exits_within_31_s() {
+/// `ask` with a 45 s model call in flight (and the reception's `mcp.json` holding `mcp`, if
+/// any), sent SIGTERM once the turn has started (and `ready` is in the log): how long it took
+/// to exit, and its output.
+async fn sigterm_during_a_45_s_call(
+    data: &TempDataDir,
+    mcp: Option<serde_json::Value>,
+    ready: &str,
+) -> (Duration, std::process::Output) {
     let wire = fuseforks_core::llm::Wire::OpenAiCompat;
     let stub = StubServer::start(vec![
         wire_replies::text(wire, "too late", U).after(Duration::from_secs(45)),
     ])
     .await;
-    let data = TempDataDir::new();
-    village(&data, stub.base_url(), None);
+    village(data, stub.base_url(), None);
+    if let Some(mcp) = mcp {
+        data.write("agents/rec/mcp.json", mcp.to_string());
+    }
     let dir = data.data_dir().display().to_string();
     let mut asking = KillOnDrop::new(spawn_ask(&dir, "slow please"));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "turn start: agent=rec",
-    )
-    .await;
+    let log_file = data.workspace().join("fuseforks.log");
+    wait_for(&log_file, ready).await;
+    wait_for(&log_file, "turn start: agent=rec").await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let ask = asking.take();
     signal(&ask, "TERM");
@@ -56,6 +60,15 @@ async fn sigterm_with_a_45_s_call_in_flight_exits_within_31_s() {
         .unwrap();
     let took = signalled.elapsed();
     eprintln!("SIGTERM to exit: {} ms", took.as_millis());
+    (took, out)
+}
+
+/// A 45 s model call in flight: SIGTERM ends `ask` within the 30 s grace plus the cut, and the
+/// turn is still recorded, its usage marked unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_with_a_45_s_call_in_flight_exits_within_31_s() {
+    let data = TempDataDir::new();
+    let (took, out) = sigterm_during_a_45_s_call(&data, None, "agent started: agent=rec").await;
     assert!(took <= Duration::from_millis(31_500), "took {took:?}");
     assert!(
         took >= Duration::from_secs(29),
@@ -84,6 +97,71 @@ async fn sigterm_with_a_45_s_call_in_flight_exits_within_31_s() {
         (1, 1),
         "the turn is recorded and its cut call counted as unknown usage: {report:?}"
     );
+}
+
+/// The same with an MCP server that ignores SIGTERM: after the cut, the agent's close does not
+/// wait for the server's group to end (its watchdog ends it, SIGKILL 2 s later), so the bound
+/// still holds, and the server still does not outlive `ask` by more than that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_with_a_45_s_call_and_an_mcp_server_ignoring_sigterm_exits_within_31_s() {
+    let data = TempDataDir::new();
+    let pid_file = data.data_dir().join("kid.pid");
+    let server = vec![
+        fuseforks_testkit::mcp_script("child_stdio.py")
+            .display()
+            .to_string(),
+        "--pid".to_owned(),
+        pid_file.display().to_string(),
+        "--ignore-stdin".to_owned(),
+    ];
+    let mcp = json!({"mcpServers": {"kid": {"command": real_python(), "args": server}}});
+    let (took, out) = sigterm_during_a_45_s_call(
+        &data,
+        Some(mcp),
+        "mcp: agent=rec server=kid outcome=connected",
+    )
+    .await;
+    let kid = std::fs::read_to_string(&pid_file).unwrap();
+    let kid = kid.trim();
+    let started = Instant::now();
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{kid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    while alive() && started.elapsed() < Duration::from_secs(4) {
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let gone = !alive();
+    if !gone {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", kid])
+            .status();
+    }
+    assert!(took <= Duration::from_millis(31_500), "took {took:?}");
+    assert!(
+        took >= Duration::from_secs(29),
+        "the grace was not given: {took:?}"
+    );
+    assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
+    assert!(
+        gone,
+        "the MCP server outlived ask by more than its kill grace"
+    );
+}
+
+/// The interpreter itself, not a wrapper script (a pyenv shim adds variables of its own).
+fn real_python() -> String {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -238,15 +238,21 @@ impl McpConnections {
     }
 
     /// Disconnects every server at once; each stdio child's group gets SIGTERM, then SIGKILL
-    /// after [`process::KILL_GRACE`].
-    pub async fn close(self) {
+    /// after [`process::KILL_GRACE`]. Once `cut` is cancelled (before or during the close),
+    /// nothing more is awaited: the servers are dropped, and each group's watchdog ends it in
+    /// the background.
+    pub async fn close(self, cut: &CancellationToken) {
         let closing = self.servers.into_iter().map(|server| async move {
             let _ = server.client.cancel().await;
             if let Some(mut group) = server.group {
                 group.terminate().await;
             }
         });
-        futures_util::future::join_all(closing).await;
+        tokio::select! {
+            biased;
+            () = cut.cancelled() => {}
+            _ = futures_util::future::join_all(closing) => {}
+        }
     }
 }
 

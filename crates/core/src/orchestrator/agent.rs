@@ -7,9 +7,10 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::conversation::TURN_CONVERSATION;
-use super::{Delivery, Inner, TurnControl, turn};
+use super::{Delivery, Inner, TurnControl, TurnOutcome, turn};
+use crate::llm::Usage;
 use crate::mcp::{McpConnections, McpContext};
-use crate::sessions::Record;
+use crate::sessions::{Record, TurnStop};
 
 /// Exchanges an agent keeps in its prompt history.
 pub const HISTORY_TURNS: usize = 8;
@@ -46,10 +47,31 @@ pub(crate) async fn run(
     {
         inner.log.line(line);
     }
-    let mcp = connect_until_stopped(&inner, &agent_id, &control, &mailbox).await;
+    let mcp = connect_mcp(&inner, &agent_id, control.stop.child_token()).await;
     while let Some(delivery) = mailbox.recv().await {
+        // A stopping agent starts no new turn: what is still queued is answered at once.
+        if control.stop.is_cancelled() {
+            inner.log.line(&format!(
+                "turn skipped: agent={agent_id} hop={} from={} reason=stopping",
+                delivery.message.hop,
+                delivery.message.from.label()
+            ));
+            if let Some(reply) = delivery.reply {
+                let _ = reply.send(TurnOutcome {
+                    answer: None,
+                    stop: TurnStop::Interrupted,
+                    usage: Usage::default(),
+                    handed_off: false,
+                    model_time: std::time::Duration::ZERO,
+                });
+            }
+            continue;
+        }
         // A conversation apart (a door session) has its own history and records.
         let apart = delivery.route.conversation;
+        // Held for the whole turn: its records stay in one stored conversation even if the
+        // conversation closes meanwhile.
+        let turn_in = apart.map(|key| inner.conversations.enter(key));
         let mut own = apart.map(|key| inner.conversations.take_history(key, &agent_id));
         let turn_history = own.as_mut().unwrap_or(&mut history);
         let turn = turn::run(
@@ -61,20 +83,22 @@ pub(crate) async fn run(
             &mut roster_seen,
             &mcp,
         );
-        let outcome = TURN_CONVERSATION.scope(apart, turn).await;
+        let slot = turn_in.as_ref().map(|t| Arc::clone(&t.session));
+        let outcome = TURN_CONVERSATION.scope(slot, turn).await;
         while turn_history.len() > HISTORY_TURNS {
             turn_history.pop_front();
         }
         if let (Some(key), Some(own)) = (apart, own) {
             inner.conversations.put_history(key, &agent_id, own);
         }
+        drop(turn_in);
         control.reset();
         if let Some(reply) = delivery.reply {
             let _ = reply.send(outcome);
         }
     }
-    // The agent stops: its MCP children go with it.
-    mcp.close().await;
+    // The agent stops: its MCP children go with it (without waiting once it was cut).
+    mcp.close(&control.abort).await;
 }
 
 /// The last exchanges of this agent in the current conversation.
@@ -102,33 +126,8 @@ fn restore_history(inner: &Inner, agent_id: &str) -> VecDeque<Exchange> {
     out
 }
 
-/// Connects the agent's MCP servers, cancelled at once when the agent is interrupted (a
-/// shutdown interrupts every agent first) or stopped (its mailbox closes).
-async fn connect_until_stopped(
-    inner: &Arc<Inner>,
-    agent_id: &str,
-    control: &TurnControl,
-    mailbox: &mpsc::Receiver<Delivery>,
-) -> McpConnections {
-    let cancel = control.token().child_token();
-    let connecting = connect_mcp(inner, agent_id, cancel.clone());
-    tokio::pin!(connecting);
-    loop {
-        tokio::select! {
-            mcp = &mut connecting => return mcp,
-            () = tokio::time::sleep(STOP_POLL), if !cancel.is_cancelled() => {
-                if mailbox.is_closed() {
-                    cancel.cancel();
-                }
-            }
-        }
-    }
-}
-
-/// How often a connecting agent looks whether it was stopped.
-const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// Connects the agent's MCP servers (the shared `mcp.json`, then its own).
+/// Connects the agent's MCP servers (the shared `mcp.json`, then its own); `cancel` (the
+/// agent's stop, not a turn's interrupt) ends a connect in progress at once.
 async fn connect_mcp(
     inner: &Arc<Inner>,
     agent_id: &str,

@@ -12,23 +12,45 @@ use super::agent::Exchange;
 /// Identifies an open conversation inside one orchestrator.
 pub(crate) type ConversationKey = u64;
 
+/// The stored conversation of a conversation apart, created with its first record. Shared by
+/// the book's entry and every turn running in it, so a turn that outlives the conversation's
+/// close still records into the same stored conversation.
+#[derive(Debug, Default)]
+pub(crate) struct SessionSlot(Mutex<Option<String>>);
+
+impl SessionSlot {
+    /// The stored conversation, created by `create` on first use. Only this conversation's
+    /// slot is held while `create` commits: other conversations and the book are not blocked.
+    pub fn session(&self, create: impl FnOnce() -> Option<String>) -> Option<String> {
+        let mut session = self.0.lock().ok()?;
+        if session.is_none() {
+            *session = create();
+        }
+        session.clone()
+    }
+}
+
 tokio::task_local! {
     /// The conversation of the turn this task runs (set by the agent's task around each turn),
     /// so that the records it writes land in that conversation.
-    pub(crate) static TURN_CONVERSATION: Option<ConversationKey>;
+    pub(crate) static TURN_CONVERSATION: Option<Arc<SessionSlot>>;
 }
 
-/// The conversation of the running turn, if it is one apart.
-pub(crate) fn current() -> Option<ConversationKey> {
-    TURN_CONVERSATION.try_with(|c| *c).ok().flatten()
+/// The stored conversation slot of the running turn, if it is in a conversation apart.
+pub(crate) fn current() -> Option<Arc<SessionSlot>> {
+    TURN_CONVERSATION.try_with(Clone::clone).ok().flatten()
 }
 
 #[derive(Debug, Default)]
 struct Entry {
     /// The `sessions.redb` conversation, created with its first record.
-    session: Option<String>,
+    session: Arc<SessionSlot>,
     /// Each agent's recent exchanges in this conversation.
     histories: HashMap<String, VecDeque<Exchange>>,
+    /// Turns running in this conversation.
+    turns: usize,
+    /// Closed while turns still ran: kept (without histories) until the last one ends.
+    closed: bool,
 }
 
 /// The open conversations of one orchestrator.
@@ -36,6 +58,28 @@ struct Entry {
 pub(crate) struct ConversationBook {
     next: AtomicU64,
     open: Mutex<HashMap<ConversationKey, Entry>>,
+}
+
+/// A turn running in a conversation apart (see [`ConversationBook::enter`]); dropping it says
+/// the turn ended.
+pub(crate) struct TurnIn {
+    book: Arc<ConversationBook>,
+    key: ConversationKey,
+    /// Where the turn's records go.
+    pub session: Arc<SessionSlot>,
+}
+
+impl Drop for TurnIn {
+    fn drop(&mut self) {
+        if let Ok(mut open) = self.book.open.lock()
+            && let Some(entry) = open.get_mut(&self.key)
+        {
+            entry.turns = entry.turns.saturating_sub(1);
+            if entry.closed && entry.turns == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
 }
 
 impl ConversationBook {
@@ -47,9 +91,39 @@ impl ConversationBook {
         key
     }
 
+    /// Forgets the histories; the entry itself stays while turns still run in it, so that they
+    /// keep recording into its stored conversation.
     fn close(&self, key: ConversationKey) {
-        if let Ok(mut open) = self.open.lock() {
-            open.remove(&key);
+        if let Ok(mut open) = self.open.lock()
+            && let Some(entry) = open.get_mut(&key)
+        {
+            if entry.turns == 0 {
+                open.remove(&key);
+            } else {
+                entry.closed = true;
+                entry.histories.clear();
+            }
+        }
+    }
+
+    /// A turn starts in `key`: its records go to the conversation's stored one, even if the
+    /// conversation closes before the turn ends. A conversation already closed and gone gets
+    /// one stored conversation for the turn (never one per record).
+    pub fn enter(self: &Arc<Self>, key: ConversationKey) -> TurnIn {
+        let session = self
+            .open
+            .lock()
+            .ok()
+            .and_then(|mut open| {
+                let entry = open.get_mut(&key)?;
+                entry.turns += 1;
+                Some(Arc::clone(&entry.session))
+            })
+            .unwrap_or_default();
+        TurnIn {
+            book: Arc::clone(self),
+            key,
+            session,
         }
     }
 
@@ -65,28 +139,10 @@ impl ConversationBook {
     /// Puts it back after the turn; dropped when the conversation has closed meanwhile.
     pub fn put_history(&self, key: ConversationKey, agent_id: &str, history: VecDeque<Exchange>) {
         if let Ok(mut open) = self.open.lock()
-            && let Some(entry) = open.get_mut(&key)
+            && let Some(entry) = open.get_mut(&key).filter(|e| !e.closed)
         {
             entry.histories.insert(agent_id.to_owned(), history);
         }
-    }
-
-    /// The stored conversation of `key`, created by `create` on first use (and not kept when
-    /// the conversation has closed meanwhile).
-    pub fn session(
-        &self,
-        key: ConversationKey,
-        create: impl FnOnce() -> Option<String>,
-    ) -> Option<String> {
-        let mut open = self.open.lock().ok()?;
-        let Some(entry) = open.get_mut(&key) else {
-            drop(open);
-            return create();
-        };
-        if entry.session.is_none() {
-            entry.session = create();
-        }
-        entry.session.clone()
     }
 
     #[cfg(test)]
@@ -155,17 +211,65 @@ mod tests {
     }
 
     #[test]
-    fn the_stored_conversation_is_created_once() {
+    fn the_stored_conversation_is_created_once_and_outside_the_books_lock() {
         let book = Arc::new(ConversationBook::default());
         let a = Conversation::open(&book);
+        let turn = book.enter(a.key());
+        let create = || {
+            assert!(
+                book.open.try_lock().is_ok(),
+                "created under the book's lock"
+            );
+            Some("s1".to_owned())
+        };
+        assert_eq!(turn.session.session(create), Some("s1".into()));
         assert_eq!(
-            book.session(a.key(), || Some("s1".into())),
+            book.enter(a.key()).session.session(|| Some("s2".into())),
             Some("s1".into())
         );
+        assert!(
+            current().is_none(),
+            "outside a turn: the current conversation"
+        );
+    }
+
+    #[test]
+    fn a_turn_that_outlives_its_conversation_keeps_its_stored_one() {
+        let book = Arc::new(ConversationBook::default());
+        let a = Conversation::open(&book);
+        let key = a.key();
+        let turn = book.enter(key);
         assert_eq!(
-            book.session(a.key(), || Some("s2".into())),
+            turn.session.session(|| Some("s1".into())),
             Some("s1".into())
         );
-        assert_eq!(current(), None, "outside a turn: the current conversation");
+        drop(a);
+        book.put_history(key, "rec", VecDeque::from([exchange("late")]));
+        assert!(
+            book.take_history(key, "rec").is_empty(),
+            "closed: no history"
+        );
+        let peer = book.enter(key);
+        assert_eq!(
+            peer.session.session(|| Some("junk".into())),
+            Some("s1".into()),
+            "a turn it caused meanwhile records there too"
+        );
+        assert_eq!(
+            turn.session.session(|| Some("junk".into())),
+            Some("s1".into())
+        );
+        drop((turn, peer));
+        assert_eq!(book.len(), 0, "gone with its last turn");
+        let late = book.enter(key);
+        assert_eq!(
+            late.session.session(|| Some("s2".into())),
+            Some("s2".into())
+        );
+        assert_eq!(
+            late.session.session(|| Some("s3".into())),
+            Some("s2".into()),
+            "one stored conversation per late turn, not per record"
+        );
     }
 }

@@ -36,6 +36,8 @@ pub use plan::{PlanTask, PlanWave, WaveStatus};
 pub const MAILBOX_CAPACITY: usize = 64;
 /// How long a stopping agent gets, after its calls in flight were cut, to record its turn.
 pub const CUT_GRACE: Duration = Duration::from_secs(1);
+/// How long a stop waits for an aborted agent task to be dropped.
+const TASK_END_WAIT: Duration = Duration::from_millis(200);
 
 /// Looks up the API key of a template (by template id). Values never leave the LLM client.
 pub type SecretLookup = Arc<dyn Fn(&str) -> Option<ApiKey> + Send + Sync>;
@@ -86,7 +88,15 @@ pub(crate) struct Route {
 #[derive(Debug)]
 pub(crate) struct TurnControl {
     pub interrupted: AtomicBool,
+    /// The current turn's interrupt (re-armed after each turn).
     pub cancel: Mutex<CancellationToken>,
+    /// This agent's hard stop, a child of the village-wide [`Inner::abort`]: cancelled when its
+    /// stop's grace runs out (or the close's), it cuts the agent's model calls and tools in
+    /// flight. Never reset: once cut, the agent sends nothing more.
+    pub abort: CancellationToken,
+    /// Cancelled when the agent begins to stop (and with `abort`): a connect in progress ends,
+    /// and messages still queued are answered as interrupted without a turn. Never reset.
+    pub stop: CancellationToken,
     pub turn_seq: AtomicU64,
     pub total_tokens: AtomicU64,
     pub prompt_tokens: AtomicU64,
@@ -95,10 +105,13 @@ pub(crate) struct TurnControl {
 }
 
 impl TurnControl {
-    fn new() -> Self {
+    fn new(village_abort: &CancellationToken) -> Self {
+        let abort = village_abort.child_token();
         Self {
             interrupted: AtomicBool::new(false),
             cancel: Mutex::new(CancellationToken::new()),
+            stop: abort.child_token(),
+            abort,
             turn_seq: AtomicU64::new(0),
             total_tokens: AtomicU64::new(0),
             prompt_tokens: AtomicU64::new(0),
@@ -124,8 +137,28 @@ impl TurnControl {
 struct AgentSlot {
     status: AgentStatus,
     sender: Option<mpsc::Sender<Delivery>>,
+    /// The supervisor, which ends with the agent's task.
     task: Option<tokio::task::JoinHandle<()>>,
+    /// The agent's task itself (aborting the supervisor would only detach it).
+    agent: tokio::task::AbortHandle,
     control: Arc<TurnControl>,
+}
+
+/// An agent taken out of service by `begin_stop`.
+struct Stopping {
+    id: String,
+    task: tokio::task::JoinHandle<()>,
+    agent: tokio::task::AbortHandle,
+    control: Arc<TurnControl>,
+}
+
+/// What a stop does when its grace runs out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// Only this agent's calls and tools are cut (`stop_agent`, `stop_all`).
+    Agent,
+    /// The close: every call and tool of the village is cut, for good.
+    Village,
 }
 
 pub(crate) struct Inner {
@@ -148,7 +181,9 @@ pub(crate) struct Inner {
     pub conversations: Arc<conversation::ConversationBook>,
     agents: Mutex<HashMap<String, AgentSlot>>,
     external_gate: tokio::sync::Mutex<()>,
-    /// Cancelled once, when a close's grace runs out: calls and tools in flight are cut.
+    /// The village-wide hard stop, cancelled once when a close's grace runs out: every agent's
+    /// calls and tools in flight are cut (each agent's `TurnControl::abort` is a child; a single
+    /// agent's stop cuts only its own).
     pub abort: CancellationToken,
 }
 
@@ -233,7 +268,7 @@ impl Inner {
         let now = now_ms();
         let create = || sessions.create(&title_of(first), now).ok();
         let id = match conversation::current() {
-            Some(key) => self.conversations.session(key, create)?,
+            Some(slot) => slot.session(create)?,
             None => {
                 let mut current = self.session_id.lock().ok()?;
                 if current.is_none() {
@@ -434,17 +469,21 @@ impl Orchestrator {
             status: AgentStatus::Starting,
         });
         let (sender, receiver) = mpsc::channel(MAILBOX_CAPACITY);
-        let control = Arc::new(TurnControl::new());
+        let control = Arc::new(TurnControl::new(&self.inner.abort));
         let inner_task = tokio::spawn(agent::run(
             Arc::clone(&self.inner),
             id.to_owned(),
             Arc::clone(&control),
             receiver,
         ));
-        // A supervisor: an agent task that dies (a panic) marks the agent Failed.
+        let agent = inner_task.abort_handle();
+        // A supervisor: an agent task that dies (a panic) marks the agent Failed; one ended by
+        // its stop (aborted after the cut) is a stop like any other.
         let (inner, agent_id) = (Arc::clone(&self.inner), id.to_owned());
         let task = tokio::spawn(async move {
-            if inner_task.await.is_err() {
+            if let Err(e) = inner_task.await
+                && !e.is_cancelled()
+            {
                 inner.mark_failed(&agent_id, "the agent's task stopped unexpectedly");
             }
         });
@@ -454,6 +493,7 @@ impl Orchestrator {
                 status: AgentStatus::Running,
                 sender: Some(sender),
                 task: Some(task),
+                agent,
                 control,
             },
         );
@@ -466,49 +506,77 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// Stops an agent after its current turn (its mailbox closes); returns whether the task
-    /// ended within `grace`.
+    /// Stops one agent after its current turn: its mailbox closes, messages still queued are
+    /// answered as interrupted without a turn, a connect in progress ends. Returns whether the
+    /// task ended within `grace`; when not, this agent's calls and tools in flight are cut (no
+    /// other agent's), its turn gets [`CUT_GRACE`] to record itself, and then its task is
+    /// ended.
     pub async fn stop_agent(&self, id: &str, grace: Duration) -> bool {
-        let task = self.begin_stop(id);
-        let joined = self.join_within(task, grace).await;
+        let stopping = self.begin_stop(id);
+        let joined = self.join_within(stopping, grace, Cut::Agent).await;
         self.end_stop(id, joined);
         joined
     }
 
     /// Takes an agent's task out of its slot and marks it stopping.
-    fn begin_stop(&self, id: &str) -> Option<tokio::task::JoinHandle<()>> {
-        let task = {
+    fn begin_stop(&self, id: &str) -> Option<Stopping> {
+        let stopping = {
             let Ok(mut agents) = self.inner.agents.lock() else {
                 return None;
             };
             let slot = agents.get_mut(id)?;
             slot.status = AgentStatus::Stopping;
             slot.sender = None;
-            slot.task.take()
+            slot.control.stop.cancel();
+            slot.task.take().map(|task| Stopping {
+                id: id.to_owned(),
+                task,
+                agent: slot.agent.clone(),
+                control: Arc::clone(&slot.control),
+            })
         };
         self.inner.events.emit(CoreEvent::AgentStatusChanged {
             agent_id: id.into(),
             status: AgentStatus::Stopping,
         });
-        task
+        stopping
     }
 
     /// Waits for a stopping agent's task; when the grace runs out, calls and tools in flight
-    /// are cut (their usage unknown) and the task gets [`CUT_GRACE`] to record its turn.
-    async fn join_within(
-        &self,
-        task: Option<tokio::task::JoinHandle<()>>,
-        grace: Duration,
-    ) -> bool {
-        let Some(mut task) = task else {
+    /// are cut (`cut`: the agent's, or the whole village's), the task gets [`CUT_GRACE`] to
+    /// record its turn, and is then ended.
+    async fn join_within(&self, stopping: Option<Stopping>, grace: Duration, cut: Cut) -> bool {
+        let Some(mut stopping) = stopping else {
             return true;
         };
-        if tokio::time::timeout(grace, &mut task).await.is_ok() {
+        if tokio::time::timeout(grace, &mut stopping.task)
+            .await
+            .is_ok()
+        {
             return true;
         }
-        self.abort_in_flight();
-        if tokio::time::timeout(CUT_GRACE, &mut task).await.is_err() {
-            task.abort();
+        match cut {
+            Cut::Village => self.abort_in_flight(),
+            Cut::Agent => {
+                self.inner.log.line(&format!(
+                    "stop: grace over; cutting the model calls and tools in flight: agent={}",
+                    stopping.id
+                ));
+                stopping.control.abort.cancel();
+            }
+        }
+        if tokio::time::timeout(CUT_GRACE, &mut stopping.task)
+            .await
+            .is_err()
+        {
+            self.inner.log.line(&format!(
+                "stop: the agent's task did not end after the cut; ending it: agent={}",
+                stopping.id
+            ));
+            stopping.agent.abort();
+            // The supervisor ends as soon as the aborted task is dropped (its children's groups
+            // with it).
+            let _ = tokio::time::timeout(TASK_END_WAIT, &mut stopping.task).await;
         }
         false
     }
@@ -715,8 +783,22 @@ impl Orchestrator {
     }
 
     /// Stops every running agent at once; returns whether all ended within `grace` (when not,
-    /// calls and tools in flight were cut, so the whole stop takes at most `grace` + 1 s).
+    /// the calls and tools in flight of those that did not were cut, so the whole stop takes
+    /// at most `grace` + [`CUT_GRACE`]).
     pub async fn stop_all(&self, grace: Duration) -> bool {
+        self.stop_every(grace, false, Cut::Agent).await
+    }
+
+    /// The close: every agent stops at once and its running turn is interrupted (stopped first,
+    /// so no queued message starts a turn in between); when the grace runs out, every model
+    /// call and tool of the village still in flight is cut for good
+    /// ([`Self::abort_in_flight`]). Takes at most `grace` + [`CUT_GRACE`]; returns whether
+    /// every agent ended within `grace`.
+    pub async fn close(&self, grace: Duration) -> bool {
+        self.stop_every(grace, true, Cut::Village).await
+    }
+
+    async fn stop_every(&self, grace: Duration, interrupt: bool, cut: Cut) -> bool {
         let ids: Vec<String> = self
             .inner
             .agents
@@ -724,17 +806,20 @@ impl Orchestrator {
             .map(|a| a.keys().cloned().collect())
             .unwrap_or_default();
         let stopping: Vec<_> = ids
-            .into_iter()
-            .map(|id| {
-                let task = self.begin_stop(&id);
-                async move {
-                    let joined = self.join_within(task, grace).await;
-                    self.end_stop(&id, joined);
-                    joined
-                }
-            })
+            .iter()
+            .map(|id| (id.clone(), self.begin_stop(id)))
             .collect();
-        futures_util::future::join_all(stopping)
+        if interrupt {
+            for id in &ids {
+                self.interrupt(id);
+            }
+        }
+        let joining = stopping.into_iter().map(|(id, stopping)| async move {
+            let joined = self.join_within(stopping, grace, cut).await;
+            self.end_stop(&id, joined);
+            joined
+        });
+        futures_util::future::join_all(joining)
             .await
             .into_iter()
             .all(|joined| joined)

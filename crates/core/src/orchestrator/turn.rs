@@ -390,7 +390,7 @@ async fn rounds(
         request.cacheable_prefix_len = p.system.cacheable_prefix_len;
         request.skills = ProviderSkills::of(&p.template);
         request.in_flight = InFlight::Finish;
-        request.abort = inner.abort.clone();
+        request.abort = control.abort.clone();
         let chars: usize = messages
             .iter()
             .flat_map(|m| &m.content)
@@ -417,6 +417,11 @@ async fn rounds(
                 return (stop, None, false);
             }
         };
+        // An interrupt or the hard stop that came meanwhile: no intent for a call never sent.
+        if control.token().is_cancelled() || control.abort.is_cancelled() {
+            reservation.settle(Some(&Usage::default()));
+            return (TurnStop::Interrupted, None, false);
+        }
         // Durable before the call: a crash between payment and the turn record stays visible.
         inner
             .record(vec![intent(
@@ -449,7 +454,7 @@ async fn rounds(
             tally.usage.add(u);
         }
         if response.stop == StopReason::Aborted {
-            tally.usage_unknown |= inner.abort.is_cancelled();
+            tally.usage_unknown |= control.abort.is_cancelled();
             return (TurnStop::Interrupted, None, false);
         }
         if let Some(text) = response.text() {
@@ -500,10 +505,15 @@ async fn rounds(
             };
             let output = match synthetic {
                 None if mcp.has(&call.name) => {
-                    cut_at_abort(inner, mcp.call(&call.name, &args), inner.language).await
+                    cut_at_abort(&control.abort, mcp.call(&call.name, &args), inner.language).await
                 }
                 None => {
-                    cut_at_abort(inner, run_tool(&call.name, &args, &p.tools), inner.language).await
+                    cut_at_abort(
+                        &control.abort,
+                        run_tool(&call.name, &args, &p.tools),
+                        inner.language,
+                    )
+                    .await
                 }
                 Some(Synthetic::Transfer(target)) => {
                     let text = args
@@ -562,16 +572,17 @@ async fn rounds(
     }
 }
 
-/// Runs a tool unless the close's hard stop comes first (then the tool is cut: a child of
-/// `run` dies with its dropped handle, an MCP call is abandoned).
+/// Runs a tool unless the agent's hard stop (`abort`: its stop's or the close's) comes first
+/// (then the tool is cut: a child of `run` dies with its dropped handle, an MCP call is
+/// abandoned).
 async fn cut_at_abort(
-    inner: &Arc<Inner>,
+    abort: &tokio_util::sync::CancellationToken,
     tool: impl std::future::Future<Output = ToolOutput>,
     language: crate::village::Language,
 ) -> ToolOutput {
     tokio::select! {
         output = tool => output,
-        () = inner.abort.cancelled() => ToolOutput::fail(language.pick(
+        () = abort.cancelled() => ToolOutput::fail(language.pick(
             "終了のため道具を止めました。",
             "The tool was stopped: the village is closing.",
         )),

@@ -24,6 +24,7 @@ mod other_files;
 mod preflight;
 mod round_trip;
 mod sessions;
+mod stopping;
 mod together;
 mod tools_files;
 mod tools_hardening;
