@@ -74,7 +74,7 @@ pub struct McpContext {
     pub log: Arc<dyn LogSink>,
     /// Children's stderr, line by line; discarded when `None` (never inherited).
     pub child_output: Option<Arc<dyn ChildOutput>>,
-    /// Cancelled when the agent stops (or is interrupted): connects in progress end at once.
+    /// Cancelled when the agent stops (not by an interrupt): connects in progress end at once.
     pub cancel: CancellationToken,
 }
 
