@@ -149,6 +149,7 @@ async fn a_fifo_is_refused_without_blocking() {
         json!({"op": "write", "path": "pipe", "content": "x", "overwrite": true}),
         json!({"op": "append", "path": "pipe", "content": "x"}),
         json!({"op": "copy", "path": "pipe", "to": "copy.txt"}),
+        json!({"op": "copy", "path": "notes.txt", "to": "pipe", "overwrite": true}),
     ] {
         let out = tokio::time::timeout(Duration::from_secs(5), agent.call("file", args.clone()))
             .await
@@ -238,6 +239,23 @@ async fn sd_refuses_a_replacement_that_would_explode_before_building_it() {
         )
         .await;
     assert!(!sd.ok && sd.body.contains("too large"), "{}", sd.body);
+}
+
+#[tokio::test]
+async fn a_copy_may_replace_another_file_of_the_same_folder() {
+    let agent = Agent::new();
+    std::fs::write(agent.work().join("other.txt"), "old").unwrap();
+    let out = agent
+        .call(
+            "file",
+            json!({"op": "copy", "path": "notes.txt", "to": "other.txt", "overwrite": true}),
+        )
+        .await;
+    assert!(out.ok, "{}", out.body);
+    assert_eq!(
+        std::fs::read_to_string(agent.work().join("other.txt")).unwrap(),
+        "alpha\nbeta error\ngamma\n"
+    );
 }
 
 #[tokio::test]

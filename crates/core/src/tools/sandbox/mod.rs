@@ -313,6 +313,40 @@ fn is_odd(c: char) -> bool {
 mod tests {
     use super::*;
 
+    fn bounded(bytes: &[u8], max: u64) -> Result<BoundedText, ReadError> {
+        let dir = tempfile::tempdir().map_err(|e| SandboxError::Io(e.to_string()))?;
+        let path = dir.path().join("f");
+        std::fs::write(&path, bytes).map_err(|e| SandboxError::Io(e.to_string()))?;
+        let file = File::open(&path).map_err(|e| SandboxError::Io(e.to_string()))?;
+        read_bounded(file, max)
+    }
+
+    #[test]
+    fn a_file_of_exactly_the_bound_is_whole() {
+        let read = bounded(b"abcd", 4).ok();
+        assert_eq!(
+            read.map(|r| (r.text, r.truncated)),
+            Some(("abcd".into(), false))
+        );
+        let read = bounded(b"abcde", 4).ok();
+        assert_eq!(
+            read.map(|r| (r.text, r.truncated, r.size)),
+            Some(("abcd".into(), true, 5))
+        );
+    }
+
+    #[test]
+    fn a_character_cut_at_the_bound_is_dropped_but_bad_bytes_are_not_text() {
+        // "aé" is 61 c3 a9: a bound of 2 cuts é in half.
+        let read = bounded("aéz".as_bytes(), 2).ok();
+        assert_eq!(
+            read.map(|r| (r.text, r.truncated)),
+            Some(("a".into(), true))
+        );
+        assert_eq!(bounded(b"a\xffb", 10), Err(ReadError::NotText));
+        assert_eq!(bounded(b"a\xffbcdef", 4), Err(ReadError::NotText));
+    }
+
     #[test]
     fn odd_characters() {
         assert!(is_odd('\0') && is_odd('\u{202E}') && is_odd('\u{200B}') && is_odd('\n'));
