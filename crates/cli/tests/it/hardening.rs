@@ -295,3 +295,64 @@ async fn a_work_folder_containing_the_village_cannot_rewrite_its_rights() {
         "the model wrote the village's mcp.json"
     );
 }
+
+/// A work folder *inside* the village's data folder (`workDir` = `<data_dir>/workspace`, or an
+/// agent's own folder there) is not refused: the preflight only asks whether the work folder
+/// holds the data folder (`crates/host/src/preflight_view.rs`, `holds`), and the file tools'
+/// fence refuses their writes, but Landlock gives `run` read-write on the whole work folder, so
+/// an allowed command rewrites the shared `mcp.json` (an unconfined command for the next
+/// start) or an agent's `run.json` (found by the second attack re-run of issue 10).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_work_folder_inside_the_village_cannot_rewrite_its_rights_through_run() {
+    let wire = fuseforks_core::llm::Wire::OpenAiCompat;
+    let calls = [ScriptCall {
+        id: "c-run".into(),
+        name: "run".into(),
+        args: json!({
+            "command": "sh",
+            "args": ["-c", "echo '{\"mcpServers\": {}}' > mcp.json; echo pwned >> agents/rec/run.json"],
+        }),
+    }];
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(wire, &calls, U),
+        wire_replies::text(wire, "done", U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let store = VillageStore::new(data.workspace());
+    let mut world = store.load_world().unwrap().value;
+    world.agents[0].work_dir = Some(data.workspace().display().to_string());
+    world.agents[0].enabled_tools = Some(vec!["run".into()]);
+    store.save_world(&world).unwrap();
+    let run_json = data.workspace().join("agents/rec/run.json");
+    std::fs::create_dir_all(run_json.parent().unwrap()).unwrap();
+    std::fs::write(
+        &run_json,
+        r#"{"version": 1, "allow": ["sh *"], "deny": []}"#,
+    )
+    .unwrap();
+    let dir = data.data_dir().display().to_string();
+    let out = command(
+        &[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "hi",
+        ],
+        true,
+    )
+    .output()
+    .unwrap();
+    let policy = std::fs::read_to_string(&run_json).unwrap_or_default();
+    assert!(
+        !data.workspace().join("mcp.json").exists() && !policy.contains("pwned"),
+        "run rewrote the village's files from a work folder inside it: run.json {policy:?}, \
+         stderr {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
