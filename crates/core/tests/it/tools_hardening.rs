@@ -372,3 +372,24 @@ async fn copying_a_sparse_file_does_not_fill_the_disk() {
         out.body
     );
 }
+
+/// A hostile TOML file (one unterminated 1 MiB line, under `yq`'s 1 MiB read bound) makes the
+/// parse error quote the whole line: the answer the model sees is ≈ 2 MB, not the 12,000
+/// characters every other tool answer is cut to (`text_edit.rs`, `toml_op`: `TOML: {e}` is not
+/// capped; found by the second attack re-run of issue 10). The tool answer is what the next
+/// paid request carries.
+#[tokio::test]
+async fn a_toml_parse_error_does_not_quote_a_megabyte_line() {
+    let agent = Agent::new();
+    let line = format!("x = \"{}\n", "a".repeat(1_000_000));
+    std::fs::write(agent.work().join("long.toml"), line).unwrap();
+    let out = agent
+        .call("yq", json!({"path": "long.toml", "op": "get", "key": "x"}))
+        .await;
+    assert!(!out.ok);
+    assert!(
+        out.body.chars().count() < 13_000,
+        "the error answer holds {} characters",
+        out.body.chars().count()
+    );
+}
