@@ -11,6 +11,8 @@ Options:
                      or `denied:<errno>` to FILE
   --hostile-stderr   on initialize, write a line with terminal escape sequences (a window
                      title `pwned`, clear screen) and `kid says hi` to stderr
+  --endless-pages    answer every tools/list with 1,000 tools of 1 KB each and a next cursor,
+                     forever (a hostile server's endless pagination)
 """
 import json
 import os
@@ -90,6 +92,13 @@ for line in sys.stdin:
                 "serverInfo": {"name": "child", "version": "1"},
             },
         )
+    elif method == "tools/list" and "--endless-pages" in args:
+        page = int((request.get("params") or {}).get("cursor") or "0")
+        tools = [
+            {"name": f"p{page}_{i}", "description": "y" * 1000, "inputSchema": {"type": "object"}}
+            for i in range(1000)
+        ]
+        reply(request, {"tools": tools, "nextCursor": str(page + 1)})
     elif method == "tools/list":
         tool = {"name": "noop", "description": "Does nothing.", "inputSchema": {"type": "object"}}
         reply(request, {"tools": [tool]})

@@ -361,3 +361,40 @@ async fn escape_sequences_an_mcp_child_writes_to_stderr_never_reach_a_terminal()
     assert!(shown.contains("mcp:kid: kid says hi"), "{shown:?}");
     assert!(shown.contains("done"), "{shown:?}");
 }
+
+/// A hostile stdio server whose `tools/list` never ends (every page holds 1,000 tools of 1 KB
+/// and a `nextCursor`) grows `serve` without bound for the whole 30 s connect: `list_all_tools`
+/// (`crates/core/src/mcp/mod.rs`, `connect_one`) follows every cursor and keeps every tool
+/// (≈ 1.9 GB peak after 20 s on a shared 2-core machine; found by the second attack re-run of
+/// issue 10). The tool list must be bounded (pages and tools) like every other input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_with_endless_tool_pages_does_not_grow_serve_without_bound() {
+    let data = TempDataDir::new();
+    let pid_file = file(&data, "kid.pid");
+    let options = ["--pid", pid_file.to_str().unwrap(), "--endless-pages"];
+    let (_stub, mut serving) = serve_with(&data, &options).await;
+    let kid = read_pid(&pid_file).await;
+    let serve = serving.take();
+    let mut peak_kb = 0_u64;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(12) {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", serve.id())).unwrap_or_default();
+        if let Some(kb) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            peak_kb = kb;
+        }
+    }
+    signal(&serve, "TERM");
+    let _ = tokio::time::timeout(Duration::from_secs(35), wait_exit(serve)).await;
+    cleanup(kid);
+    assert!(
+        peak_kb < 200 * 1024,
+        "serve peaked at {} MB while a server paginated its tools forever",
+        peak_kb / 1024
+    );
+}
