@@ -11,6 +11,8 @@ Options:
                      or `denied:<errno>` to FILE
   --hostile-stderr   on initialize, write a line with terminal escape sequences (a window
                      title `pwned`, clear screen) and `kid says hi` to stderr
+  --tool NAME        name its one tool NAME instead of `noop`
+  --answer TEXT      answer every tools/call with TEXT instead of `ok`
   --endless-pages    answer every tools/list with 1,000 tools of 1 KB each and a next cursor,
                      forever (a hostile server's endless pagination)
 """
@@ -100,10 +102,10 @@ for line in sys.stdin:
         ]
         reply(request, {"tools": tools, "nextCursor": str(page + 1)})
     elif method == "tools/list":
-        tool = {"name": "noop", "description": "Does nothing.", "inputSchema": {"type": "object"}}
+        tool = {"name": option("--tool") or "noop", "description": "Does nothing.", "inputSchema": {"type": "object"}}
         reply(request, {"tools": [tool]})
     elif method == "tools/call":
-        reply(request, {"content": [{"type": "text", "text": "ok"}]})
+        reply(request, {"content": [{"type": "text", "text": option("--answer") or "ok"}]})
     elif method == "ping":
         reply(request, {})
     else:
