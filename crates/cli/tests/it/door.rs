@@ -507,3 +507,64 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
     );
     assert!(stub.requests()[1].body.to_string().contains("HI"));
 }
+
+/// Door sessions are not capped: each `initialize` opens an MCP session (and a conversation)
+/// that lives until its 5-minute idle timeout, ≈ 55 KB each; 20,000 initializes took 17 s and
+/// grew `serve` to 1.1 GB (found by the second attack re-run of issue 10; `door.rs`, `open`:
+/// `LocalSessionManager::default()`, no limit). A token holder (or a buggy client that never
+/// reuses its session) exhausts the machine's memory in minutes. A cap on open sessions (the
+/// oldest idle one evicted, or new ones refused) keeps `serve` bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_door_sessions_do_not_grow_serve_without_bound() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let port = free_port();
+    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
+    wait_for(
+        &data.workspace().join("fuseforks.log"),
+        &format!("mcp server: 127.0.0.1:{port}/mcp"),
+    )
+    .await;
+    let script = r#"
+import http.client, json, sys
+port, token, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}})
+conn = http.client.HTTPConnection("127.0.0.1", port)
+opened = 0
+for _ in range(n):
+    conn.request("POST", "/mcp", body, {"content-type": "application/json",
+        "accept": "application/json, text/event-stream", "authorization": "Bearer " + token})
+    reply = conn.getresponse()
+    reply.read()
+    opened += bool(reply.getheader("mcp-session-id"))
+print(opened)
+"#;
+    let port_text = port.to_string();
+    let out = tokio::task::spawn_blocking({
+        let port_text = port_text.clone();
+        move || {
+            Command::new("python3")
+                .args(["-c", script, &port_text, DOOR_TOKEN, "5000"])
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let opened = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let pid = serving.0.as_ref().map_or(0, std::process::Child::id);
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
+    stop(&mut serving).await;
+    assert!(
+        peak_kb < 150 * 1024,
+        "{opened} door sessions opened; serve peaked at {} MB",
+        peak_kb / 1024
+    );
+}
