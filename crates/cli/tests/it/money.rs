@@ -330,3 +330,42 @@ async fn a_redirect_never_carries_the_key_to_another_host() {
         "the key followed a redirect to another host: {leaked:?}"
     );
 }
+
+/// The 500,000-value budget is per arguments string, not per answer: one answer (under the
+/// 16 MiB body cap) with 16 tool calls whose arguments are each `[0,0,…]` of 490,000 values
+/// passes every check (`llm/adapters/mod.rs`, `parse_args`, called once per call) and `ask`
+/// peaks at ≈ 1.7 GB (found by the second attack re-run of issue 10). The budget must hold for
+/// the whole answer (all its arguments together).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_tool_calls_cannot_multiply_the_json_value_budget() {
+    let zeros = format!("[{}0]", "0,".repeat(489_999));
+    let calls: Vec<serde_json::Value> = (0..16)
+        .map(|i| {
+            serde_json::json!({"id": format!("c{i}"), "type": "function",
+                "function": {"name": "file", "arguments": zeros}})
+        })
+        .collect();
+    let answer = serde_json::json!({
+        "id": "x", "object": "chat.completion", "model": "stub-model",
+        "choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": calls}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    });
+    assert!(answer.to_string().len() < 16 * 1024 * 1024);
+    let stub = StubServer::start(vec![
+        fuseforks_testkit::stub::StubReply::json(200, &answer),
+        wire_replies::text(Wire::OpenAiCompat, "done", U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let (_, peak, _) = tokio::task::spawn_blocking(move || ask_with_peak_rss(&dir))
+        .await
+        .unwrap();
+    eprintln!(
+        "ask peak RSS with 16 × 490,000-value arguments: {} MB",
+        peak / MB
+    );
+    assert!(peak > 0 && peak < 200 * MB, "peak RSS {} MB", peak / MB);
+}
