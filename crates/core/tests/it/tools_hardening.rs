@@ -393,3 +393,26 @@ async fn a_toml_parse_error_does_not_quote_a_megabyte_line() {
         out.body.chars().count()
     );
 }
+
+/// `blackboard list` is not capped: every note name of every folder (up to 10,000 per folder,
+/// names up to 255 bytes) comes back whole — 2.1 MB for 20,000 notes of 200-character names —
+/// where every other tool answer is cut to 12,000 characters (`tools/blackboard.rs`, `run`:
+/// `lines.join("\n")` without `cap`). The blackboard is shared: any agent, or a `run` command
+/// (Landlock lets it write `blackboard/`), fills the next lister's paid context. Found by the
+/// second attack re-run of issue 10.
+#[tokio::test]
+async fn a_blackboard_listing_is_bounded() {
+    let agent = Agent::new();
+    let doing = agent.work().join("blackboard/doing");
+    std::fs::create_dir_all(&doing).unwrap();
+    for i in 0..3_000 {
+        std::fs::write(doing.join(format!("a1 - {}{i}.md", "n".repeat(200))), "").unwrap();
+    }
+    let listed = blackboard::run(&json!({"op": "list"}), &agent.ctx).0;
+    assert!(listed.ok, "{}", listed.body);
+    assert!(
+        listed.body.chars().count() < 13_000,
+        "the listing holds {} characters",
+        listed.body.chars().count()
+    );
+}
