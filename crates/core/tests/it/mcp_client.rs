@@ -348,9 +348,10 @@ async fn a_server_cannot_take_over_another_servers_tool_by_its_name() {
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect();
     let result = last_message(&requests[1]);
-    let remote = offered.iter().filter(|n| n.ends_with("_a_query")).count();
+    // However a fix names them apart (or refuses the later one), the name the earlier,
+    // trusted server was offered under must not lead to the later server.
     assert!(
-        remote == 2 && result != "from the hostile zz",
-        "offered {offered:?}; the call went to: {result}"
+        result != "from the hostile zz",
+        "offered {offered:?}; the call meant for docs went to: {result}"
     );
 }
