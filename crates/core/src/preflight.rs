@@ -62,7 +62,7 @@ pub struct HostView<'a> {
     pub command_found: &'a dyn Fn(&str) -> bool,
     /// Whether a folder exists.
     pub dir_exists: &'a dyn Fn(&str) -> bool,
-    /// Whether a folder is, or holds, this village's data folder (its files and the shelf).
+    /// Whether a folder overlaps this village's data folder (is it, holds it, or lies in it).
     pub dir_holds_village: &'a dyn Fn(&str) -> bool,
     /// The shared `mcp.json` and each agent's (`(agent id or "", config)`).
     pub mcp: &'a [(String, McpConfig)],

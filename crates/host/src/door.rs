@@ -236,7 +236,33 @@ async fn admit(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
     if request.method() == Method::DELETE {
         return end_session(&guard, request, next).await;
     }
+    let opens_session =
+        request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
+    if opens_session && guard.sessions.sessions.read().await.len() >= MAX_SESSIONS {
+        return busy();
+    }
     next.run(request).await
+}
+
+/// The most door sessions open at once (each holds a conversation and a worker; idle ones
+/// end after rmcp's keep-alive).
+pub const MAX_SESSIONS: usize = 64;
+
+/// 503 when every session slot is taken: the client may retry after ending one.
+fn busy() -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "error": {"code": -32000, "message": format!("[DOOR_SESSIONS_FULL] {MAX_SESSIONS} sessions are open; end one (DELETE) or retry later")},
+    });
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::RETRY_AFTER, "5"),
+        ],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// 403 with a JSON-RPC error without id (what the MCP spec allows), naming the code.

@@ -246,10 +246,11 @@ pub fn mcp_secret_keys(paths: &HostPaths) -> Vec<String> {
     keys.into_iter().collect()
 }
 
-/// Whether `folder` is `data_dir` or one of its ancestors (compared as real paths).
+/// Whether `folder` and `data_dir` overlap (compared as real paths): the folder is the data
+/// folder, holds it, or lies inside it (the village's files, an agent's own `run.json`).
 fn holds(folder: &Path, data_dir: &Path) -> bool {
     match (folder.canonicalize(), data_dir.canonicalize()) {
-        (Ok(folder), Ok(data)) => data.starts_with(folder),
+        (Ok(folder), Ok(data)) => data.starts_with(&folder) || folder.starts_with(&data),
         _ => false,
     }
 }

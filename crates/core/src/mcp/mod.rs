@@ -147,20 +147,23 @@ impl McpConnections {
                     description: tool.description.as_deref().unwrap_or_default().to_owned(),
                     parameters: Value::Object((*tool.input_schema).clone()),
                 };
-                if out
-                    .tools
-                    .insert(
-                        qualified.clone(),
-                        RemoteTool {
-                            server: index,
-                            tool: tool.name.to_string(),
-                            spec,
-                        },
-                    )
-                    .is_none()
-                {
-                    out.order.push(qualified);
+                // A name already taken (by a bundled tool of an earlier server, or after
+                // cleaning and cutting to 64 characters) is never given to a later server.
+                if out.tools.contains_key(&qualified) {
+                    ctx.log.line(&format!(
+                        "mcp tool skipped: agent={agent_id} server={name} tool={qualified} reason=name_taken"
+                    ));
+                    continue;
                 }
+                out.tools.insert(
+                    qualified.clone(),
+                    RemoteTool {
+                        server: index,
+                        tool: tool.name.to_string(),
+                        spec,
+                    },
+                );
+                out.order.push(qualified);
             }
             ctx.log.line(&format!(
                 "mcp: agent={agent_id} server={name} outcome=connected tools={} elapsed_ms={}",
@@ -338,7 +341,7 @@ async fn connect_one(
             }
             McpServerEntry::Http(h) => (connect_http(h, ctx).await?, None),
         };
-        match client.list_all_tools().await {
+        match list_tools_bounded(&client).await {
             Ok(tools) => Ok((client, group, tools)),
             Err(_) => {
                 let _ = client.cancel().await;
@@ -365,6 +368,35 @@ async fn connect_one(
         "mcp: agent={agent_id} server={name} outcome=failed reason={reason}"
     ));
     None
+}
+
+/// The most pages of `tools/list` read from one server.
+const MAX_TOOL_PAGES: usize = 20;
+/// The most tools taken from one server.
+const MAX_TOOLS: usize = 500;
+
+/// Lists a server's tools page by page, at most [`MAX_TOOL_PAGES`] pages and [`MAX_TOOLS`]
+/// tools (a server that pages forever, or offers thousands of tools, is cut there).
+async fn list_tools_bounded(client: &Client) -> Result<Vec<rmcp::model::Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
+        let page = client
+            .list_tools(Some(params))
+            .await
+            .map_err(|_| "list_tools".to_owned())?;
+        tools.extend(page.tools);
+        if tools.len() >= MAX_TOOLS {
+            tools.truncate(MAX_TOOLS);
+            return Ok(tools);
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
+        }
+    }
+    Ok(tools)
 }
 
 /// Forwards a child's stderr line by line, each read capped at [`CHILD_LINE_MAX`] bytes so a

@@ -26,6 +26,10 @@ use crate::sessions::{AgentMessage, Endpoint, IntentRecord, Record, TurnRecord, 
 use crate::tools::{ToolContext, ToolOutput, WorkDir, offered_tools, run_tool};
 use crate::village::{AgentId, AgentSpec, Language, ModelTemplate, World};
 
+/// The most characters of one tool result the model reads (the bundled tools stay under
+/// 16,000 on their own; MCP results are cut at 16,000 too).
+const TOOL_RESULT_MAX_CHARS: usize = 20_000;
+
 struct Tally {
     usage: Usage,
     rounds: u32,
@@ -561,7 +565,8 @@ async fn rounds(
             results.push(ContentBlock::ToolResult(ToolResult {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
-                content: output.body,
+                // Every tool bounds its own answer; this is the last net for one that forgets.
+                content: crate::tools::cap_chars(output.body, TOOL_RESULT_MAX_CHARS),
                 is_error: !output.ok,
             }));
         }

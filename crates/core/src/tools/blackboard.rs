@@ -179,7 +179,7 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
         let body = if lines.is_empty() {
             ctx.say("黒板は空です。", "The blackboard is empty.")
         } else {
-            lines.join("\n")
+            cap(&lines.join("\n"), MAX_NOTE_CHARS)
         };
         return (ToolOutput::ok(body), Outcome::Ok);
     }

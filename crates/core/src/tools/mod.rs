@@ -222,6 +222,15 @@ pub(crate) fn bool_arg(args: &Value, key: &str, default: bool) -> bool {
     args.get(key).and_then(Value::as_bool).unwrap_or(default)
 }
 
+/// Cuts an owned text to `max` characters (no copy when it fits).
+pub(crate) fn cap_chars(text: String, max: usize) -> String {
+    if text.len() <= max {
+        text
+    } else {
+        cap(&text, max)
+    }
+}
+
 /// Cuts text to `max` characters, saying how much was left out.
 pub(crate) fn cap(text: &str, max: usize) -> String {
     let total = text.chars().count();

@@ -295,7 +295,7 @@ pub fn yq(args: &Value, ctx: &ToolContext) -> ToolOutput {
 type OpResult = Result<(String, Option<String>), String>;
 
 fn json_op(text: &str, op: &str, steps: &[Step], value: Option<&Value>) -> OpResult {
-    let mut doc: Value = serde_json::from_str(text).map_err(|e| format!("JSON: {e}"))?;
+    let mut doc: Value = serde_json::from_str(text).map_err(|e| cap(&format!("JSON: {e}"), 500))?;
     match op {
         "get" => {
             let mut cur = &doc;
@@ -355,7 +355,8 @@ fn json_op(text: &str, op: &str, steps: &[Step], value: Option<&Value>) -> OpRes
 }
 
 fn toml_op(text: &str, op: &str, steps: &[Step], value: Option<&Value>) -> OpResult {
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("TOML: {e}"))?;
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e| cap(&format!("TOML: {e}"), 500))?;
     match op {
         "get" => {
             let mut cur: &toml_edit::Item = doc.as_item();

@@ -7,6 +7,8 @@ pub mod ollama;
 pub mod openai_chat;
 pub mod responses;
 
+use std::cell::Cell;
+
 use serde_json::{Map, Value};
 
 use super::canonical::{ChatRequest, ChatResponse};
@@ -65,6 +67,9 @@ pub fn encode(request: &ChatRequest, ctx: &EncodeContext<'_>) -> Result<Value, L
 
 /// Reads a successful wire body.
 pub fn decode(wire: Wire, body: Value) -> Result<ChatResponse, LlmError> {
+    // One JSON-value budget for all the argument strings of this answer (decoding is
+    // synchronous, so a thread-local holds it for exactly this call).
+    ARGS_BUDGET.with(|b| b.set(super::json_budget::MAX_JSON_VALUES));
     match wire {
         Wire::OpenAiCompat => openai_chat::decode(body),
         Wire::Anthropic => anthropic::decode(body),
@@ -161,16 +166,24 @@ pub(crate) fn extra_of(wire: Wire, data: Map<String, Value>) -> Value {
     Value::Object(outer)
 }
 
+thread_local! {
+    /// JSON values the argument strings of the answer being decoded may still hold.
+    static ARGS_BUDGET: Cell<usize> = const { Cell::new(super::json_budget::MAX_JSON_VALUES) };
+}
+
 /// Parses tool arguments sent as a JSON string; keeps the text when it is not JSON, so that the
 /// tool can report the mistake to the model.
 pub(crate) fn parse_args(text: &str) -> Value {
     if text.trim().is_empty() {
         return Value::Object(Map::new());
     }
-    if super::json_budget::over_value_budget(text.as_bytes(), super::json_budget::MAX_JSON_VALUES) {
+    let left = ARGS_BUDGET.with(Cell::get);
+    let used = super::json_budget::values_within(text.as_bytes(), left);
+    ARGS_BUDGET.with(|b| b.set(left.saturating_sub(used.unwrap_or(left))));
+    if used.is_none() {
         // Not parsed (it would expand in memory); the tool answers that it is not an object.
         return Value::String(format!(
-            "(arguments of {} bytes not read: more than {} JSON values)",
+            "(arguments of {} bytes not read: the answer's tool arguments hold more than {} JSON values)",
             text.len(),
             super::json_budget::MAX_JSON_VALUES
         ));
