@@ -29,6 +29,8 @@ use crate::village::{AgentId, AgentSpec, Language, ModelTemplate, World};
 /// The most characters of one tool result the model reads (the bundled tools stay under
 /// 16,000 on their own; MCP results are cut at 16,000 too).
 const TOOL_RESULT_MAX_CHARS: usize = 20_000;
+/// The most tool calls of one answer that run.
+const MAX_CALLS_PER_ANSWER: usize = 32;
 
 struct Tally {
     usage: Usage,
@@ -481,7 +483,10 @@ async fn rounds(
         }
         messages.push(response.to_message());
         let mut results = Vec::new();
-        for call in calls {
+        // Every call gets a result (the wires require one), but only the first
+        // MAX_CALLS_PER_ANSWER run: one answer cannot fan out into thousands of tool runs.
+        let (calls, skipped) = calls.split_at(calls.len().min(MAX_CALLS_PER_ANSWER));
+        for call in calls.iter().cloned() {
             if let Some(repeats) = guard.check(&call.name, &call.args) {
                 inner.log.line(&format!(
                     "tool blocked: agent={agent_id} round={} name={} repeats={repeats}",
@@ -569,6 +574,24 @@ async fn rounds(
                 content: crate::tools::cap_chars(output.body, TOOL_RESULT_MAX_CHARS),
                 is_error: !output.ok,
             }));
+        }
+        for call in skipped {
+            results.push(ContentBlock::ToolResult(ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: inner.language.pick(
+                    "1 回の答えで使える道具は 32 回までです。この呼び出しは実行していません。",
+                    "At most 32 tool calls run per answer; this one did not run.",
+                ),
+                is_error: true,
+            }));
+        }
+        if !skipped.is_empty() {
+            inner.log.line(&format!(
+                "tool calls skipped: agent={agent_id} round={} count={}",
+                tally.rounds,
+                skipped.len()
+            ));
         }
         messages.push(ChatMessage {
             role: Role::Tool,

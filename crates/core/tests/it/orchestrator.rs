@@ -710,3 +710,52 @@ async fn an_outside_clients_name_cannot_forge_an_envelope() {
         .to_owned();
     assert_eq!(user.matches("[From:").count(), 1, "{user:?}");
 }
+
+/// One answer asking for 40 tool calls runs 32 of them; the other 8 get a result saying they
+/// did not run (every call id is answered, as the wires require).
+#[tokio::test]
+async fn one_answer_runs_at_most_32_tool_calls() {
+    let wire = Wire::OpenAiCompat;
+    let calls: Vec<ScriptCall> = (0..40)
+        .map(|n| {
+            call(
+                &format!("c{n}"),
+                "remember",
+                json!({"note": format!("n{n}")}),
+            )
+        })
+        .collect();
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(wire, &calls, U1),
+        wire_replies::text(wire, "done", U1),
+    ])
+    .await;
+    let v = Village::new(wire, stub.base_url(), None);
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    let outcome = orch
+        .deliver_and_wait("a1", Endpoint::User, "remember forty things")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer.as_deref(), Some("done"));
+    let second = &stub.requests()[1].body["messages"];
+    let results: Vec<&serde_json::Value> = second
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(results.len(), 40, "every call id answered");
+    let skipped = results
+        .iter()
+        .filter(|m| m["content"].as_str().unwrap_or("").contains("did not run"))
+        .count();
+    assert_eq!(skipped, 8);
+    let memory = v
+        .store()
+        .agent_files(&fuseforks_core::village::AgentId::new("a1").unwrap())
+        .unwrap()
+        .read_memory()
+        .unwrap();
+    assert_eq!(memory.lines().count(), 32, "{memory}");
+}
