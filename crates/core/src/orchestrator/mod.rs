@@ -10,6 +10,7 @@ pub mod outcome;
 pub mod plan;
 pub mod repeat_guard;
 mod square;
+mod stopping;
 mod turn;
 
 use std::collections::HashMap;
@@ -142,23 +143,6 @@ struct AgentSlot {
     /// The agent's task itself (aborting the supervisor would only detach it).
     agent: tokio::task::AbortHandle,
     control: Arc<TurnControl>,
-}
-
-/// An agent taken out of service by `begin_stop`.
-struct Stopping {
-    id: String,
-    task: tokio::task::JoinHandle<()>,
-    agent: tokio::task::AbortHandle,
-    control: Arc<TurnControl>,
-}
-
-/// What a stop does when its grace runs out.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Cut {
-    /// Only this agent's calls and tools are cut (`stop_agent`, `stop_all`).
-    Agent,
-    /// The close: every call and tool of the village is cut, for good.
-    Village,
 }
 
 pub(crate) struct Inner {
@@ -506,128 +490,6 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// Stops one agent after its current turn: its mailbox closes, messages still queued are
-    /// answered as interrupted without a turn, a connect in progress ends. Returns whether the
-    /// task ended within `grace`; when not, this agent's calls and tools in flight are cut (no
-    /// other agent's), its turn gets [`CUT_GRACE`] to record itself, and then its task is
-    /// ended.
-    pub async fn stop_agent(&self, id: &str, grace: Duration) -> bool {
-        let stopping = self.begin_stop(id);
-        let joined = self.join_within(stopping, grace, Cut::Agent).await;
-        self.end_stop(id, joined);
-        joined
-    }
-
-    /// Takes an agent's task out of its slot and marks it stopping.
-    fn begin_stop(&self, id: &str) -> Option<Stopping> {
-        let stopping = {
-            let Ok(mut agents) = self.inner.agents.lock() else {
-                return None;
-            };
-            let slot = agents.get_mut(id)?;
-            slot.status = AgentStatus::Stopping;
-            slot.sender = None;
-            slot.control.stop.cancel();
-            slot.task.take().map(|task| Stopping {
-                id: id.to_owned(),
-                task,
-                agent: slot.agent.clone(),
-                control: Arc::clone(&slot.control),
-            })
-        };
-        self.inner.events.emit(CoreEvent::AgentStatusChanged {
-            agent_id: id.into(),
-            status: AgentStatus::Stopping,
-        });
-        stopping
-    }
-
-    /// Waits for a stopping agent's task; when the grace runs out, calls and tools in flight
-    /// are cut (`cut`: the agent's, or the whole village's), the task gets [`CUT_GRACE`] to
-    /// record its turn, and is then ended.
-    async fn join_within(&self, stopping: Option<Stopping>, grace: Duration, cut: Cut) -> bool {
-        let Some(mut stopping) = stopping else {
-            return true;
-        };
-        if tokio::time::timeout(grace, &mut stopping.task)
-            .await
-            .is_ok()
-        {
-            return true;
-        }
-        match cut {
-            Cut::Village => self.abort_in_flight(),
-            Cut::Agent => {
-                self.inner.log.line(&format!(
-                    "stop: grace over; cutting the model calls and tools in flight: agent={}",
-                    stopping.id
-                ));
-                stopping.control.abort.cancel();
-            }
-        }
-        if tokio::time::timeout(CUT_GRACE, &mut stopping.task)
-            .await
-            .is_err()
-        {
-            self.inner.log.line(&format!(
-                "stop: the agent's task did not end after the cut; ending it: agent={}",
-                stopping.id
-            ));
-            stopping.agent.abort();
-            // The supervisor ends as soon as the aborted task is dropped (its children's groups
-            // with it).
-            let _ = tokio::time::timeout(TASK_END_WAIT, &mut stopping.task).await;
-        }
-        false
-    }
-
-    fn end_stop(&self, id: &str, joined: bool) {
-        if let Ok(mut agents) = self.inner.agents.lock() {
-            agents.remove(id);
-        }
-        self.inner
-            .log
-            .line(&format!("agent stopped: agent={id} joined={joined}"));
-        self.inner.events.emit(CoreEvent::AgentStatusChanged {
-            agent_id: id.into(),
-            status: AgentStatus::Idle,
-        });
-    }
-
-    /// The hard stop of a close: every model call and tool in flight is cut at once (a cut
-    /// call's usage is recorded as unknown). Final: nothing is sent afterwards.
-    pub fn abort_in_flight(&self) {
-        if !self.inner.abort.is_cancelled() {
-            self.inner
-                .log
-                .line("close: grace over; cutting model calls and tools in flight");
-            self.inner.abort.cancel();
-        }
-    }
-
-    /// Interrupts an agent's turn; it takes effect at the next round boundary.
-    pub fn interrupt(&self, id: &str) {
-        if let Ok(agents) = self.inner.agents.lock()
-            && let Some(slot) = agents.get(id)
-        {
-            slot.control.interrupted.store(true, Ordering::SeqCst);
-            slot.control.token().cancel();
-        }
-    }
-
-    /// Interrupts every agent.
-    pub fn interrupt_all(&self) {
-        let ids: Vec<String> = self
-            .inner
-            .agents
-            .lock()
-            .map(|a| a.keys().cloned().collect())
-            .unwrap_or_default();
-        for id in ids {
-            self.interrupt(&id);
-        }
-    }
-
     /// Delivers a message to an agent as a new causal root (with a fresh budget) and waits for
     /// the turn's outcome.
     pub async fn deliver_and_wait(
@@ -780,49 +642,6 @@ impl Orchestrator {
             self.start_agent(id)?;
         }
         Ok(ids)
-    }
-
-    /// Stops every running agent at once; returns whether all ended within `grace` (when not,
-    /// the calls and tools in flight of those that did not were cut, so the whole stop takes
-    /// at most `grace` + [`CUT_GRACE`]).
-    pub async fn stop_all(&self, grace: Duration) -> bool {
-        self.stop_every(grace, false, Cut::Agent).await
-    }
-
-    /// The close: every agent stops at once and its running turn is interrupted (stopped first,
-    /// so no queued message starts a turn in between); when the grace runs out, every model
-    /// call and tool of the village still in flight is cut for good
-    /// ([`Self::abort_in_flight`]). Takes at most `grace` + [`CUT_GRACE`]; returns whether
-    /// every agent ended within `grace`.
-    pub async fn close(&self, grace: Duration) -> bool {
-        self.stop_every(grace, true, Cut::Village).await
-    }
-
-    async fn stop_every(&self, grace: Duration, interrupt: bool, cut: Cut) -> bool {
-        let ids: Vec<String> = self
-            .inner
-            .agents
-            .lock()
-            .map(|a| a.keys().cloned().collect())
-            .unwrap_or_default();
-        let stopping: Vec<_> = ids
-            .iter()
-            .map(|id| (id.clone(), self.begin_stop(id)))
-            .collect();
-        if interrupt {
-            for id in &ids {
-                self.interrupt(id);
-            }
-        }
-        let joining = stopping.into_iter().map(|(id, stopping)| async move {
-            let joined = self.join_within(stopping, grace, cut).await;
-            self.end_stop(&id, joined);
-            joined
-        });
-        futures_util::future::join_all(joining)
-            .await
-            .into_iter()
-            .all(|joined| joined)
     }
 
     /// An outside request (the CLI `ask`): delivered to the reception as `External{client}`, a

@@ -575,28 +575,39 @@ async fn rounds(
                 is_error: !output.ok,
             }));
         }
-        for call in skipped {
-            results.push(ContentBlock::ToolResult(ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                content: inner.language.pick(
-                    "1 回の答えで使える道具は 32 回までです。この呼び出しは実行していません。",
-                    "At most 32 tool calls run per answer; this one did not run.",
-                ),
-                is_error: true,
-            }));
-        }
-        if !skipped.is_empty() {
-            inner.log.line(&format!(
-                "tool calls skipped: agent={agent_id} round={} count={}",
-                tally.rounds,
-                skipped.len()
-            ));
-        }
+        answer_skipped(inner, agent_id, tally.rounds, skipped, &mut results);
         messages.push(ChatMessage {
             role: Role::Tool,
             content: results,
         });
+    }
+}
+
+/// Answers the calls of an answer past [`MAX_CALLS_PER_ANSWER`] without running them (every
+/// call id needs a result), and says how many in the log.
+fn answer_skipped(
+    inner: &Arc<Inner>,
+    agent_id: &str,
+    round: u32,
+    skipped: &[crate::llm::ToolCall],
+    results: &mut Vec<ContentBlock>,
+) {
+    for call in skipped {
+        results.push(ContentBlock::ToolResult(ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: inner.language.pick(
+                "1 回の答えで使える道具は 32 回までです。この呼び出しは実行していません。",
+                "At most 32 tool calls run per answer; this one did not run.",
+            ),
+            is_error: true,
+        }));
+    }
+    if !skipped.is_empty() {
+        inner.log.line(&format!(
+            "tool calls skipped: agent={agent_id} round={round} count={}",
+            skipped.len()
+        ));
     }
 }
 
