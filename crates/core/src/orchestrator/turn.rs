@@ -387,41 +387,16 @@ async fn rounds(
         if control.interrupted.load(Ordering::SeqCst) {
             return (TurnStop::Interrupted, None, false);
         }
-        let mut request =
-            ChatRequest::new(p.template.model.clone(), messages.clone(), control.token());
-        request.tools = p.specs.clone();
-        request.temperature = p.template.temperature;
-        request.max_output_tokens = p.template.max_output_tokens;
-        request.effort = p.template.effort;
-        request.cacheable_prefix_len = p.system.cacheable_prefix_len;
-        request.skills = ProviderSkills::of(&p.template);
-        request.in_flight = InFlight::Finish;
-        request.abort = control.abort.clone();
+        let request = request_for(p, &messages, control);
         let chars: usize = messages
             .iter()
             .flat_map(|m| &m.content)
             .map(block_chars)
             .sum();
         let estimate = budget::estimate(chars, p.template.max_output_tokens);
-        let reservation = match delivery.budget.reserve(estimate) {
+        let reservation = match reserve(inner, agent_id, delivery, estimate) {
             Ok(r) => r,
-            Err(stop) => {
-                let reason = match stop {
-                    BudgetStop::Exhausted => "exhausted",
-                    BudgetStop::ReserveShort => "reserve_short",
-                };
-                inner.log.line(&format!(
-                    "budget stop: agent={agent_id} ceiling={} remaining={} estimate={estimate} reason={reason}",
-                    delivery.budget.ceiling().map_or_else(|| "-".into(), |c| c.to_string()),
-                    delivery.budget.remaining().map_or_else(|| "-".into(), |r| r.to_string()),
-                ));
-                let stop = if stop == BudgetStop::Exhausted {
-                    TurnStop::BudgetExhausted
-                } else {
-                    TurnStop::ReserveShort
-                };
-                return (stop, None, false);
-            }
+            Err(stop) => return (stop, None, false),
         };
         // An interrupt or the hard stop that came meanwhile: no intent for a call never sent.
         if control.token().is_cancelled() || control.abort.is_cancelled() {
@@ -581,6 +556,47 @@ async fn rounds(
             content: results,
         });
     }
+}
+
+/// The model request of one round: the template's settings, the turn's tokens.
+fn request_for(p: &Prepared, messages: &[ChatMessage], control: &TurnControl) -> ChatRequest {
+    let mut request =
+        ChatRequest::new(p.template.model.clone(), messages.to_vec(), control.token());
+    request.tools = p.specs.clone();
+    request.temperature = p.template.temperature;
+    request.max_output_tokens = p.template.max_output_tokens;
+    request.effort = p.template.effort;
+    request.cacheable_prefix_len = p.system.cacheable_prefix_len;
+    request.skills = ProviderSkills::of(&p.template);
+    request.in_flight = InFlight::Finish;
+    request.abort = control.abort.clone();
+    request
+}
+
+/// Reserves a call's estimate from the causal root's budget, or says (log line and stop)
+/// why the call may not be sent.
+fn reserve(
+    inner: &Arc<Inner>,
+    agent_id: &str,
+    delivery: &Delivery,
+    estimate: u64,
+) -> Result<budget::Reservation, TurnStop> {
+    delivery.budget.reserve(estimate).map_err(|stop| {
+        let reason = match stop {
+            BudgetStop::Exhausted => "exhausted",
+            BudgetStop::ReserveShort => "reserve_short",
+        };
+        inner.log.line(&format!(
+            "budget stop: agent={agent_id} ceiling={} remaining={} estimate={estimate} reason={reason}",
+            delivery.budget.ceiling().map_or_else(|| "-".into(), |c| c.to_string()),
+            delivery.budget.remaining().map_or_else(|| "-".into(), |r| r.to_string()),
+        ));
+        if stop == BudgetStop::Exhausted {
+            TurnStop::BudgetExhausted
+        } else {
+            TurnStop::ReserveShort
+        }
+    })
 }
 
 /// Answers the calls of an answer past [`MAX_CALLS_PER_ANSWER`] without running them (every
