@@ -11,7 +11,7 @@ use crate::terminal::for_stderr;
 use serde_json::json;
 
 /// The stderr writer.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Out {
     /// `--events jsonl`.
     pub jsonl: bool,
@@ -20,8 +20,13 @@ pub struct Out {
 }
 
 impl Out {
-    /// A CLI line: an error, a finding, a note.
+    /// A CLI line: an error, a finding, a note. Rendered once, the same way everywhere:
+    /// `level: [CODE] message` then `Fix: …` on the next line (human), or
+    /// `{"type":"cli",level,code,message[,fix]}` (jsonl). `message` is an error's `Display`:
+    /// a leading `[CODE] ` equal to `code` is dropped (never printed twice), and when `fix` is
+    /// `None`, a trailing `. Fix: …` is split off into the fix.
     pub fn cli(&self, level: &str, code: &str, message: &str, fix: Option<&str>) {
+        let (message, fix) = split_message(code, message, fix);
         let mut err = std::io::stderr().lock();
         if self.jsonl {
             let mut line = json!({"type": "cli", "level": level, "code": code, "message": message});
@@ -30,11 +35,7 @@ impl Out {
             }
             let _ = writeln!(err, "{line}");
         } else {
-            let message = for_stderr(message);
-            let _ = writeln!(err, "{level}: [{code}] {message}");
-            if let Some(fix) = fix {
-                let _ = writeln!(err, "  fix: {}", for_stderr(fix));
-            }
+            let _ = writeln!(err, "{}", human_line(level, code, message, fix));
         }
     }
 
@@ -60,6 +61,38 @@ impl Out {
     /// a third-party server must not drive the user's terminal.
     pub fn child_output(&self) -> Option<Arc<dyn fuseforks_core::mcp::ChildOutput>> {
         Some(Arc::new(ChildLines { jsonl: self.jsonl }))
+    }
+}
+
+/// The human rendering of a CLI line: `level: [CODE] message`, then `Fix: …` on its own line
+/// (escape sequences stripped on a terminal).
+pub fn human_line(level: &str, code: &str, message: &str, fix: Option<&str>) -> String {
+    let mut text = format!("{level}: [{code}] {}", for_stderr(message));
+    if let Some(fix) = fix {
+        text.push_str("\nFix: ");
+        text.push_str(&for_stderr(fix));
+    }
+    text
+}
+
+/// An error's text as message and fix: without a leading `[CODE] ` (that is `code`, already
+/// shown) and, when no separate fix is given, with a trailing `. Fix: …` split off.
+pub fn split_message<'a>(
+    code: &str,
+    message: &'a str,
+    fix: Option<&'a str>,
+) -> (&'a str, Option<&'a str>) {
+    let mut message = message.trim_start();
+    let prefix = format!("[{code}] ");
+    while let Some(rest) = message.strip_prefix(&prefix) {
+        message = rest.trim_start();
+    }
+    match fix {
+        Some(fix) => (message, Some(fix)),
+        None => match message.rfind(". Fix: ") {
+            Some(at) => (&message[..at], Some(&message[at + ". Fix: ".len()..])),
+            None => (message, None),
+        },
     }
 }
 
@@ -96,5 +129,34 @@ impl LogSink for StderrLog {
         } else {
             let _ = writeln!(err, "{}", for_stderr(line));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_message;
+
+    #[test]
+    fn a_code_is_never_doubled_and_the_fix_is_split_off() {
+        assert_eq!(
+            split_message("USAGE", "[USAGE] bad --start", None),
+            ("bad --start", None)
+        );
+        assert_eq!(
+            split_message(
+                "VILLAGE_MISSING",
+                "/x/world.json: no village. Fix: run init",
+                None
+            ),
+            ("/x/world.json: no village", Some("run init"))
+        );
+        assert_eq!(
+            split_message("W", "text. Fix: inner", Some("given")),
+            ("text. Fix: inner", Some("given"))
+        );
+        assert_eq!(
+            split_message("OTHER", "[USAGE] kept", None),
+            ("[USAGE] kept", None)
+        );
     }
 }

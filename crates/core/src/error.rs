@@ -13,21 +13,19 @@ pub enum CoreError {
     #[error(transparent)]
     Sessions(#[from] SessionError),
     /// No agent with this id.
-    #[error("[AGENT_NOT_FOUND] no agent {0}")]
+    #[error("no agent {0}")]
     AgentNotFound(String),
     /// The agent is not running.
-    #[error("[NOT_RUNNING] agent {0} is not running")]
+    #[error("agent {0} is not running")]
     NotRunning(String),
     /// The village has no reception agent.
-    #[error(
-        "[EXTERNAL_RECEPTION_UNSET] the village has no reception agent. Fix: set `reception` in world.json"
-    )]
+    #[error("the village has no reception agent. Fix: set `reception` in world.json")]
     ReceptionUnset,
     /// The wave is not waiting for review.
-    #[error("[PLAN_WAVE_NOT_PENDING] plan {0} is not waiting for review")]
+    #[error("plan {0} is not waiting for review")]
     PlanWaveNotPending(String),
     /// An edited wave names an agent the coordinator is not connected to, or has no task.
-    #[error("[PLAN_DISPATCH_INVALID] {0}")]
+    #[error("{0}")]
     PlanDispatchInvalid(String),
 }
 

@@ -6,12 +6,13 @@
 
 use std::collections::BTreeSet;
 
+use indexmap::IndexMap;
 use sha2::{Digest, Sha256};
 
 use crate::tools::RunApproval;
 use crate::village::mcp_config::{McpConfig, McpServerEntry};
 use crate::village::schedule::{Recurrence, ScheduleProbe, ScheduledTask};
-use crate::village::{Credential, EndpointProblem, EndpointSecurity, Language, World};
+use crate::village::{AgentSpec, Credential, EndpointProblem, EndpointSecurity, Language, World};
 
 /// Which command the preflight is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,24 +184,22 @@ pub fn headless_preflight(
             );
         }
     }
-    // MODEL_TEMPLATE_MISSING
-    for a in started
-        .iter()
-        .filter(|a| world.template(&a.model_template_id).is_none())
-    {
+    // MODEL_TEMPLATE_MISSING (one per template, the agents listed)
+    let missing = grouped(
+        started
+            .iter()
+            .filter(|a| world.template(&a.model_template_id).is_none())
+            .map(|a| (a.model_template_id.as_str(), a.id.as_str())),
+    );
+    for (template, agents) in &missing {
+        let agents = agents.join(", ");
         add(
             Level::Reject,
             "MODEL_TEMPLATE_MISSING",
-            format!(
-                "{} のテンプレート {} がありません。",
-                a.id, a.model_template_id
-            ),
-            format!(
-                "{} uses template {}, which does not exist.",
-                a.id, a.model_template_id
-            ),
-            "world.json で存在するテンプレートを指してください。",
-            "Point the agent at an existing template in world.json.",
+            format!("テンプレート {template} がありません（使う個体: {agents}）。"),
+            format!("Template {template} does not exist (used by {agents})."),
+            "world.json の modelTemplateId を存在するテンプレートに直すか、そのテンプレートを足してください。",
+            "Point modelTemplateId in world.json at an existing template, or add that template.",
         );
     }
     // ENDPOINT_INVALID / ENDPOINT_INSECURE (reject); ENDPOINT_INSECURE_ALLOWED (warn)
@@ -283,43 +282,45 @@ pub fn headless_preflight(
             "Provide the secret door_token (variable FUSEFORKS_SECRET_DOOR_TOKEN).",
         );
     }
-    // WORK_DIR_MISSING
-    for a in &started {
-        if let Some(dir) = &a.work_dir
-            && !(view.dir_exists)(dir)
-        {
-            add(
-                Level::Reject,
-                "WORK_DIR_MISSING",
-                format!("{} の作業フォルダ {dir} がありません。", a.id),
-                format!("The work folder {dir} of {} does not exist.", a.id),
-                "フォルダを作るか、workDir を直してください（コンテナでは bake の --map）。",
-                "Create the folder or fix workDir (in a container: bake --map).",
-            );
-        }
+    // WORK_DIR_MISSING (one per folder, the agents listed)
+    let missing = grouped(started.iter().filter_map(|a| {
+        a.work_dir
+            .as_deref()
+            .filter(|d| !(view.dir_exists)(d))
+            .map(|d| (d, a.id.as_str()))
+    }));
+    for (dir, agents) in &missing {
+        let agents = agents.join(", ");
+        add(
+            Level::Reject,
+            "WORK_DIR_MISSING",
+            format!("作業フォルダ {dir} がありません（個体: {agents}）。"),
+            format!("The work folder {dir} does not exist (agents: {agents})."),
+            "フォルダを作るか、workDir を直してください（コンテナでは bake の --map）。",
+            "Create the folder or fix workDir (in a container: bake --map).",
+        );
     }
-    // WORK_DIR_CONTAINS_VILLAGE
-    for a in &started {
-        if let Some(dir) = a
-            .work_dir
+    // WORK_DIR_CONTAINS_VILLAGE (one per folder, the agents listed)
+    let holding = grouped(started.iter().filter_map(|a| {
+        a.work_dir
             .as_deref()
             .filter(|d| (view.dir_holds_village)(d))
-        {
-            add(
-                Level::Reject,
-                "WORK_DIR_CONTAINS_VILLAGE",
-                format!(
-                    "{} の作業フォルダ {dir} が村のフォルダを含んでいます（道具で自分の権限を書き換えられます）。",
-                    a.id
-                ),
-                format!(
-                    "The work folder {dir} of {} holds the village's own folder (its tools could rewrite their own rights).",
-                    a.id
-                ),
-                "村のデータフォルダの外にある作業用フォルダを workDir にしてください。",
-                "Point workDir at a folder outside the village's data folder.",
-            );
-        }
+            .map(|d| (d, a.id.as_str()))
+    }));
+    for (dir, agents) in &holding {
+        let agents = agents.join(", ");
+        add(
+            Level::Reject,
+            "WORK_DIR_CONTAINS_VILLAGE",
+            format!(
+                "作業フォルダ {dir} が村のフォルダを含んでいます（個体: {agents}。道具で自分の権限を書き換えられます）。"
+            ),
+            format!(
+                "The work folder {dir} holds the village's own folder (agents: {agents}; their tools could rewrite their own rights)."
+            ),
+            "村のデータフォルダの外にある作業用フォルダを workDir にしてください。",
+            "Point workDir at a folder outside the village's data folder.",
+        );
     }
     // SCHEDULE_TARGET_OUTSIDE
     if serve {
@@ -343,28 +344,22 @@ pub fn headless_preflight(
             );
         }
     }
-    // RUN_APPROVAL_REQUIRED
-    if view.run_approval == RunApproval::Required {
-        for a in started.iter().filter(|a| {
-            a.enabled_tools
-                .as_ref()
-                .is_some_and(|t| t.iter().any(|n| n == "run"))
-        }) {
-            add(
-                Level::Warn,
-                "RUN_APPROVAL_REQUIRED",
-                format!(
-                    "{} の未知のコマンドは承認待ちに積まれ、誰も承認しません。",
-                    a.id
-                ),
-                format!(
-                    "Unknown commands of {} will wait for an approval no one gives.",
-                    a.id
-                ),
-                "run.json の allow を足すか、--run-approval を変えてください。",
-                "Extend run.json's allow list, or choose another --run-approval.",
-            );
-        }
+    // RUN_APPROVAL_REQUIRED (one finding, the agents listed)
+    let runners: Vec<&str> = started
+        .iter()
+        .filter(|a| has_run(a))
+        .map(|a| a.id.as_str())
+        .collect();
+    if view.run_approval == RunApproval::Required && !runners.is_empty() {
+        let agents = runners.join(", ");
+        add(
+            Level::Warn,
+            "RUN_APPROVAL_REQUIRED",
+            format!("{agents} の未知のコマンドは承認待ちに積まれ、誰も承認しません。"),
+            format!("Unknown commands of {agents} will wait for an approval no one gives."),
+            "run.json の allow を足すか、--run-approval を変えてください。",
+            "Extend run.json's allow list, or choose another --run-approval.",
+        );
     }
     // PROBE_UNAPPROVED
     if serve {
@@ -405,74 +400,47 @@ pub fn headless_preflight(
             "Provide jev_api_token; without it judges are disabled and pruning does not run.",
         );
     }
-    // RAG_SOURCE_MISSING
-    for a in &started {
-        for src in a.rag_sources.iter().filter(|s| !(view.dir_exists)(s)) {
-            add(
-                Level::Warn,
-                "RAG_SOURCE_MISSING",
-                format!("{} の資料フォルダ {src} がありません。", a.id),
-                format!("The source folder {src} of {} does not exist.", a.id),
-                "フォルダを用意するか、ragSources を直してください。",
-                "Provide the folder or fix ragSources.",
-            );
-        }
+    // RAG_SOURCE_MISSING (one per folder, the agents listed)
+    let missing = grouped(started.iter().flat_map(|a| {
+        a.rag_sources
+            .iter()
+            .filter(|s| !(view.dir_exists)(s))
+            .map(|s| (s.as_str(), a.id.as_str()))
+    }));
+    for (src, agents) in &missing {
+        let agents = agents.join(", ");
+        add(
+            Level::Warn,
+            "RAG_SOURCE_MISSING",
+            format!("資料フォルダ {src} がありません（個体: {agents}）。"),
+            format!("The source folder {src} does not exist (agents: {agents})."),
+            "フォルダを用意するか、ragSources を直してください。",
+            "Provide the folder or fix ragSources.",
+        );
     }
-    // MCP_COMMAND_NOT_FOUND
-    for (owner, config) in view
-        .mcp
-        .iter()
-        .filter(|(o, _)| o.is_empty() || view.start.contains(o))
-    {
-        for (name, entry) in &config.mcp_servers {
-            if let McpServerEntry::Stdio(s) = entry
-                && s.enabled
-                && !(view.command_found)(&s.command)
-            {
-                let whose = if owner.is_empty() {
-                    "mcp.json".to_owned()
-                } else {
-                    format!("agents/{owner}/mcp.json")
-                };
-                add(
-                    Level::Warn,
-                    "MCP_COMMAND_NOT_FOUND",
-                    format!(
-                        "{whose} のサーバー {name} のコマンド {} が見つかりません。",
-                        s.command
-                    ),
-                    format!(
-                        "The command {} of MCP server {name} ({whose}) is not found.",
-                        s.command
-                    ),
-                    "コマンドを入れるか、リモート MCP（type http）に寄せてください。",
-                    "Install the command, or use a remote MCP server (type http).",
-                );
-            }
-        }
+    // MCP_COMMAND_NOT_FOUND (one per command, the servers listed)
+    for (command, servers) in &mcp_commands_not_found(view) {
+        let servers = servers.join(", ");
+        add(
+            Level::Warn,
+            "MCP_COMMAND_NOT_FOUND",
+            format!("MCP サーバー {servers} のコマンド {command} が見つかりません。"),
+            format!("The command {command} of MCP servers {servers} is not found."),
+            "コマンドを入れるか、リモート MCP（type http）に寄せてください。",
+            "Install the command, or use a remote MCP server (type http).",
+        );
     }
-    // RUN_COMMAND_NOT_FOUND
-    for (agent, allow) in view
-        .run_allow
-        .iter()
-        .filter(|(a, _)| view.start.contains(a))
-    {
-        for line in allow {
-            if let Some(program) = line
-                .split_whitespace()
-                .next()
-                .filter(|p| !(view.command_found)(p))
-            {
-                add(
-                    Level::Warn,
-                    "RUN_COMMAND_NOT_FOUND",
-                    format!("{agent} の run.json が許すコマンド {program} が PATH にありません。"),
-                    format!("The command {program} allowed in {agent}'s run.json is not on PATH."),
-                    "コマンドを入れるか、allow の行を直してください。",
-                    "Install it, or fix the allow line.",
-                );
-            }
-        }
+    // RUN_COMMAND_NOT_FOUND (one per command, the agents listed; agents with `run` only)
+    for (program, agents) in &run_commands_not_found(&started, view) {
+        let agents = agents.join(", ");
+        add(
+            Level::Warn,
+            "RUN_COMMAND_NOT_FOUND",
+            format!("run.json が許すコマンド {program} が見つかりません（個体: {agents}）。"),
+            format!("The command {program} allowed in run.json is not found (agents: {agents})."),
+            "コマンドを入れるか、allow の行を直してください（相対パスは作業フォルダから数えます）。",
+            "Install it, or fix the allow line (a relative path counts from the work folder).",
+        );
     }
     // RUN_UNCONFINED
     let confined = crate::process::confinement_available();
@@ -554,6 +522,83 @@ pub fn headless_preflight(
     }
     out.sort_by_key(|f| f.level); // stable: table order within a level
     out
+}
+
+/// Pairs `(key, agent)` grouped by key, keys and agents in first-seen order, each agent once.
+fn grouped<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>) -> IndexMap<&'a str, Vec<&'a str>> {
+    let mut groups: IndexMap<&str, Vec<&str>> = IndexMap::new();
+    for (key, agent) in pairs {
+        let agents = groups.entry(key).or_default();
+        if !agents.contains(&agent) {
+            agents.push(agent);
+        }
+    }
+    groups
+}
+
+/// Whether the agent is offered the `run` tool.
+fn has_run(agent: &AgentSpec) -> bool {
+    agent
+        .enabled_tools
+        .as_ref()
+        .is_some_and(|t| t.iter().any(|n| n == "run"))
+}
+
+/// The commands of enabled stdio MCP servers (shared, and the start agents' own) that cannot be
+/// found, each with its servers (`name (file)`).
+fn mcp_commands_not_found(view: &HostView<'_>) -> IndexMap<String, Vec<String>> {
+    let mut out: IndexMap<String, Vec<String>> = IndexMap::new();
+    for (owner, config) in view
+        .mcp
+        .iter()
+        .filter(|(o, _)| o.is_empty() || view.start.contains(o))
+    {
+        let whose = if owner.is_empty() {
+            "mcp.json".to_owned()
+        } else {
+            format!("agents/{owner}/mcp.json")
+        };
+        for (name, entry) in &config.mcp_servers {
+            if let McpServerEntry::Stdio(s) = entry
+                && s.enabled
+                && !(view.command_found)(&s.command)
+            {
+                out.entry(s.command.clone())
+                    .or_default()
+                    .push(format!("{name} ({whose})"));
+            }
+        }
+    }
+    out
+}
+
+/// The first words of the allow lines of start agents that have `run` which cannot be found:
+/// a name on PATH, an absolute path, or a relative path from the agent's work folder (where
+/// `run` starts commands). Each with its agents.
+fn run_commands_not_found<'a>(
+    started: &[&'a AgentSpec],
+    view: &'a HostView<'_>,
+) -> IndexMap<&'a str, Vec<&'a str>> {
+    let pairs = started.iter().filter(|a| has_run(a)).flat_map(|a| {
+        view.run_allow
+            .iter()
+            .filter(move |(id, _)| id == a.id.as_str())
+            .flat_map(|(_, allow)| allow.iter())
+            .filter_map(|line| line.split_whitespace().next())
+            .filter(move |program| !run_command_found(program, a.work_dir.as_deref(), view))
+            .map(move |program| (program, a.id.as_str()))
+    });
+    grouped(pairs)
+}
+
+fn run_command_found(program: &str, work_dir: Option<&str>, view: &HostView<'_>) -> bool {
+    let path = std::path::Path::new(program);
+    match work_dir {
+        Some(dir) if program.contains('/') && path.is_relative() => {
+            (view.command_found)(&std::path::Path::new(dir).join(path).to_string_lossy())
+        }
+        _ => (view.command_found)(program),
+    }
 }
 
 /// Whether a start agent may run commands (allow lines, or a mode that runs unknown ones) on a

@@ -3,7 +3,6 @@
 //! store → bootstrap → secret-name collision check (env only) → the rest as it lands (tools,
 //! MCP, door, probe approvals, Jev, pricing).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use fuseforks_core::error::CoreError;
@@ -55,8 +54,8 @@ pub struct HostBootOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
     /// There is no village at `data_dir/workspace`.
-    #[error("[VILLAGE_MISSING] {}: no village here (world.json is missing). Fix: run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at a village", .0.display())]
-    VillageMissing(PathBuf),
+    #[error(transparent)]
+    VillageMissing(#[from] crate::paths::VillageMissing),
     /// The lock is held or cannot be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
@@ -76,7 +75,7 @@ pub enum HostError {
     #[error(transparent)]
     Core(CoreError),
     /// The log could not be opened.
-    #[error("[LOG_UNAVAILABLE] {0}")]
+    #[error("{0}")]
     Log(String),
 }
 
@@ -85,12 +84,11 @@ impl HostError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::VillageMissing(_) => "VILLAGE_MISSING",
-            Self::Lock(LockError::Held(_)) => "VILLAGE_LOCKED",
-            Self::Lock(LockError::Io(..)) => "VILLAGE_LOCK_FAILED",
+            Self::Lock(e) => e.code(),
             Self::Village(e) => e.code(),
             Self::SessionStoreLocked(e) => e.code(),
-            Self::Secrets(_) => "SECRET_STORE_UNAVAILABLE",
-            Self::SecretNameCollision(_) => "SECRET_NAME_COLLISION",
+            Self::Secrets(e) => e.code(),
+            Self::SecretNameCollision(e) => e.code(),
             Self::Core(e) => e.code(),
             Self::Log(_) => "LOG_UNAVAILABLE",
         }
@@ -131,8 +129,8 @@ pub fn secret_store(source: SecretSource) -> Result<Arc<dyn SecretStore>, Secret
 /// thing taken, before the log is opened.
 pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, HostError> {
     let workspace = paths.workspace();
-    if !workspace.join("world.json").is_file() {
-        return Err(HostError::VillageMissing(workspace.join("world.json")));
+    if let Some(missing) = paths.village_missing() {
+        return Err(missing.into());
     }
     let lock = VillageLock::acquire(&workspace)?;
     let mut log = VillageLog::open(&workspace.join("fuseforks.log"))

@@ -13,12 +13,22 @@ pub const LOCK_FILE: &str = ".fuseforks.lock";
 pub enum LockError {
     /// Another process holds it (the GUI or another fuseforks-cli).
     #[error(
-        "[VILLAGE_LOCKED] {0}: this village is open in another process (the Fuseforks GUI or fuseforks-cli). Fix: close that one first"
+        "{0}: this village is open in another process (the Fuseforks GUI or fuseforks-cli). Fix: close that one first"
     )]
     Held(PathBuf),
     /// The lock file could not be created or locked.
-    #[error("[VILLAGE_LOCK_FAILED] {0}: {1}")]
+    #[error("{0}: {1}")]
     Io(PathBuf, String),
+}
+
+impl LockError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Held(_) => "VILLAGE_LOCKED",
+            Self::Io(..) => "VILLAGE_LOCK_FAILED",
+        }
+    }
 }
 
 /// A held village lock; released when dropped (the file stays).

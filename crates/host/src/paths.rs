@@ -39,6 +39,56 @@ impl HostPaths {
     pub fn shelf(&self) -> ShelfStore {
         ShelfStore::new(&self.data_dir)
     }
+
+    /// `Some` when there is no village at `data_dir/workspace`; its fix says "use its parent"
+    /// when `data_dir` is itself a village's workspace (it holds `world.json`).
+    pub fn village_missing(&self) -> Option<VillageMissing> {
+        let file = self.workspace().join("world.json");
+        if file.is_file() {
+            return None;
+        }
+        let fix = match self.parent_when_workspace() {
+            Some(parent) => format!(
+                "--data-dir points at a village's workspace folder; use its parent: --data-dir {}",
+                parent.display()
+            ),
+            None => "run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at a village (the folder that holds workspace/)".to_owned(),
+        };
+        Some(VillageMissing { file, fix })
+    }
+
+    /// The folder above `data_dir` when `data_dir` itself is a village's workspace.
+    pub fn parent_when_workspace(&self) -> Option<PathBuf> {
+        if !self.data_dir.join("world.json").is_file() {
+            return None;
+        }
+        let absolute = self
+            .data_dir
+            .canonicalize()
+            .unwrap_or_else(|_| self.data_dir.clone());
+        Some(
+            absolute
+                .parent()
+                .map_or_else(|| PathBuf::from(".."), Path::to_path_buf),
+        )
+    }
+}
+
+/// `VILLAGE_MISSING`: no `world.json` at `data_dir/workspace`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: no village here (world.json is missing). Fix: {fix}", .file.display())]
+pub struct VillageMissing {
+    /// The missing `world.json`.
+    pub file: PathBuf,
+    /// How to fix it (names the parent when `--data-dir` is a workspace).
+    pub fix: String,
+}
+
+impl VillageMissing {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        "VILLAGE_MISSING"
+    }
 }
 
 #[cfg(test)]
@@ -54,5 +104,20 @@ mod tests {
             Path::new("/srv/village/workspace")
         );
         assert_eq!(paths.shelf().data_dir(), Path::new("/srv/village"));
+    }
+
+    #[test]
+    fn a_workspace_given_as_data_dir_is_told_to_use_its_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("workspace");
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::write(workspace.join("world.json"), "{}").unwrap();
+        assert!(HostPaths::new(dir.path()).village_missing().is_none());
+        let missing = HostPaths::new(&workspace).village_missing().unwrap();
+        assert!(missing.fix.contains("use its parent"), "{}", missing.fix);
+        let elsewhere = HostPaths::new(dir.path().join("empty"))
+            .village_missing()
+            .unwrap();
+        assert!(!elsewhere.fix.contains("parent"), "{}", elsewhere.fix);
     }
 }

@@ -26,18 +26,45 @@ pub enum StartSpec {
 }
 
 impl StartSpec {
-    /// Parses `batch` | `reception` | `id,id,…`.
+    /// Parses `batch` | `reception` | `id,id,…`. An id named twice is refused (never folded):
+    /// `reception,reception` and `a,b,a` are usage errors. Whether `batch` or `reception` is
+    /// the keyword or an agent's id is decided against the village ([`resolve_start`]).
     pub fn parse(text: &str) -> Result<Self, String> {
         match text.trim() {
             "" => Err("--start is empty".into()),
             "batch" => Ok(Self::Batch),
             "reception" => Ok(Self::Reception),
-            list => Ok(Self::Ids(
-                list.split(',')
-                    .map(|s| s.trim().to_owned())
-                    .filter(|s| !s.is_empty())
-                    .collect(),
-            )),
+            list => {
+                let mut ids: Vec<String> = Vec::new();
+                for id in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    if ids.iter().any(|seen| seen == id) {
+                        return Err(format!("--start names {id:?} twice; name each agent once"));
+                    }
+                    ids.push(id.to_owned());
+                }
+                if ids.is_empty() {
+                    return Err("--start names no agent".into());
+                }
+                Ok(Self::Ids(ids))
+            }
+        }
+    }
+
+    /// The spec as the village reads it: a keyword (`batch`, `reception`) that is also an
+    /// agent's id means that agent; the keyword wins only when no agent has that id.
+    pub fn against(self, world: &World) -> Self {
+        let word = match &self {
+            Self::Batch => "batch",
+            Self::Reception => "reception",
+            Self::Ids(_) => return self,
+        };
+        let is_agent = AgentId::new(word)
+            .ok()
+            .is_some_and(|id| world.agent(&id).is_some());
+        if is_agent {
+            Self::Ids(vec![word.to_owned()])
+        } else {
+            self
         }
     }
 }
@@ -46,10 +73,8 @@ impl StartSpec {
 #[derive(Debug, thiserror::Error)]
 pub enum PreflightError {
     /// No village.
-    #[error(
-        "[VILLAGE_MISSING] {0}: no village here (world.json is missing). Fix: run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at a village"
-    )]
-    VillageMissing(String),
+    #[error(transparent)]
+    VillageMissing(#[from] crate::paths::VillageMissing),
     /// A village file is broken.
     #[error(transparent)]
     Village(#[from] VillageError),
@@ -57,8 +82,20 @@ pub enum PreflightError {
     #[error(transparent)]
     Secrets(#[from] SecretError),
     /// `--start` names something that is not an agent, or `reception` outside `ask`.
-    #[error("[USAGE] {0}")]
+    #[error("{0}")]
     Usage(String),
+}
+
+impl PreflightError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::VillageMissing(e) => e.code(),
+            Self::Village(e) => e.code(),
+            Self::Secrets(e) => e.code(),
+            Self::Usage(_) => "USAGE",
+        }
+    }
 }
 
 /// The inputs of a preflight besides the files.
@@ -107,12 +144,13 @@ pub fn resolve_start(
     spec: &StartSpec,
     mode: HeadlessMode,
 ) -> Result<BTreeSet<String>, PreflightError> {
-    let mut start: BTreeSet<String> = match spec {
+    let spec = spec.clone().against(world);
+    let mut start: BTreeSet<String> = match &spec {
         StartSpec::Batch => world.batch_start_ids().into_iter().collect(),
         StartSpec::Reception if mode == HeadlessMode::Ask => BTreeSet::new(),
         StartSpec::Reception => {
             return Err(PreflightError::Usage(
-                "--start reception is for ask only".into(),
+                "--start reception (the keyword: no agent has the id `reception`) is for ask only; name agents by id, or use batch".into(),
             ));
         }
         StartSpec::Ids(ids) => {
@@ -147,10 +185,8 @@ pub fn run_preflight(
     inputs: &PreflightInputs,
 ) -> Result<PreflightReport, PreflightError> {
     let village = paths.village();
-    if !village.path("world.json").is_file() {
-        return Err(PreflightError::VillageMissing(
-            village.path("world.json").display().to_string(),
-        ));
+    if let Some(missing) = paths.village_missing() {
+        return Err(missing.into());
     }
     let world = village.load_world()?.value;
     let schedules = village.load_schedules()?.value.0;
@@ -218,7 +254,8 @@ pub fn command_found(program: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// The `mcp:NAME` keys referenced by every `mcp.json` of the village (for the collision check).
+/// The `mcp:NAME` keys referenced by the enabled http servers of every `mcp.json` of the
+/// village (for the collision check; seed 004 D3/D5: a disabled server is not counted).
 pub fn mcp_secret_keys(paths: &HostPaths) -> Vec<String> {
     let village = paths.village();
     let mut configs: Vec<McpConfig> = village
@@ -237,8 +274,8 @@ pub fn mcp_secret_keys(paths: &HostPaths) -> Vec<String> {
         .iter()
         .flat_map(|c| c.mcp_servers.values())
         .filter_map(|entry| match entry {
-            McpServerEntry::Http(h) => Some(h.secret_names()),
-            McpServerEntry::Stdio(_) => None,
+            McpServerEntry::Http(h) if h.enabled => Some(h.secret_names()),
+            McpServerEntry::Http(_) | McpServerEntry::Stdio(_) => None,
         })
         .flatten()
         .map(|name| format!("mcp:{name}"))

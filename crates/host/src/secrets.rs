@@ -17,17 +17,26 @@ pub const FIXED_KEYS: [&str; 2] = ["jev_api_token", "door_token"];
 pub enum SecretError {
     /// The store cannot be used on this machine.
     #[error(
-        "[SECRET_STORE_UNAVAILABLE] the OS keyring is not available here ({0}). Fix: pass --secrets env and set FUSEFORKS_SECRET_* variables"
+        "the OS keyring is not available here ({0}). Fix: pass --secrets env and set FUSEFORKS_SECRET_* variables"
     )]
     Unavailable(String),
     /// The store is read-only.
-    #[error(
-        "[SECRET_STORE_READ_ONLY] --secrets env is read-only; set the variable in the environment instead"
-    )]
+    #[error("--secrets env is read-only; set the variable in the environment instead")]
     ReadOnly,
     /// The store failed.
-    #[error("[SECRET_STORE_FAILED] {0}")]
+    #[error("{0}")]
     Failed(String),
+}
+
+impl SecretError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Unavailable(_) => "SECRET_STORE_UNAVAILABLE",
+            Self::ReadOnly => "SECRET_STORE_READ_ONLY",
+            Self::Failed(_) => "SECRET_STORE_FAILED",
+        }
+    }
 }
 
 /// Where secrets come from.
@@ -152,8 +161,15 @@ impl SecretStore for KeyringSecretStore {
 
 /// Two or more keys that map to one environment variable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("[SECRET_NAME_COLLISION] {}. Fix: rename the template ids (or MCP secret names) so that each maps to its own variable", describe(.0))]
+#[error("{}. Fix: rename the template ids (or MCP secret names) so that each maps to its own variable", describe(.0))]
 pub struct SecretNameCollision(pub BTreeMap<String, Vec<String>>);
+
+impl SecretNameCollision {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        "SECRET_NAME_COLLISION"
+    }
+}
 
 fn describe(collisions: &BTreeMap<String, Vec<String>>) -> String {
     collisions

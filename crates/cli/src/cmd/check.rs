@@ -50,29 +50,56 @@ pub fn run(args: &CheckArgs, out: &Out) -> u8 {
             json!({"findings": report.findings, "start": report.start})
         );
     } else {
-        let start: Vec<&str> = report.start.iter().map(String::as_str).collect();
-        println!(
-            "start: {}",
-            if start.is_empty() {
-                "(none)".to_owned()
-            } else {
-                start.join(", ")
-            }
-        );
-        for f in &report.findings {
-            let shown = format!("{:?} {}: {}\n  fix: {}", f.level, f.code, f.message, f.fix);
-            println!("{}", crate::terminal::for_stdout(&shown));
-        }
-        let rejects = report
-            .findings
-            .iter()
-            .filter(|f| f.level == fuseforks_core::preflight::Level::Reject)
-            .count();
-        println!("{} finding(s), {rejects} rejecting", report.findings.len());
+        print!("{}", human_report(&report));
     }
     if report.passes() {
         exit::OK
     } else {
         exit::REJECTED
     }
+}
+
+/// `check`'s human report in the village language: the start set, each finding as
+/// `level [CODE] message` and `Fix: …`, and the count.
+fn human_report(report: &fuseforks_host::preflight_view::PreflightReport) -> String {
+    use fuseforks_core::preflight::Level;
+    use fuseforks_core::village::Language;
+    let ja = report.language == Language::Ja;
+    let start: Vec<&str> = report.start.iter().map(String::as_str).collect();
+    let start = if start.is_empty() {
+        (if ja { "（なし）" } else { "(none)" }).to_owned()
+    } else {
+        start.join(", ")
+    };
+    let mut text = if ja {
+        format!("起動: {start}\n")
+    } else {
+        format!("start: {start}\n")
+    };
+    for f in &report.findings {
+        let level = match (f.level, ja) {
+            (Level::Reject, false) => "reject",
+            (Level::Warn, false) => "warn",
+            (Level::Info, false) => "info",
+            (Level::Reject, true) => "拒否",
+            (Level::Warn, true) => "警告",
+            (Level::Info, true) => "情報",
+        };
+        let fix_word = if ja { "直し方" } else { "Fix" };
+        let shown = format!("{level} [{}] {}\n{fix_word}: {}", f.code, f.message, f.fix);
+        text.push_str(&crate::terminal::for_stdout(&shown));
+        text.push('\n');
+    }
+    let rejects = report
+        .findings
+        .iter()
+        .filter(|f| f.level == Level::Reject)
+        .count();
+    let total = report.findings.len();
+    text.push_str(&if ja {
+        format!("指摘 {total} 件、うち拒否 {rejects} 件\n")
+    } else {
+        format!("{total} finding(s), {rejects} rejecting\n")
+    });
+    text
 }

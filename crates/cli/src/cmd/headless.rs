@@ -103,23 +103,7 @@ impl Common {
             os_locale: os_locale(),
         };
         run_preflight(&HostPaths::new(&self.data_dir), &inputs).map_err(|e| {
-            let text = e.to_string();
-            let code = text
-                .split(']')
-                .next()
-                .unwrap_or("")
-                .trim_start_matches('[')
-                .to_owned();
-            out.cli(
-                "error",
-                if code.is_empty() {
-                    "PREFLIGHT_FAILED"
-                } else {
-                    &code
-                },
-                &text,
-                None,
-            );
+            out.cli("error", e.code(), &e.to_string(), None);
             exit::for_preflight_error(&e)
         })
     }

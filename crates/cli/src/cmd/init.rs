@@ -66,7 +66,7 @@ pub fn run(args: &InitArgs) -> u8 {
             exit::OK
         }
         Err(err) => {
-            eprintln!("error: {err}");
+            crate::output::Out::default().cli("error", err.code(), &err.to_string(), None);
             exit::for_village_error(&err)
         }
     }

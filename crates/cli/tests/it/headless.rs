@@ -391,7 +391,7 @@ async fn the_budget_ceiling_exits_9() {
     assert!(log(&data).contains("stop=budget_exhausted"));
 }
 
-fn spawn(args: &[&str]) -> Child {
+pub(crate) fn spawn(args: &[&str]) -> Child {
     command(args, true)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

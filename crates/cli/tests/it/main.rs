@@ -4,6 +4,7 @@
 
 mod children;
 mod door;
+mod errors;
 mod init;
 
 use std::process::{Command, Output};
@@ -31,3 +32,4 @@ pub fn stderr(out: &Output) -> String {
 mod hardening;
 mod headless;
 mod money;
+mod start_set;

@@ -20,17 +20,17 @@ pub const MAX_TITLE_CHARS: usize = 30;
 pub enum SessionError {
     /// Another process has `sessions.redb` open (the second net behind the village lock).
     #[error(
-        "[SESSION_STORE_LOCKED] {0}: another process has the conversation store open. Fix: close the other Fuseforks (GUI or fuseforks-cli) using this village"
+        "{0}: another process has the conversation store open. Fix: close the other Fuseforks (GUI or fuseforks-cli) using this village"
     )]
     Locked(PathBuf),
     /// The database failed.
-    #[error("[SESSION_STORE_FAILED] {0}")]
+    #[error("{0}")]
     Storage(String),
     /// No such conversation.
-    #[error("[SESSION_NOT_FOUND] no conversation {0}")]
+    #[error("no conversation {0}")]
     NotFound(String),
     /// Writing an export failed.
-    #[error("[SESSION_EXPORT_FAILED] {0}")]
+    #[error("{0}")]
     Export(String),
 }
 

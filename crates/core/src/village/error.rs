@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum VillageError {
     /// `world.json` is absent: there is no village at this path.
-    #[error("[VILLAGE_MISSING] {}: no village here (world.json is missing). Fix: run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at an existing village", .file.display())]
+    #[error("{}: no village here (world.json is missing). Fix: run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at an existing village", .file.display())]
     Missing {
         /// The missing `world.json`.
         file: PathBuf,
     },
     /// The file exists but could not be read (permissions, I/O).
-    #[error("[VILLAGE_FILE_UNREADABLE] {}: {source}. Fix: check that the file is readable by this user", .file.display())]
+    #[error("{}: {source}. Fix: check that the file is readable by this user", .file.display())]
     Unreadable {
         /// The file.
         file: PathBuf,
@@ -33,7 +33,7 @@ pub enum VillageError {
     #[error("{0}")]
     Rule(Box<RuleViolation>),
     /// Writing the file failed; the previous file (if any) is intact.
-    #[error("[VILLAGE_WRITE_FAILED] {}: {source}. The previous file is unchanged. Fix: check free space and permissions of the folder", .file.display())]
+    #[error("{}: {source}. The previous file is unchanged. Fix: check free space and permissions of the folder", .file.display())]
     WriteFailed {
         /// The file that was being written.
         file: PathBuf,
@@ -42,7 +42,7 @@ pub enum VillageError {
         source: io::Error,
     },
     /// The file on disk could not be read, so the store refused to write over it.
-    #[error("[VILLAGE_WRITE_REFUSED] {}: not written, because the file on disk could not be read ({reason}). Fix: repair or move the file by hand, then save again", .file.display())]
+    #[error("{}: not written, because the file on disk could not be read ({reason}). Fix: repair or move the file by hand, then save again", .file.display())]
     WriteRefused {
         /// The file that was not written.
         file: PathBuf,
@@ -50,10 +50,13 @@ pub enum VillageError {
         reason: String,
     },
     /// A file that must be created fresh already exists.
-    #[error("[VILLAGE_EXISTS] {}: already exists; nothing was changed. Fix: choose another --data-dir, or move the existing village away first", .file.display())]
+    #[error("{}: already exists; nothing was changed. Fix: {}", .file.display(), exists_fix(*.data_dir_is_workspace))]
     AlreadyExists {
         /// The file that already exists.
         file: PathBuf,
+        /// The folder given as the data folder is itself a village's workspace (it holds
+        /// `world.json`): the fix is to use its parent.
+        data_dir_is_workspace: bool,
     },
 }
 
@@ -78,7 +81,7 @@ impl VillageError {
             | Self::Unreadable { file, .. }
             | Self::WriteFailed { file, .. }
             | Self::WriteRefused { file, .. }
-            | Self::AlreadyExists { file } => file,
+            | Self::AlreadyExists { file, .. } => file,
             Self::Invalid(invalid) => &invalid.file,
             Self::Rule(rule) => &rule.file,
         }
@@ -125,6 +128,14 @@ impl VillageError {
     }
 }
 
+fn exists_fix(data_dir_is_workspace: bool) -> &'static str {
+    if data_dir_is_workspace {
+        "--data-dir points at a village's workspace folder; use its parent (the folder that holds workspace/)"
+    } else {
+        "choose another --data-dir, or move the existing village away first"
+    }
+}
+
 /// A file that could not be parsed into its model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvalidFile {
@@ -144,7 +155,7 @@ pub struct InvalidFile {
 
 impl fmt::Display for InvalidFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[VILLAGE_FILE_INVALID] {}", self.file.display())?;
+        write!(f, "{}", self.file.display())?;
         if let (Some(line), Some(column)) = (self.line, self.column) {
             write!(f, ":{line}:{column}")?;
         }
@@ -174,8 +185,7 @@ impl fmt::Display for RuleViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "[{}] {}: field `{}`: {}. Fix: {}",
-            self.code.as_str(),
+            "{}: field `{}`: {}. Fix: {}",
             self.file.display(),
             self.field,
             self.reason,

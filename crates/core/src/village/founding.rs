@@ -59,9 +59,21 @@ pub fn found_village(
 ) -> Result<FoundingReport, VillageError> {
     let world_file = store.path(names::WORLD);
     if world_file.exists() {
-        return Err(VillageError::AlreadyExists { file: world_file });
+        return Err(VillageError::AlreadyExists {
+            file: world_file,
+            data_dir_is_workspace: false,
+        });
     }
     let workspace = store.workspace();
+    // `--data-dir` is itself a village's workspace: founding would nest a second village.
+    if let Some(given) = workspace.parent().map(|d| d.join(names::WORLD))
+        && given.is_file()
+    {
+        return Err(VillageError::AlreadyExists {
+            file: given,
+            data_dir_is_workspace: true,
+        });
+    }
     if workspace.exists() {
         return populate(store, plan);
     }
@@ -87,6 +99,7 @@ fn found_by_staging(workspace: &Path, plan: &FoundingPlan) -> Result<FoundingRep
             if workspace.join(names::WORLD).exists() {
                 VillageError::AlreadyExists {
                     file: workspace.join(names::WORLD),
+                    data_dir_is_workspace: false,
                 }
             } else {
                 VillageError::write_failed(workspace, e)

@@ -2,8 +2,8 @@
 //! format: stdio and Streamable HTTP entries, in the order the user wrote them.
 //!
 //! This module reads the shape (the transport by `type`, `sse` refused by name) and keeps
-//! unknown fields; the full connection rules (mutual exclusion, URL scheme, `${secret:NAME}`)
-//! belong to the MCP client. Header and environment values may be secrets: `Debug` hides them
+//! unknown fields, and refuses a malformed `${secret:NAME}` reference in a header (unclosed, or
+//! a `NAME` outside `[A-Z0-9_]+`); resolving the references belongs to the MCP client. Header and environment values may be secrets: `Debug` hides them
 //! and parse errors never quote them.
 
 use std::fmt;
@@ -196,8 +196,38 @@ impl<'de> Deserialize<'de> for McpServerEntry {
         }
         let server: HttpServer = serde_json::from_value(body).map_err(de::Error::custom)?;
         check_url(&server.url).map_err(de::Error::custom)?;
+        check_secret_refs(&server.headers).map_err(de::Error::custom)?;
         Ok(Self::Http(server))
     }
+}
+
+/// Every `${secret:NAME}` in a header value is closed by `}` and its `NAME` is `[A-Z0-9_]+`
+/// (seed 004 D3), so that a malformed reference is refused when the file is read and never sent
+/// literally. The error names the header, never its value.
+fn check_secret_refs(headers: &IndexMap<String, String>) -> Result<(), String> {
+    for (header, value) in headers {
+        let mut rest = value.as_str();
+        while let Some(i) = rest.find("${secret:") {
+            let after = &rest[i + "${secret:".len()..];
+            let Some(end) = after.find('}') else {
+                return Err(format!(
+                    "header `{header}`: a `${{secret:` reference is not closed by `}}`; write `${{secret:NAME}}`"
+                ));
+            };
+            let name = &after[..end];
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+            {
+                return Err(format!(
+                    "header `{header}`: a `${{secret:NAME}}` reference has an invalid NAME; use only A-Z, 0-9 and _ (for example `${{secret:OUTCASTS_TOKEN}}`)"
+                ));
+            }
+            rest = &after[end..];
+        }
+    }
+    Ok(())
 }
 
 /// An http entry's URL must be absolute, and https unless it points at loopback
@@ -341,6 +371,31 @@ mod tests {
             disabled.contains("https"),
             "validation applies to disabled entries too"
         );
+    }
+
+    #[test]
+    fn malformed_secret_references_are_refused_naming_the_header_only() {
+        let read = |value: &str| {
+            serde_json::from_value::<McpConfig>(serde_json::json!({"mcpServers": {"x": {
+                "type": "http", "url": "https://x/mcp", "headers": {"Authorization": value}
+            }}}))
+        };
+        for bad in [
+            "Bearer ${secret:bad-name}",
+            "Bearer ${secret:OPEN",
+            "${secret:}",
+            "${secret:OK} and ${secret:lower}",
+        ] {
+            let err = read(bad).unwrap_err().to_string();
+            assert!(err.contains("header `Authorization`"), "{bad}: {err}");
+            assert!(!err.contains("Bearer"), "no value in the error: {err}");
+        }
+        let ok = read("Bearer ${secret:OUTCASTS_TOKEN} ${secret:B2}").unwrap();
+        let McpServerEntry::Http(h) = &ok.mcp_servers["x"] else {
+            panic!("http")
+        };
+        assert_eq!(h.secret_names(), ["OUTCASTS_TOKEN", "B2"]);
+        assert!(read("cost $5 {x}").is_ok(), "no reference, no rule");
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub enum NoticeCode {
     EdgeTargetMissing,
     /// A list over its cap lost its oldest entries.
     ListTrimmed,
+    /// An agent names a model template that does not exist (kept; refused on write).
+    ModelTemplateMissing,
 }
 
 impl NoticeCode {
@@ -52,6 +54,7 @@ impl NoticeCode {
             Self::LanguageUndetermined => "LANGUAGE_UNDETERMINED",
             Self::EdgeTargetMissing => "EDGE_TARGET_MISSING",
             Self::ListTrimmed => "LIST_TRIMMED",
+            Self::ModelTemplateMissing => "MODEL_TEMPLATE_MISSING",
         }
     }
 }

@@ -81,7 +81,10 @@ impl VillageStore {
         let bytes = doc::to_pretty_json(world).map_err(|e| VillageError::write_failed(&file, e))?;
         doc::ensure_parent(&file)?;
         atomic::create_new_atomic(&file, &bytes).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => VillageError::AlreadyExists { file: file.clone() },
+            std::io::ErrorKind::AlreadyExists => VillageError::AlreadyExists {
+                file: file.clone(),
+                data_dir_is_workspace: false,
+            },
             _ => VillageError::write_failed(&file, e),
         })
     }

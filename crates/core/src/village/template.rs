@@ -317,13 +317,13 @@ pub enum EndpointSecurity {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EndpointProblem {
     /// Not an absolute http(s) URL with a host.
-    #[error("[ENDPOINT_INVALID] baseUrl {why}")]
+    #[error("baseUrl {why}")]
     Invalid {
         /// What is wrong (never the URL's user info).
         why: String,
     },
     /// Plain `http` to a host that is not loopback, without `allowInsecureHttp`.
-    #[error("[ENDPOINT_INSECURE] baseUrl sends the API key in clear text to {host} (plain http)")]
+    #[error("baseUrl sends the API key in clear text to {host} (plain http)")]
     Insecure {
         /// The host.
         host: String,

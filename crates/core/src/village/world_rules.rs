@@ -55,7 +55,23 @@ pub(crate) fn normalize(world: &mut World, notes: &mut Notes<'_>) {
         .map(|a| a.id.as_str())
         .chain(world.judges.iter().map(|j| j.id.as_str()))
         .collect();
+    let templates: HashSet<&str> = world
+        .model_templates
+        .iter()
+        .map(|t| t.id.as_str())
+        .collect();
     for (i, agent) in world.agents.iter().enumerate() {
+        if !templates.contains(agent.model_template_id.as_str()) {
+            notes.add(
+                NoticeCode::ModelTemplateMissing,
+                format!("agents[{i}].modelTemplateId"),
+                format!(
+                    "agent {:?} uses template {:?}, which is not in modelTemplates; its turns fail until it points at one",
+                    agent.id.as_str(),
+                    agent.model_template_id.as_str()
+                ),
+            );
+        }
         for (j, to) in agent.connected_agents.iter().enumerate() {
             if !known.contains(to.as_str()) {
                 notes.add(
@@ -149,18 +165,6 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
                 "give each agent and judge its own name",
             );
         }
-        if !template_ids.contains(a.model_template_id.as_str()) {
-            return rule(
-                RuleCode::ModelTemplateMissing,
-                format!("agents[{i}].modelTemplateId"),
-                format!(
-                    "agent {:?} uses template {:?}, which is not in modelTemplates",
-                    a.id.as_str(),
-                    a.model_template_id.as_str()
-                ),
-                "point modelTemplateId at one of the ids in modelTemplates, or add that template",
-            );
-        }
         for (j, to) in a.connected_agents.iter().enumerate() {
             if !to.is_safe() {
                 return rule(
@@ -252,9 +256,38 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
     Ok(())
 }
 
+/// An agent pointing at a template that does not exist. A read keeps the village open (with a
+/// notice) so that the preflight can name it (`MODEL_TEMPLATE_MISSING`, exit 3) and the file
+/// can be fixed; such an agent's turns fail with the same code. A write refuses it.
+fn missing_template(world: &World) -> Option<(usize, &super::AgentSpec)> {
+    let ids: HashSet<&str> = world
+        .model_templates
+        .iter()
+        .map(|t| t.id.as_str())
+        .collect();
+    world
+        .agents
+        .iter()
+        .enumerate()
+        .find(|(_, a)| !ids.contains(a.model_template_id.as_str()))
+}
+
 /// Values a read would silently reset are refused on write, so that what is saved is what is
 /// used.
 pub(crate) fn validate_for_write(world: &World, file: &Path) -> Result<(), VillageError> {
+    if let Some((i, a)) = missing_template(world) {
+        return Err(VillageError::rule(
+            RuleCode::ModelTemplateMissing,
+            file,
+            format!("agents[{i}].modelTemplateId"),
+            format!(
+                "agent {:?} uses template {:?}, which is not in modelTemplates",
+                a.id.as_str(),
+                a.model_template_id.as_str()
+            ),
+            "point modelTemplateId at one of the ids in modelTemplates, or add that template",
+        ));
+    }
     if world.token_budget == Some(0) {
         return Err(VillageError::rule(
             RuleCode::InvalidTokenBudget,

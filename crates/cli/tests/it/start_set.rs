@@ -1,0 +1,199 @@
+//! `--start` (issue 11 item 3): an agent whose id is `reception` (as `init` names it) is that
+//! agent, on `serve` and `ask`; the keyword wins only when no agent has the id; an id named
+//! twice is refused (exit 2), never folded.
+
+use fuseforks_core::village::{AgentId, AgentSpec, TemplateId, VillageStore};
+use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::wire_replies;
+use fuseforks_testkit::{KillOnDrop, TempDataDir};
+
+use crate::headless::{U, args, log, run, signal, spawn, village, wait_for};
+use crate::{stderr, stdout};
+
+/// The stub village plus an agent whose id is `reception` (the reception stays `rec`).
+fn village_with_an_agent_named_reception(data: &TempDataDir, stub: &str) {
+    village(data, stub, None);
+    let store = VillageStore::new(data.workspace());
+    let mut world = store.load_world().unwrap().value;
+    world.agents.push(AgentSpec::new(
+        AgentId::new("reception").unwrap(),
+        "Front desk",
+        TemplateId::new("stub").unwrap(),
+    ));
+    store.save_world(&world).unwrap();
+}
+
+fn start_of(out: &std::process::Output) -> Vec<String> {
+    let report: serde_json::Value = serde_json::from_str(stdout(out).trim()).unwrap();
+    serde_json::from_value(report["start"].clone()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_starts_the_agent_whose_id_is_reception() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village_with_an_agent_named_reception(&data, stub.base_url());
+    let dir = data.data_dir().display().to_string();
+    let check = run(
+        args(&[
+            "check",
+            "--for",
+            "serve",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "--json",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    assert_eq!(start_of(&check), ["reception"]);
+    let mut serving = KillOnDrop::new(spawn(&[
+        "serve",
+        "--data-dir",
+        &dir,
+        "--start",
+        "reception",
+        "--secrets",
+        "env",
+    ]));
+    wait_for(
+        &data.workspace().join("fuseforks.log"),
+        "agent started: agent=reception",
+    )
+    .await;
+    let serve = serving.take();
+    signal(&serve, "TERM");
+    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !log(&data).contains("agent started: agent=rec "),
+        "only the named agent: {}",
+        log(&data)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_starts_the_agent_whose_id_is_reception_and_the_reception() {
+    let stub = StubServer::start(vec![wire_replies::text(
+        fuseforks_core::llm::Wire::OpenAiCompat,
+        "Hello.",
+        U,
+    )])
+    .await;
+    let data = TempDataDir::new();
+    village_with_an_agent_named_reception(&data, stub.base_url());
+    let dir = data.data_dir().display().to_string();
+    let check = run(
+        args(&[
+            "check",
+            "--for",
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "--json",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    assert_eq!(start_of(&check), ["rec", "reception"]);
+    let ask = run(
+        args(&[
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "hi",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(ask.status.code(), Some(0), "{}", stderr(&ask));
+    assert_eq!(stdout(&ask), "Hello.\n");
+    assert!(
+        log(&data).contains("agent started: agent=reception"),
+        "{}",
+        log(&data)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_keyword_wins_only_when_no_agent_has_the_id() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let ask = run(
+        args(&[
+            "check",
+            "--for",
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+            "--secrets",
+            "env",
+            "--json",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(ask.status.code(), Some(0), "{}", stderr(&ask));
+    assert_eq!(start_of(&ask), ["rec"], "the keyword: the reception only");
+    let serve = run(
+        args(&[
+            "check",
+            "--for",
+            "serve",
+            "--data-dir",
+            &dir,
+            "--start",
+            "reception",
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(serve.status.code(), Some(2), "the keyword is for ask only");
+    assert!(
+        stderr(&serve).contains("error: [USAGE] "),
+        "{}",
+        stderr(&serve)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_id_named_twice_is_refused_on_ask_serve_and_check() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village_with_an_agent_named_reception(&data, stub.base_url());
+    let dir = data.data_dir().display().to_string();
+    for start in ["reception,reception", "rec,reception,rec"] {
+        for command in [vec!["check", "--for", "serve"], vec!["serve"], vec!["ask"]] {
+            let mut list = command.clone();
+            list.extend(["--data-dir", &dir, "--start", start, "--secrets", "env"]);
+            if command == ["ask"] {
+                list.push("hi");
+            }
+            let out = run(args(&list), true).await;
+            assert_eq!(out.status.code(), Some(2), "{list:?}: {}", stderr(&out));
+            assert!(stderr(&out).contains("twice"), "{list:?}: {}", stderr(&out));
+        }
+    }
+    assert!(stub.requests().is_empty());
+    assert!(!data.workspace().join(".fuseforks.lock").exists());
+}
