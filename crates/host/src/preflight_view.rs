@@ -291,3 +291,45 @@ fn holds(folder: &Path, data_dir: &Path) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_collision_check_counts_enabled_http_servers_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = HostPaths::new(dir.path());
+        paths.village().save_world(&World::default()).unwrap();
+        std::fs::write(
+            paths.workspace().join("mcp.json"),
+            r#"{"mcpServers":{
+                "on":{"type":"http","url":"https://x/mcp","headers":{"A":"${secret:ON}"}},
+                "off":{"type":"http","url":"https://y/mcp","headers":{"A":"${secret:OFF}"},"enabled":false}
+            }}"#,
+        )
+        .unwrap();
+        assert_eq!(mcp_secret_keys(&paths), ["mcp:ON"]);
+    }
+
+    #[test]
+    fn start_keywords_yield_to_agents_of_that_id_and_ids_are_named_once() {
+        assert_eq!(
+            StartSpec::parse("reception,reception"),
+            Err("--start names \"reception\" twice; name each agent once".into())
+        );
+        assert_eq!(StartSpec::parse("reception"), Ok(StartSpec::Reception));
+        let mut world = World::default();
+        assert_eq!(StartSpec::Reception.against(&world), StartSpec::Reception);
+        world.agents.push(fuseforks_core::village::AgentSpec::new(
+            AgentId::new("reception").unwrap(),
+            "Front",
+            fuseforks_core::village::TemplateId::new("t").unwrap(),
+        ));
+        assert_eq!(
+            StartSpec::Reception.against(&world),
+            StartSpec::Ids(vec!["reception".into()])
+        );
+        assert_eq!(StartSpec::Batch.against(&world), StartSpec::Batch);
+    }
+}

@@ -52,7 +52,9 @@ pub struct Common {
     /// The data folder; the village is DATA_DIR/workspace. Required: there is no default.
     #[arg(long, value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
-    /// Which agents start: batch | reception (ask only) | id,id,… Required.
+    /// Which agents start: batch | reception (ask only) | id,id,… (each id once). An agent
+    /// whose id is `reception` or `batch` is that agent; the keyword wins only when no agent
+    /// has that id. Required.
     #[arg(long, value_name = "SET")]
     pub start: String,
     /// Where API keys come from.

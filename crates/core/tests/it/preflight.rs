@@ -207,3 +207,159 @@ fn endpoints_must_be_absolute_http_s_and_plain_http_only_to_loopback() {
         [(Level::Warn, "ENDPOINT_INSECURE_ALLOWED")]
     );
 }
+
+/// Three agents on one template: `a` and `b` share a work folder, a source folder and an
+/// allow line, and have `run`; `c` has the same allow line but no `run`.
+fn grouped_world(template: &str) -> World {
+    use fuseforks_core::village::{AgentId, AgentSpec, ModelTemplate, TemplateId};
+    let agent = |id: &str, run: bool| {
+        let mut a = AgentSpec::new(
+            AgentId::new(id).unwrap(),
+            format!("Agent {id}"),
+            TemplateId::new(template).unwrap(),
+        );
+        a.work_dir = Some("/nowhere/work".into());
+        a.rag_sources = vec!["/nowhere/docs".into()];
+        if run {
+            a.enabled_tools = Some(vec!["run".into(), "file".into()]);
+        }
+        a
+    };
+    World {
+        agents: vec![agent("a", true), agent("b", true), agent("c", false)],
+        model_templates: vec![ModelTemplate::new(
+            TemplateId::new("t").unwrap(),
+            "t",
+            "https://api.example.com/v1",
+            "m",
+        )],
+        ..World::default()
+    }
+}
+
+fn findings(
+    world: &World,
+    run_allow: &[(String, Vec<String>)],
+    work_exists: bool,
+) -> Vec<(Level, &'static str, String)> {
+    let start: BTreeSet<String> = ["a", "b", "c"].iter().map(|s| (*s).to_owned()).collect();
+    let mcp: Vec<(String, McpConfig)> = vec![
+        (
+            String::new(),
+            serde_json::from_value(json!({"mcpServers": {"one": {"command": "ghost-mcp"}}}))
+                .unwrap(),
+        ),
+        (
+            "b".to_owned(),
+            serde_json::from_value(json!({"mcpServers": {
+                "two": {"command": "ghost-mcp"},
+                "off": {"command": "other-ghost", "enabled": false}
+            }}))
+            .unwrap(),
+        ),
+    ];
+    let dir_exists = move |d: &str| work_exists && !d.contains("nowhere");
+    let view = HostView {
+        mode: HeadlessMode::Serve,
+        start: &start,
+        secret_present: &|_: &str| true,
+        probe_approved: &|_: &ScheduleProbe| true,
+        command_found: &|c: &str| c.contains('/') && std::path::Path::new(c).is_file(),
+        dir_exists: &dir_exists,
+        dir_holds_village: &|_: &str| false,
+        mcp: &mcp,
+        run_allow,
+        run_network_denied: &[],
+        jev_pruning_enabled: false,
+        bypass_plan_review: true,
+        run_approval: RunApproval::Required,
+        door_port: None,
+        time_zone: None,
+        baked_time_zone: None,
+        language: Language::En,
+    };
+    headless_preflight(world, &[], &view)
+        .into_iter()
+        .filter(|f| !f.code.starts_with("RUN_UNCONFINED") && f.code != "RUN_NETWORK_UNCONFINED")
+        .map(|f| (f.level, f.code, f.message))
+        .collect()
+}
+
+#[test]
+fn findings_are_one_per_path_or_command_with_the_agents_listed() {
+    let allow = |line: &str| -> Vec<(String, Vec<String>)> {
+        ["a", "b", "c"]
+            .iter()
+            .map(|id| ((*id).to_owned(), vec![line.to_owned()]))
+            .collect()
+    };
+    let found = findings(&grouped_world("gone"), &allow("ghost-cmd --x"), false);
+    let codes: Vec<&str> = found.iter().map(|(_, c, _)| *c).collect();
+    assert_eq!(
+        codes,
+        [
+            "MODEL_TEMPLATE_MISSING",
+            "WORK_DIR_MISSING",
+            "RUN_APPROVAL_REQUIRED",
+            "RAG_SOURCE_MISSING",
+            "MCP_COMMAND_NOT_FOUND",
+            "RUN_COMMAND_NOT_FOUND",
+        ],
+        "{found:#?}"
+    );
+    let message = |code: &str| {
+        found
+            .iter()
+            .find(|(_, c, _)| *c == code)
+            .map(|(_, _, m)| m.clone())
+            .unwrap()
+    };
+    assert_eq!(
+        message("MODEL_TEMPLATE_MISSING"),
+        "Template gone does not exist (used by a, b, c)."
+    );
+    assert_eq!(
+        message("WORK_DIR_MISSING"),
+        "The work folder /nowhere/work does not exist (agents: a, b, c)."
+    );
+    assert!(message("RUN_APPROVAL_REQUIRED").starts_with("Unknown commands of a, b will"));
+    assert!(message("RAG_SOURCE_MISSING").contains("(agents: a, b, c)"));
+    assert_eq!(
+        message("MCP_COMMAND_NOT_FOUND"),
+        "The command ghost-mcp of MCP servers one (mcp.json), two (agents/b/mcp.json) is not found."
+    );
+    assert_eq!(
+        message("RUN_COMMAND_NOT_FOUND"),
+        "The command ghost-cmd allowed in run.json is not found (agents: a, b).",
+        "c has no run tool"
+    );
+}
+
+#[test]
+fn a_relative_run_command_counts_from_the_work_folder() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("fail.sh"), "#!/bin/sh\nexit 1\n").unwrap();
+    let mut world = grouped_world("t");
+    for a in &mut world.agents {
+        a.work_dir = Some(work.path().display().to_string());
+        a.rag_sources.clear();
+    }
+    let allow: Vec<(String, Vec<String>)> = vec![
+        (
+            "a".to_owned(),
+            vec!["./fail.sh".to_owned(), "./missing.sh *".to_owned()],
+        ),
+        ("c".to_owned(), vec!["./missing.sh".to_owned()]),
+    ];
+    let found = findings(&world, &allow, true);
+    let run: Vec<&String> = found
+        .iter()
+        .filter(|(_, c, _)| *c == "RUN_COMMAND_NOT_FOUND")
+        .map(|(_, _, m)| m)
+        .collect();
+    assert_eq!(
+        run,
+        ["The command ./missing.sh allowed in run.json is not found (agents: a)."],
+        "./fail.sh exists in the work folder; c has no run tool"
+    );
+}
