@@ -179,8 +179,12 @@ pub fn headless_preflight(
                 format!(
                     "The secret {key} referenced by an MCP header is missing (variable {var})."
                 ),
-                "その秘密を置いてください。無いとそのサーバーには繋がりません。",
-                "Provide the secret; without it that server is not connected.",
+                &format!(
+                    "秘密 {key}（環境変数 {var}）を置いてください。無いとそのサーバーには繋がりません。"
+                ),
+                &format!(
+                    "Provide the secret {key} (variable {var}); without it that server is not connected."
+                ),
             );
         }
     }

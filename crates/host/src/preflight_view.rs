@@ -14,6 +14,9 @@ use crate::boot::{SecretSource, secret_store};
 use crate::paths::HostPaths;
 use crate::secrets::SecretError;
 
+const START_FIX: &str =
+    "give batch, reception (ask only) or agent ids from world.json, separated by commas";
+
 /// What `--start` asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StartSpec {
@@ -31,19 +34,21 @@ impl StartSpec {
     /// the keyword or an agent's id is decided against the village ([`resolve_start`]).
     pub fn parse(text: &str) -> Result<Self, String> {
         match text.trim() {
-            "" => Err("--start is empty".into()),
+            "" => Err(format!("--start is empty. Fix: {START_FIX}")),
             "batch" => Ok(Self::Batch),
             "reception" => Ok(Self::Reception),
             list => {
                 let mut ids: Vec<String> = Vec::new();
                 for id in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                     if ids.iter().any(|seen| seen == id) {
-                        return Err(format!("--start names {id:?} twice; name each agent once"));
+                        return Err(format!(
+                            "--start names {id:?} twice. Fix: name each agent once"
+                        ));
                     }
                     ids.push(id.to_owned());
                 }
                 if ids.is_empty() {
-                    return Err("--start names no agent".into());
+                    return Err(format!("--start names no agent. Fix: {START_FIX}"));
                 }
                 Ok(Self::Ids(ids))
             }
@@ -150,7 +155,7 @@ pub fn resolve_start(
         StartSpec::Reception if mode == HeadlessMode::Ask => BTreeSet::new(),
         StartSpec::Reception => {
             return Err(PreflightError::Usage(
-                "--start reception (the keyword: no agent has the id `reception`) is for ask only; name agents by id, or use batch".into(),
+                "--start reception (the keyword: no agent has the id `reception`) is for ask only. Fix: name agents by id, or use batch".into(),
             ));
         }
         StartSpec::Ids(ids) => {
@@ -161,7 +166,7 @@ pub fn resolve_start(
                     .is_some();
                 if !known {
                     return Err(PreflightError::Usage(format!(
-                        "--start names {id:?}, which is not an agent of this village"
+                        "--start names {id:?}, which is not an agent of this village. Fix: {START_FIX}"
                     )));
                 }
             }
@@ -316,7 +321,7 @@ mod tests {
     fn start_keywords_yield_to_agents_of_that_id_and_ids_are_named_once() {
         assert_eq!(
             StartSpec::parse("reception,reception"),
-            Err("--start names \"reception\" twice; name each agent once".into())
+            Err("--start names \"reception\" twice. Fix: name each agent once".into())
         );
         assert_eq!(StartSpec::parse("reception"), Ok(StartSpec::Reception));
         let mut world = World::default();

@@ -206,6 +206,7 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
                 "{}",
                 stderr(&json)
             );
+            assert!(first_cli(&json)["fix"].is_string(), "{}", stderr(&json));
         }
     }
 
