@@ -69,25 +69,12 @@ fn main() -> std::process::ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let code = e.exit_code();
-            if jsonl && code != 0 {
-                let text = e.to_string();
-                let message: Vec<&str> = text
-                    .lines()
-                    .map(str::trim)
-                    .take_while(|l| !l.starts_with("Usage:"))
-                    .filter(|l| !l.is_empty())
-                    .collect();
-                let message = message.join(" ");
+            if code != 0 {
                 Out {
-                    jsonl: true,
+                    jsonl,
                     verbose: false,
                 }
-                .cli(
-                    "error",
-                    "USAGE",
-                    message.trim_start_matches("error: "),
-                    Some("see --help"),
-                );
+                .usage_error(&e.to_string());
                 return std::process::ExitCode::from(exit::USAGE);
             }
             let _ = e.print();

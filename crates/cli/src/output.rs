@@ -39,6 +39,13 @@ impl Out {
         }
     }
 
+    /// An argument error from the parser, rendered like every other error: `[USAGE]`, the
+    /// parser's message on one line, and a fix made of its tips, the usage line and `--help`.
+    pub fn usage_error(&self, parser_text: &str) {
+        let (message, fix) = usage_parts(parser_text);
+        self.cli("error", "USAGE", &message, Some(&fix));
+    }
+
     /// A JSON event line (jsonl only).
     pub fn event(&self, event: &fuseforks_core::events::CoreEvent) {
         if self.jsonl
@@ -73,6 +80,36 @@ pub fn human_line(level: &str, code: &str, message: &str, fix: Option<&str>) -> 
         text.push_str(&for_stderr(fix));
     }
     text
+}
+
+/// The parser's text as one message line (before `Usage:`, tips left out) and a fix (the
+/// tips, the usage line, `--help`).
+pub fn usage_parts(text: &str) -> (String, String) {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let message: Vec<&str> = lines
+        .iter()
+        .take_while(|l| !l.starts_with("Usage:"))
+        .filter(|l| !l.starts_with("tip:"))
+        .copied()
+        .collect();
+    let mut fix: Vec<String> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("tip:"))
+        .map(|t| t.trim().to_owned())
+        .collect();
+    if let Some(usage) = lines.iter().find_map(|l| l.strip_prefix("Usage:")) {
+        fix.push(format!("usage: {}", usage.trim()));
+    }
+    fix.push("see --help".to_owned());
+    let message = message.join(" ");
+    (
+        message.trim_start_matches("error: ").to_owned(),
+        fix.join("; "),
+    )
 }
 
 /// An error's text as message and fix: without a leading `[CODE] ` (that is `code`, already
@@ -134,7 +171,19 @@ impl LogSink for StderrLog {
 
 #[cfg(test)]
 mod tests {
-    use super::split_message;
+    use super::{split_message, usage_parts};
+
+    #[test]
+    fn a_parser_error_is_one_message_line_and_a_fix() {
+        let text = "error: unrecognized subcommand 'chek'\n\n  tip: a similar subcommand exists: 'check'\n\nUsage: fuseforks-cli [OPTIONS] <COMMAND>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            usage_parts(text),
+            (
+                "unrecognized subcommand 'chek'".to_owned(),
+                "a similar subcommand exists: 'check'; usage: fuseforks-cli [OPTIONS] <COMMAND>; see --help".to_owned()
+            )
+        );
+    }
 
     #[test]
     fn a_code_is_never_doubled_and_the_fix_is_split_off() {

@@ -166,9 +166,31 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
     village(&data, stub.base_url(), None);
 
     // Usage errors: clap's, and the start set's.
-    let (human, json) = both("clap usage", &["check", "--for", "ask"], true).await;
-    assert_eq!(human.status.code(), Some(2));
-    assert_eq!(first_cli(&json)["code"], "USAGE");
+    for list in [
+        vec!["check", "--for", "ask"],
+        vec![
+            "check",
+            "--for",
+            "ask",
+            "--data-dir",
+            &dir,
+            "--start",
+            "batch",
+            "--bogus",
+        ],
+        vec!["chek"],
+    ] {
+        let (human, json) = both("clap usage", &list, true).await;
+        assert_eq!(human.status.code(), Some(2));
+        assert!(
+            stderr(&human).starts_with("error: [USAGE] ")
+                && stderr(&human).contains("\nFix: ")
+                && stderr(&human).lines().count() == 2,
+            "{}",
+            stderr(&human)
+        );
+        assert_eq!(first_cli(&json)["code"], "USAGE");
+    }
     for start in ["ghost", "rec,rec"] {
         for list in [
             vec![
