@@ -5,6 +5,7 @@
 mod children;
 mod door;
 mod init;
+mod init_probe;
 
 use std::process::{Command, Output};
 

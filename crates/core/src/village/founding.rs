@@ -57,18 +57,38 @@ pub fn found_village(
     store: &VillageStore,
     plan: &FoundingPlan,
 ) -> Result<FoundingReport, VillageError> {
+    let preset = plan.preset;
+    let template_id =
+        TemplateId::new(preset.template_id).map_err(|e| invalid_constant(store, &e.to_string()))?;
+    let mut template = ModelTemplate::new(template_id, preset.name, preset.base_url, preset.model);
+    template.provider = Some(preset.provider);
+    template.credential = preset.credential;
+    found_village_with(store, plan.language, &template)
+}
+
+/// Founds a village whose first template is `template` (`init --base-url/--model`); the
+/// caller has checked its endpoint. Otherwise as [`found_village`].
+pub fn found_village_with(
+    store: &VillageStore,
+    language: Language,
+    template: &ModelTemplate,
+) -> Result<FoundingReport, VillageError> {
     let world_file = store.path(names::WORLD);
     if world_file.exists() {
         return Err(VillageError::AlreadyExists { file: world_file });
     }
     let workspace = store.workspace();
     if workspace.exists() {
-        return populate(store, plan);
+        return populate(store, language, template);
     }
-    found_by_staging(workspace, plan)
+    found_by_staging(workspace, language, template)
 }
 
-fn found_by_staging(workspace: &Path, plan: &FoundingPlan) -> Result<FoundingReport, VillageError> {
+fn found_by_staging(
+    workspace: &Path,
+    language: Language,
+    template: &ModelTemplate,
+) -> Result<FoundingReport, VillageError> {
     let parent = match workspace.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -82,38 +102,40 @@ fn found_by_staging(workspace: &Path, plan: &FoundingPlan) -> Result<FoundingRep
         ".{name}.founding-{}",
         uuid::Uuid::new_v4().simple()
     ));
-    let result = populate(&VillageStore::new(&staging), plan).and_then(|mut report| {
-        fs::rename(&staging, workspace).map_err(|e| {
-            if workspace.join(names::WORLD).exists() {
-                VillageError::AlreadyExists {
-                    file: workspace.join(names::WORLD),
+    let result =
+        populate(&VillageStore::new(&staging), language, template).and_then(|mut report| {
+            fs::rename(&staging, workspace).map_err(|e| {
+                if workspace.join(names::WORLD).exists() {
+                    VillageError::AlreadyExists {
+                        file: workspace.join(names::WORLD),
+                    }
+                } else {
+                    VillageError::write_failed(workspace, e)
                 }
-            } else {
-                VillageError::write_failed(workspace, e)
-            }
-        })?;
-        report.workspace = workspace.to_path_buf();
-        Ok(report)
-    });
+            })?;
+            report.workspace = workspace.to_path_buf();
+            Ok(report)
+        });
     if result.is_err() {
         let _ = fs::remove_dir_all(&staging);
     }
     result
 }
 
-fn populate(store: &VillageStore, plan: &FoundingPlan) -> Result<FoundingReport, VillageError> {
-    let preset = plan.preset;
-    let language = plan.language;
+fn populate(
+    store: &VillageStore,
+    language: Language,
+    template: &ModelTemplate,
+) -> Result<FoundingReport, VillageError> {
     let reception =
         AgentId::new(RECEPTION_ID).map_err(|e| invalid_constant(store, &e.to_string()))?;
-    let template_id =
-        TemplateId::new(preset.template_id).map_err(|e| invalid_constant(store, &e.to_string()))?;
+    let template_id = template.id.clone();
 
     let mut report = FoundingReport {
         workspace: store.workspace().to_path_buf(),
         village_id: String::new(),
         template_id: template_id.clone(),
-        credential: preset.credential,
+        credential: template.credential,
         reception: reception.clone(),
         created: Vec::new(),
         kept: Vec::new(),
@@ -150,14 +172,6 @@ fn populate(store: &VillageStore, plan: &FoundingPlan) -> Result<FoundingReport,
         note(&mut report, relative, existed);
     }
 
-    let mut template = ModelTemplate::new(
-        template_id.clone(),
-        preset.name,
-        preset.base_url,
-        preset.model,
-    );
-    template.provider = Some(preset.provider);
-    template.credential = preset.credential;
     let mut agent_spec = AgentSpec::new(
         reception.clone(),
         text::reception_name(language),
@@ -166,7 +180,7 @@ fn populate(store: &VillageStore, plan: &FoundingPlan) -> Result<FoundingReport,
     agent_spec.order = 0;
     let world = World {
         agents: vec![agent_spec],
-        model_templates: vec![template],
+        model_templates: vec![template.clone()],
         token_budget: Some(NEW_VILLAGE_TOKEN_BUDGET),
         language: Some(LanguageTag::of(language)),
         reception: Some(reception),
