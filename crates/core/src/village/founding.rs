@@ -51,8 +51,8 @@ pub struct FoundingReport {
     pub kept: Vec<PathBuf>,
 }
 
-/// Founds a village in `store`'s workspace. Refuses with [`VillageError::AlreadyExists`]
-/// (touching nothing) when `world.json` exists.
+/// Founds a village in `store`'s workspace, its first template from the plan's preset.
+/// Refuses with [`VillageError::AlreadyExists`] (touching nothing) when `world.json` exists.
 pub fn found_village(
     store: &VillageStore,
     plan: &FoundingPlan,
@@ -66,29 +66,33 @@ pub fn found_village(
     found_village_with(store, plan.language, &template)
 }
 
-/// Founds a village whose first template is `template` (`init --base-url/--model`); the
-/// caller has checked its endpoint. Otherwise as [`found_village`].
+/// What a founding writes: the language of the text and the first template.
+#[derive(Clone, Copy)]
+struct Seed<'a> {
+    language: Language,
+    template: &'a ModelTemplate,
+}
+
+/// Founds a village whose first template is `template` (`init --base-url/--model`; the caller
+/// has checked its endpoint). Otherwise as [`found_village`].
 pub fn found_village_with(
     store: &VillageStore,
     language: Language,
     template: &ModelTemplate,
 ) -> Result<FoundingReport, VillageError> {
+    let plan = &Seed { language, template };
     let world_file = store.path(names::WORLD);
     if world_file.exists() {
         return Err(VillageError::AlreadyExists { file: world_file });
     }
     let workspace = store.workspace();
     if workspace.exists() {
-        return populate(store, language, template);
+        return populate(store, plan);
     }
-    found_by_staging(workspace, language, template)
+    found_by_staging(workspace, plan)
 }
 
-fn found_by_staging(
-    workspace: &Path,
-    language: Language,
-    template: &ModelTemplate,
-) -> Result<FoundingReport, VillageError> {
+fn found_by_staging(workspace: &Path, plan: &Seed<'_>) -> Result<FoundingReport, VillageError> {
     let parent = match workspace.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -102,40 +106,36 @@ fn found_by_staging(
         ".{name}.founding-{}",
         uuid::Uuid::new_v4().simple()
     ));
-    let result =
-        populate(&VillageStore::new(&staging), language, template).and_then(|mut report| {
-            fs::rename(&staging, workspace).map_err(|e| {
-                if workspace.join(names::WORLD).exists() {
-                    VillageError::AlreadyExists {
-                        file: workspace.join(names::WORLD),
-                    }
-                } else {
-                    VillageError::write_failed(workspace, e)
+    let result = populate(&VillageStore::new(&staging), plan).and_then(|mut report| {
+        fs::rename(&staging, workspace).map_err(|e| {
+            if workspace.join(names::WORLD).exists() {
+                VillageError::AlreadyExists {
+                    file: workspace.join(names::WORLD),
                 }
-            })?;
-            report.workspace = workspace.to_path_buf();
-            Ok(report)
-        });
+            } else {
+                VillageError::write_failed(workspace, e)
+            }
+        })?;
+        report.workspace = workspace.to_path_buf();
+        Ok(report)
+    });
     if result.is_err() {
         let _ = fs::remove_dir_all(&staging);
     }
     result
 }
 
-fn populate(
-    store: &VillageStore,
-    language: Language,
-    template: &ModelTemplate,
-) -> Result<FoundingReport, VillageError> {
+fn populate(store: &VillageStore, plan: &Seed<'_>) -> Result<FoundingReport, VillageError> {
+    let language = plan.language;
     let reception =
         AgentId::new(RECEPTION_ID).map_err(|e| invalid_constant(store, &e.to_string()))?;
-    let template_id = template.id.clone();
+    let template_id = plan.template.id.clone();
 
     let mut report = FoundingReport {
         workspace: store.workspace().to_path_buf(),
         village_id: String::new(),
         template_id: template_id.clone(),
-        credential: template.credential,
+        credential: plan.template.credential,
         reception: reception.clone(),
         created: Vec::new(),
         kept: Vec::new(),
@@ -180,7 +180,7 @@ fn populate(
     agent_spec.order = 0;
     let world = World {
         agents: vec![agent_spec],
-        model_templates: vec![template.clone()],
+        model_templates: vec![plan.template.clone()],
         token_budget: Some(NEW_VILLAGE_TOKEN_BUDGET),
         language: Some(LanguageTag::of(language)),
         reception: Some(reception),
