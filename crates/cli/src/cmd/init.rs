@@ -281,3 +281,96 @@ fn summary(paths: &HostPaths, template: &ModelTemplate, report: &FoundingReport)
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> InitArgs {
+        use clap::{FromArgMatches, Parser};
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            init: InitArgs,
+        }
+        let mut all = vec!["x", "--data-dir", "/nowhere"];
+        all.extend_from_slice(extra);
+        let matches = <Wrap as clap::CommandFactory>::command().get_matches_from(all);
+        Wrap::from_arg_matches(&matches).map(|w| w.init).unwrap()
+    }
+
+    #[test]
+    fn model_names_are_checked() {
+        assert_eq!(model_name(" qwen3:8b ").as_deref(), Ok("qwen3:8b"));
+        assert!(model_name("meta-llama/Llama-3-8B").is_ok());
+        for bad in [
+            "",
+            "  ",
+            "two words",
+            "a?b",
+            "a#b",
+            "tab\there",
+            &"x".repeat(257),
+        ] {
+            assert!(model_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn templates_from_the_flags() {
+        let t = first_template(&args(&[
+            "--base-url",
+            "http://127.0.0.1:8080/v1",
+            "--model",
+            "m",
+        ]))
+        .unwrap();
+        assert_eq!(
+            (t.id.as_str(), t.credential),
+            ("local", Credential::NotRequired)
+        );
+        assert_eq!(t.name, "Local server (127.0.0.1:8080)");
+        assert!(!t.allow_insecure_http);
+
+        let t = first_template(&args(&[
+            "--base-url",
+            "https://api.anthropic.com/v1",
+            "--model",
+            "claude-x",
+        ]))
+        .unwrap();
+        assert_eq!(
+            (t.id.as_str(), t.provider()),
+            ("custom", Provider::Anthropic)
+        );
+        assert_eq!(t.credential, Credential::Keyring);
+
+        let t = first_template(&args(&[
+            "--provider",
+            "ollama",
+            "--base-url",
+            "http://localhost:11500/v1",
+            "--model",
+            "qwen3",
+            "--credential",
+            "keyring",
+        ]))
+        .unwrap();
+        assert_eq!(
+            (t.id.as_str(), t.credential),
+            ("ollama", Credential::Keyring)
+        );
+
+        let t = first_template(&args(&[])).unwrap();
+        assert_eq!((t.id.as_str(), t.model.as_str()), ("openai", "gpt-5-mini"));
+
+        let refused = first_template(&args(&["--base-url", "http://10.0.0.2/v1", "--model", "m"]));
+        let (code, message, fix) = refused.unwrap_err();
+        assert_eq!(code, "ENDPOINT_INSECURE");
+        assert!(
+            !message.starts_with('['),
+            "no code in the message: {message}"
+        );
+        assert!(fix.contains("--allow-insecure-http"));
+    }
+}
