@@ -43,6 +43,13 @@ pub fn run(common: &Common, report: &mut PreflightReport, out: &Out) {
     };
     let data_dir = paths.data_dir().display().to_string();
     for ((template, _), result) in targets.iter().zip(results) {
+        let result = match result {
+            Ok(r) => r,
+            Err(message) => {
+                out.cli("warn", "PROBE_FAILED", &message, None);
+                continue;
+            }
+        };
         let finding = finding(template, &result, report.language, &data_dir);
         if out.jsonl {
             let level = match finding.level {
@@ -86,8 +93,11 @@ fn targets(
         .collect()
 }
 
-/// Runs every probe concurrently on a small runtime of its own (`check` has none).
-fn probe_all(targets: &[(ModelTemplate, Endpoint)]) -> Result<Vec<ProbeReport>, String> {
+/// Runs every probe concurrently on a small runtime of its own (`check` has none); one result
+/// per target, in order (`Err`: the probe could not be sent, with why — never the key).
+fn probe_all(
+    targets: &[(ModelTemplate, Endpoint)],
+) -> Result<Vec<Result<ProbeReport, String>>, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -99,15 +109,17 @@ fn probe_all(targets: &[(ModelTemplate, Endpoint)]) -> Result<Vec<ProbeReport>, 
             let (http, endpoint, model) = (http.clone(), endpoint.clone(), template.model.clone());
             tasks.spawn(async move { (i, probe(&http, &endpoint, &model).await) });
         }
-        let mut results: Vec<Option<ProbeReport>> = vec![None; targets.len()];
+        let mut results: Vec<Result<ProbeReport, String>> = targets
+            .iter()
+            .map(|(t, _)| Err(format!("the probe of template {} did not finish", t.id)))
+            .collect();
         while let Some(joined) = tasks.join_next().await {
             let (i, result) = joined.map_err(|e| format!("a probe failed: {e}"))?;
-            let report = result.map_err(|e| e.to_string())?;
             if let Some(slot) = results.get_mut(i) {
-                *slot = Some(report);
+                *slot = result.map_err(|e| e.to_string());
             }
         }
-        Ok(results.into_iter().flatten().collect())
+        Ok(results)
     })
 }
 
@@ -151,14 +163,7 @@ fn finding(
                 format!("テンプレート {id}（{host}）: {request} が HTTP {status} を返しました。"),
                 format!("template {id} ({host}): {request} answered HTTP {status}."),
             ),
-            pick(
-                format!(
-                    "world.json のこのテンプレートの baseUrl（多くは /v1 で終わります）と、{host} のサーバーを確かめてください。"
-                ),
-                format!(
-                    "Check the template's baseUrl in world.json (it usually ends in /v1) and the server at {host}."
-                ),
-            ),
+            status_fix(status, host, ja),
         ),
         ProbeOutcome::Unreachable { class } => (
             Level::Reject,
@@ -200,6 +205,30 @@ fn auth_fix(template: &ModelTemplate, ja: bool, data_dir: &str) -> String {
             "正しい鍵を置いてください: fuseforks-cli secrets set {id} --data-dir {data_dir}（または {var} を設定して --secrets env）。"
         ),
     }
+}
+
+fn status_fix(status: u16, host: &str, ja: bool) -> String {
+    let (j, e) = match status {
+        429 => (
+            "サーバーがこの鍵を制限しています（429）。時間をおいて試してください。".to_owned(),
+            "The server is rate-limiting this key (429): try again later.".to_owned(),
+        ),
+        500..=599 => (
+            format!(
+                "{host} のサーバーが失敗しました。時間をおくか、サーバーのログを見てください。"
+            ),
+            format!("The server at {host} failed: try again later, or look at its logs."),
+        ),
+        _ => (
+            format!(
+                "world.json のこのテンプレートの baseUrl（多くは /v1 で終わります）と、{host} のサーバーを確かめてください。"
+            ),
+            format!(
+                "Check the template's baseUrl in world.json (it usually ends in /v1) and the server at {host}."
+            ),
+        ),
+    };
+    if ja { j } else { e }
 }
 
 fn unreachable_fix(class: NetworkClass, host: &str, ja: bool) -> String {
