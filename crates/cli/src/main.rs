@@ -15,6 +15,8 @@ const EXAMPLES: &str = "\
 Examples:
   Found a village with an OpenAI template, in English:
     fuseforks-cli init --data-dir ~/villages/demo --language en --provider openai
+  Or for a model server on this machine (OpenAI-compatible, no key):
+    fuseforks-cli init --data-dir ~/villages/local --base-url http://127.0.0.1:8080/v1 --model qwen3
   Check that it can run headless, with keys from the environment:
     fuseforks-cli check --for ask --data-dir ~/villages/demo --start reception --secrets env
   Ask the reception something (the answer alone goes to stdout):

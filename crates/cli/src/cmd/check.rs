@@ -1,5 +1,6 @@
 //! `fuseforks-cli check --for ask|serve …`: the preflight alone. It calls no model, connects
 //! no MCP server, writes nothing and takes no lock. Exit 0 without rejections, 3 with.
+//! `--probe-endpoints` adds one request per template (`probe.rs`).
 
 use clap::{Args, ValueEnum};
 use fuseforks_core::preflight::HeadlessMode;
@@ -32,6 +33,12 @@ pub struct CheckArgs {
     /// Print `{"findings":[…],"start":[…]}` on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also send one cheap authenticated request per template of the start set (a models
+    /// list, or a 1-token call): ENDPOINT_OK with the latency, or ENDPOINT_AUTH_FAILED /
+    /// ENDPOINT_STATUS / ENDPOINT_UNREACHABLE, which reject (exit 3). Off by default: plain
+    /// `check` calls nothing.
+    #[arg(long)]
+    pub probe_endpoints: bool,
 }
 
 /// Runs `check`.
@@ -40,10 +47,13 @@ pub fn run(args: &CheckArgs, out: &Out) -> u8 {
         ForArg::Ask => HeadlessMode::Ask,
         ForArg::Serve => HeadlessMode::Serve,
     };
-    let report = match args.common.preflight(mode, args.door_port, out) {
+    let mut report = match args.common.preflight(mode, args.door_port, out) {
         Ok(r) => r,
         Err(code) => return code,
     };
+    if args.probe_endpoints {
+        super::probe::run(&args.common, &mut report, out);
+    }
     if args.json {
         println!(
             "{}",

@@ -6,6 +6,7 @@ mod children;
 mod door;
 mod errors;
 mod init;
+mod init_probe;
 
 use std::process::{Command, Output};
 

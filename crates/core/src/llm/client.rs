@@ -336,7 +336,7 @@ enum Failed {
 /// Reads a body chunk by chunk, at most `cap` bytes; `false` = there was more (reading stopped
 /// there, or at once when the declared length is over the cap). The body is never read whole
 /// before the check.
-async fn read_capped(
+pub(super) async fn read_capped(
     mut response: reqwest::Response,
     cap: u64,
 ) -> Result<(Vec<u8>, bool), reqwest::Error> {
@@ -395,7 +395,10 @@ fn provider_error(
     }
 }
 
-fn with_auth(builder: reqwest::RequestBuilder, endpoint: &Endpoint) -> reqwest::RequestBuilder {
+pub(super) fn with_auth(
+    builder: reqwest::RequestBuilder,
+    endpoint: &Endpoint,
+) -> reqwest::RequestBuilder {
     let key = endpoint.api_key.as_ref().map(ApiKey::expose);
     match endpoint.wire {
         Wire::Anthropic => {

@@ -9,6 +9,7 @@ pub mod capability;
 pub mod client;
 pub mod error;
 pub(crate) mod json_budget;
+pub mod probe;
 pub mod retry;
 pub mod usage;
 pub mod wire;

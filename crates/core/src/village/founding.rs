@@ -51,12 +51,36 @@ pub struct FoundingReport {
     pub kept: Vec<PathBuf>,
 }
 
-/// Founds a village in `store`'s workspace. Refuses with [`VillageError::AlreadyExists`]
-/// (touching nothing) when `world.json` exists.
+/// Founds a village in `store`'s workspace, its first template from the plan's preset.
+/// Refuses with [`VillageError::AlreadyExists`] (touching nothing) when `world.json` exists.
 pub fn found_village(
     store: &VillageStore,
     plan: &FoundingPlan,
 ) -> Result<FoundingReport, VillageError> {
+    let preset = plan.preset;
+    let template_id =
+        TemplateId::new(preset.template_id).map_err(|e| invalid_constant(store, &e.to_string()))?;
+    let mut template = ModelTemplate::new(template_id, preset.name, preset.base_url, preset.model);
+    template.provider = Some(preset.provider);
+    template.credential = preset.credential;
+    found_village_with(store, plan.language, &template)
+}
+
+/// What a founding writes: the language of the text and the first template.
+#[derive(Clone, Copy)]
+struct Seed<'a> {
+    language: Language,
+    template: &'a ModelTemplate,
+}
+
+/// Founds a village whose first template is `template` (`init --base-url/--model`; the caller
+/// has checked its endpoint). Otherwise as [`found_village`].
+pub fn found_village_with(
+    store: &VillageStore,
+    language: Language,
+    template: &ModelTemplate,
+) -> Result<FoundingReport, VillageError> {
+    let plan = &Seed { language, template };
     let world_file = store.path(names::WORLD);
     if world_file.exists() {
         return Err(VillageError::AlreadyExists {
@@ -80,7 +104,7 @@ pub fn found_village(
     found_by_staging(workspace, plan)
 }
 
-fn found_by_staging(workspace: &Path, plan: &FoundingPlan) -> Result<FoundingReport, VillageError> {
+fn found_by_staging(workspace: &Path, plan: &Seed<'_>) -> Result<FoundingReport, VillageError> {
     let parent = match workspace.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -114,19 +138,17 @@ fn found_by_staging(workspace: &Path, plan: &FoundingPlan) -> Result<FoundingRep
     result
 }
 
-fn populate(store: &VillageStore, plan: &FoundingPlan) -> Result<FoundingReport, VillageError> {
-    let preset = plan.preset;
+fn populate(store: &VillageStore, plan: &Seed<'_>) -> Result<FoundingReport, VillageError> {
     let language = plan.language;
     let reception =
         AgentId::new(RECEPTION_ID).map_err(|e| invalid_constant(store, &e.to_string()))?;
-    let template_id =
-        TemplateId::new(preset.template_id).map_err(|e| invalid_constant(store, &e.to_string()))?;
+    let template_id = plan.template.id.clone();
 
     let mut report = FoundingReport {
         workspace: store.workspace().to_path_buf(),
         village_id: String::new(),
         template_id: template_id.clone(),
-        credential: preset.credential,
+        credential: plan.template.credential,
         reception: reception.clone(),
         created: Vec::new(),
         kept: Vec::new(),
@@ -163,14 +185,6 @@ fn populate(store: &VillageStore, plan: &FoundingPlan) -> Result<FoundingReport,
         note(&mut report, relative, existed);
     }
 
-    let mut template = ModelTemplate::new(
-        template_id.clone(),
-        preset.name,
-        preset.base_url,
-        preset.model,
-    );
-    template.provider = Some(preset.provider);
-    template.credential = preset.credential;
     let mut agent_spec = AgentSpec::new(
         reception.clone(),
         text::reception_name(language),
@@ -179,7 +193,7 @@ fn populate(store: &VillageStore, plan: &FoundingPlan) -> Result<FoundingReport,
     agent_spec.order = 0;
     let world = World {
         agents: vec![agent_spec],
-        model_templates: vec![template],
+        model_templates: vec![plan.template.clone()],
         token_budget: Some(NEW_VILLAGE_TOKEN_BUDGET),
         language: Some(LanguageTag::of(language)),
         reception: Some(reception),

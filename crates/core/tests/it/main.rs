@@ -14,6 +14,7 @@ mod llm_conformance;
 mod llm_encoding;
 mod llm_fixtures;
 mod llm_limits;
+mod llm_probe;
 mod llm_retry;
 mod llm_support;
 mod mcp_client;

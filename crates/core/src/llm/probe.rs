@@ -1,0 +1,253 @@
+//! The endpoint probe of `check --probe-endpoints`: one cheap authenticated request per
+//! template — the wire's models list where it has one (`GET …/models`, Ollama's
+//! `GET /api/tags`), else a 1-token call (Perplexity's Agent API has no documented list) —
+//! sent with the model call's client settings (rustls, no redirects), auth headers and
+//! timeout (capped at [`PROBE_TIMEOUT_CAP`]), timed, and classified: ok, auth failed, another
+//! status, or unreachable with its network class. No body and no key leave this module; an
+//! error body is read (capped) only to tell a bad key reported as 400 (Gemini, xAI).
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::adapters::{self, EncodeContext};
+use super::canonical::{ChatMessage, ChatRequest, Role};
+use super::client::{ERROR_BODY_CAP, Endpoint, read_capped, with_auth};
+use super::error::{LlmError, RetryClass, classify};
+use super::wire::Wire;
+use crate::village::template::endpoint_security;
+
+/// The longest a probe waits (a template's own timeout, when shorter, wins).
+pub const PROBE_TIMEOUT_CAP: Duration = Duration::from_secs(30);
+
+/// Why no answer came: the class of a network failure (never its text, which may hold a URL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetworkClass {
+    /// Nothing listens on the port.
+    ConnectionRefused,
+    /// The host name does not resolve.
+    Dns,
+    /// The TLS handshake failed (certificate, or not a TLS server).
+    Tls,
+    /// No answer within the timeout.
+    Timeout,
+    /// Another connection failure (reset, closed early).
+    Other,
+}
+
+impl NetworkClass {
+    /// The name shown to users and in `class=`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ConnectionRefused => "connection refused",
+            Self::Dns => "DNS",
+            Self::Tls => "TLS",
+            Self::Timeout => "timeout",
+            Self::Other => "network",
+        }
+    }
+
+    /// The class of a failed request, from its error chain.
+    pub fn of(error: &reqwest::Error) -> Self {
+        if error.is_timeout() {
+            return Self::Timeout;
+        }
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error);
+        while let Some(e) = next {
+            if e.is::<rustls::Error>() {
+                return Self::Tls;
+            }
+            if let Some(class) = e.downcast_ref::<std::io::Error>().and_then(Self::of_io) {
+                return class;
+            }
+            let text = e.to_string().to_ascii_lowercase();
+            if text.contains("dns error") || text.contains("failed to lookup address") {
+                return Self::Dns;
+            }
+            next = e.source();
+        }
+        Self::Other
+    }
+
+    /// The class of an I/O error, looking through the I/O errors it wraps (rustls' errors
+    /// come wrapped twice; `io::Error::source` skips the wrapped error itself).
+    fn of_io(mut io: &std::io::Error) -> Option<Self> {
+        loop {
+            match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => return Some(Self::ConnectionRefused),
+                std::io::ErrorKind::TimedOut => return Some(Self::Timeout),
+                _ => {}
+            }
+            let inner = io.get_ref()?;
+            if inner.is::<rustls::Error>() {
+                return Some(Self::Tls);
+            }
+            io = inner.downcast_ref::<std::io::Error>()?;
+        }
+    }
+}
+
+/// What a probe found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeOutcome {
+    /// A 2xx answer: the server is there and took the key.
+    Ok {
+        /// HTTP status.
+        status: u16,
+    },
+    /// 401/403, or a bad key reported as 400.
+    AuthFailed {
+        /// HTTP status.
+        status: u16,
+    },
+    /// Any other status (a wrong `baseUrl` path gives 404, a broken server 5xx).
+    Status {
+        /// HTTP status.
+        status: u16,
+    },
+    /// No answer at all.
+    Unreachable {
+        /// Why.
+        class: NetworkClass,
+    },
+}
+
+impl ProbeOutcome {
+    /// The stable code: `ENDPOINT_OK`, `ENDPOINT_AUTH_FAILED`, `ENDPOINT_STATUS`,
+    /// `ENDPOINT_UNREACHABLE`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Ok { .. } => "ENDPOINT_OK",
+            Self::AuthFailed { .. } => "ENDPOINT_AUTH_FAILED",
+            Self::Status { .. } => "ENDPOINT_STATUS",
+            Self::Unreachable { .. } => "ENDPOINT_UNREACHABLE",
+        }
+    }
+
+    /// True for a 2xx answer.
+    pub fn is_ok(self) -> bool {
+        matches!(self, Self::Ok { .. })
+    }
+}
+
+/// One probe's result (no body, no key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeReport {
+    /// What it found.
+    pub outcome: ProbeOutcome,
+    /// From sending to the answer's status line (or the failure).
+    pub latency: Duration,
+    /// The request, as `GET /v1/models` (the path only; no query).
+    pub request: String,
+    /// `host[:port]` of the endpoint.
+    pub host: String,
+}
+
+/// Probes one endpoint with `http` (built by [`LlmClient::http_client`](super::LlmClient::http_client),
+/// so that redirects are never followed). Refuses, sending nothing, a `baseUrl` the endpoint
+/// rule refuses.
+pub async fn probe(
+    http: &reqwest::Client,
+    endpoint: &Endpoint,
+    model: &str,
+) -> Result<ProbeReport, LlmError> {
+    endpoint_security(&endpoint.base_url, endpoint.allow_insecure_http).map_err(|problem| {
+        LlmError::Endpoint {
+            template: endpoint.template_id.clone(),
+            problem,
+        }
+    })?;
+    let (url, body) = request_of(endpoint, model)?;
+    let parsed = reqwest::Url::parse(&url)
+        .map_err(|_| LlmError::InvalidRequest("the probe URL does not parse".into()))?;
+    let builder = match &body {
+        Some(body) => http.post(parsed.clone()).json(body),
+        None => http.get(parsed.clone()),
+    };
+    let builder =
+        with_auth(builder, endpoint).timeout(endpoint.request_timeout.min(PROBE_TIMEOUT_CAP));
+    let started = Instant::now();
+    let sent = builder.send().await;
+    let latency = started.elapsed();
+    let outcome = match sent {
+        Err(e) => ProbeOutcome::Unreachable {
+            class: NetworkClass::of(&e),
+        },
+        Ok(response) => outcome_of(response).await,
+    };
+    Ok(ProbeReport {
+        outcome,
+        latency,
+        request: format!(
+            "{} {}",
+            if body.is_some() { "POST" } else { "GET" },
+            parsed.path()
+        ),
+        host: host_port(&parsed),
+    })
+}
+
+/// The URL and, for a 1-token call, the body of a wire's probe.
+fn request_of(endpoint: &Endpoint, model: &str) -> Result<(String, Option<Value>), LlmError> {
+    let base = endpoint.base_url.trim_end_matches('/');
+    let list = |path: &str| Ok((format!("{base}{path}"), None));
+    match endpoint.wire {
+        Wire::OpenAiCompat | Wire::OpenAiResponses | Wire::XaiResponses | Wire::MetaResponses => {
+            list("/models")
+        }
+        Wire::Anthropic => list("/models?limit=1"),
+        Wire::Gemini => list("/models?pageSize=1"),
+        Wire::OllamaNative => list("/api/tags"),
+        Wire::PerplexityResponses => {
+            let mut request = ChatRequest::new(
+                model,
+                vec![ChatMessage::text(Role::User, "ping")],
+                tokio_util::sync::CancellationToken::new(),
+            );
+            request.max_output_tokens = 1;
+            let ctx = EncodeContext {
+                wire: endpoint.wire,
+                base_url: &endpoint.base_url,
+                cache_ttl: endpoint.cache_ttl,
+            };
+            let body = adapters::encode(&request, &ctx)?;
+            Ok((
+                format!("{base}{}", adapters::path(endpoint.wire, model)),
+                Some(body),
+            ))
+        }
+    }
+}
+
+/// Classifies an answer by its status; an error body is read (capped) only to tell a bad key
+/// reported as 400, then dropped.
+async fn outcome_of(response: reqwest::Response) -> ProbeOutcome {
+    let status = response.status().as_u16();
+    match status {
+        200..=299 => ProbeOutcome::Ok { status },
+        401 | 403 => ProbeOutcome::AuthFailed { status },
+        _ => {
+            let class = match read_capped(response, ERROR_BODY_CAP).await {
+                Ok((bytes, _)) => {
+                    let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                    let (code, message) = adapters::error_fields(&value);
+                    classify(status, code.as_deref(), &message)
+                }
+                Err(_) => classify(status, None, ""),
+            };
+            if class == RetryClass::Auth {
+                ProbeOutcome::AuthFailed { status }
+            } else {
+                ProbeOutcome::Status { status }
+            }
+        }
+    }
+}
+
+fn host_port(url: &reqwest::Url) -> String {
+    let host = url.host_str().unwrap_or("");
+    match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    }
+}
