@@ -4,4 +4,5 @@ pub mod ask;
 pub mod check;
 pub mod headless;
 pub mod init;
+pub mod secrets;
 pub mod serve;
