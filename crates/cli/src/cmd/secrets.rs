@@ -337,3 +337,22 @@ mod no_echo {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_trailing_newline_is_dropped() {
+        assert_eq!(strip_newline(b"sk-1\n".to_vec()), b"sk-1");
+        assert_eq!(strip_newline(b"sk-1\r\n".to_vec()), b"sk-1");
+        assert_eq!(strip_newline(b"sk-1\n\n".to_vec()), b"sk-1\n");
+        assert_eq!(strip_newline(b"sk-1".to_vec()), b"sk-1");
+    }
+
+    #[test]
+    fn messages_lose_a_leading_code_once() {
+        assert_eq!(without_code("[X_Y] text", "X_Y"), "text");
+        assert_eq!(without_code("text", "X_Y"), "text");
+    }
+}
