@@ -21,6 +21,9 @@ Examples:
     fuseforks-cli check --for ask --data-dir ~/villages/demo --start reception --secrets env
   Ask the reception something (the answer alone goes to stdout):
     FUSEFORKS_SECRET_OPENAI=sk-... fuseforks-cli ask --data-dir ~/villages/demo --start reception --secrets env \"Hello\"
+  Store the template's API key in the OS keyring (typed without echo), then list the keys:
+    fuseforks-cli secrets set openai --data-dir ~/villages/demo
+    fuseforks-cli secrets list --data-dir ~/villages/demo
   Keep the batch-start agents running until Ctrl+C:
     fuseforks-cli serve --data-dir ~/villages/demo --start batch --secrets env
 
@@ -51,6 +54,8 @@ enum Command {
     Ask(cmd::ask::AskArgs),
     /// Run the start set until SIGINT / SIGTERM.
     Serve(cmd::serve::ServeArgs),
+    /// Store, delete or list API keys in the OS keyring (what `--secrets keyring` reads).
+    Secrets(cmd::secrets::SecretsArgs),
 }
 
 /// `--events jsonl` seen in the raw arguments (before `--`), so that even argument errors are
@@ -94,6 +99,7 @@ fn main() -> std::process::ExitCode {
     };
     let code = match cli.command {
         Command::Init(args) => cmd::init::run(&args),
+        Command::Secrets(args) => cmd::secrets::run(&args, &out),
         Command::Check(args) => cmd::check::run(&args, &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {
             cmd::ask::run(&args, &out, signals).await

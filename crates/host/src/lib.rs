@@ -9,6 +9,7 @@ pub mod lock;
 pub mod paths;
 pub mod preflight_view;
 pub mod secret_names;
+pub mod secret_store;
 pub mod secrets;
 
 pub use boot::{Host, HostBootOptions, HostError, SecretSource, build_host};

@@ -1,6 +1,7 @@
 //! The names secrets go by: keys in the secret store (template ids, `jev_api_token`,
 //! `door_token`, `mcp:NAME`) and the environment variables of `--secrets env`
-//! (`FUSEFORKS_SECRET_` + the key upper-cased, non-alphanumerics turned into `_`).
+//! (`FUSEFORKS_SECRET_` + the key upper-cased, non-alphanumerics turned into `_`), and which
+//! keys a village uses (`secrets list`).
 
 /// The prefix of every secret environment variable.
 pub const ENV_PREFIX: &str = "FUSEFORKS_SECRET_";
@@ -8,6 +9,63 @@ pub const ENV_PREFIX: &str = "FUSEFORKS_SECRET_";
 /// The environment variable that holds the secret `key` under `--secrets env` (the rule lives in
 /// the core, whose preflight names variables too).
 pub use fuseforks_core::preflight::env_var_name;
+
+use fuseforks_core::village::{Credential, VillageError};
+
+use crate::paths::HostPaths;
+
+/// A key the village uses, and what uses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeededKey {
+    /// The key in the secret store.
+    pub key: String,
+    /// What reads it, in words (`template openai`, `mcp.json header`, …).
+    pub used_by: String,
+    /// False for keys only some commands read (`door_token`, an unused `jev_api_token`).
+    pub required: bool,
+}
+
+/// The keys the village at `paths` uses: each template's that needs one, the `mcp:NAME` of every
+/// `${secret:NAME}` in its `mcp.json` files, then `door_token` and `jev_api_token` (required
+/// when the village has judges or Jev pruning is on). Names only; no store is read.
+pub fn needed_keys(paths: &HostPaths) -> Result<Vec<NeededKey>, VillageError> {
+    let world = paths.village().load_world()?.value;
+    let mut keys: Vec<NeededKey> = world
+        .model_templates
+        .iter()
+        .filter(|t| t.credential != Credential::NotRequired)
+        .map(|t| NeededKey {
+            key: t.id.to_string(),
+            used_by: format!("template {}", t.id),
+            required: true,
+        })
+        .collect();
+    keys.extend(
+        crate::preflight_view::mcp_secret_keys(paths)
+            .into_iter()
+            .map(|key| NeededKey {
+                key,
+                used_by: "mcp.json header ${secret:…}".into(),
+                required: true,
+            }),
+    );
+    let jev = paths
+        .shelf()
+        .load_jev()
+        .map(|l| l.value.enabled)
+        .unwrap_or(false);
+    keys.push(NeededKey {
+        key: "door_token".into(),
+        used_by: "serve --door-port".into(),
+        required: false,
+    });
+    keys.push(NeededKey {
+        key: "jev_api_token".into(),
+        used_by: "judges / Jev pruning".into(),
+        required: jev || !world.judges.is_empty(),
+    });
+    Ok(keys)
+}
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::secret_names::{ENV_PREFIX, env_var_name};
+use crate::secret_store::{self, KeyringBackend, OsKeyring};
 
 /// The keyring service name (one per app).
 pub const SERVICE: &str = "jp.outcasts.fuseforks";
@@ -102,57 +103,41 @@ impl SecretStore for EnvSecretStore {
     }
 }
 
-/// The OS keyring: the kernel keyutils store on Linux (works on headless servers without a
-/// desktop session; keys do not survive a reboot), the platform store elsewhere when built in.
+/// The OS keyring: the store `secret_store::open` chooses (Keychain, Credential Manager, the
+/// Secret Service, or kernel keyutils). Each call runs on a thread of its own with a time limit.
 #[derive(Debug)]
 pub struct KeyringSecretStore {
-    _private: (),
+    keyring: OsKeyring,
 }
 
 impl KeyringSecretStore {
     /// Opens the OS keyring, or says clearly why it cannot be used.
     pub fn open() -> Result<Self, SecretError> {
-        #[cfg(target_os = "linux")]
-        {
-            let store = linux_keyutils_keyring_store::Store::new()
-                .map_err(|e| SecretError::Unavailable(e.to_string()))?;
-            keyring_core::set_default_store(store);
-            Ok(Self { _private: () })
-        }
-        #[cfg(not(target_os = "linux"))]
-        {
-            Err(SecretError::Unavailable(
-                "no OS keyring backend is built for this platform yet".into(),
-            ))
-        }
+        Ok(Self {
+            keyring: secret_store::open()?,
+        })
     }
 
-    fn entry(key: &str) -> Result<keyring_core::Entry, SecretError> {
-        keyring_core::Entry::new(SERVICE, key).map_err(|e| SecretError::Failed(e.to_string()))
+    /// The store in use.
+    pub fn backend(&self) -> KeyringBackend {
+        self.keyring.backend
+    }
+
+    /// What the user should hear about the choice (a fallback, keys lost at a reboot).
+    pub fn notice(&self) -> Option<&str> {
+        self.keyring.notice.as_deref()
     }
 }
 
 impl SecretStore for KeyringSecretStore {
     fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
-        match Self::entry(key)?.get_password() {
-            Ok(value) => Ok(Some(value)),
-            Err(keyring_core::Error::NoEntry) => Ok(None),
-            Err(keyring_core::Error::NoStorageAccess(e)) => {
-                Err(SecretError::Unavailable(e.to_string()))
-            }
-            Err(e) => Err(SecretError::Failed(e.to_string())),
-        }
+        self.keyring.get(SERVICE, key)
     }
     fn set(&self, key: &str, value: &str) -> Result<(), SecretError> {
-        Self::entry(key)?
-            .set_password(value)
-            .map_err(|e| SecretError::Failed(e.to_string()))
+        self.keyring.set(SERVICE, key, value)
     }
     fn delete(&self, key: &str) -> Result<(), SecretError> {
-        match Self::entry(key)?.delete_credential() {
-            Ok(()) | Err(keyring_core::Error::NoEntry) => Ok(()),
-            Err(e) => Err(SecretError::Failed(e.to_string())),
-        }
+        self.keyring.delete(SERVICE, key)
     }
     fn name(&self) -> &'static str {
         "keyring"

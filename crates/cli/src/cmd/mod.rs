@@ -5,4 +5,5 @@ pub mod check;
 pub mod headless;
 pub mod init;
 pub mod probe;
+pub mod secrets;
 pub mod serve;

@@ -34,3 +34,4 @@ mod hardening;
 mod headless;
 mod money;
 mod start_set;
+mod secrets;

@@ -2,7 +2,8 @@
 //! environment cleared (only `PATH`, and `TMPDIR` pointing at a temp folder of the call's own),
 //! under the `run.json` policy and the approval mode, in its own process group (see
 //! [`crate::process`]) that a timeout ends (SIGTERM, SIGKILL 2 s later), with capped output
-//! (stdout 8,000 and stderr 4,000 characters). On Linux, Landlock confines it: read-write in
+//! (stdout 8,000 and stderr 4,000 characters; on a timeout, what was written until the kill,
+//! and `exit: timeout`), and an optional `stdin` text (at most 1 MiB). On Linux, Landlock confines it: read-write in
 //! the work folder and its temp folder, read and execute in the system folders and those on
 //! `PATH`, nothing else; `"network": false` in `run.json` also refuses TCP connect and bind.
 //! The allow list decides *which* commands run; Landlock decides *what they can reach*
@@ -14,7 +15,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::run_policy::{Decision, decide, exact_allow_line, record_pending};
 use super::{RunApproval, ToolContext, ToolOutput, cap, str_arg};
@@ -26,6 +27,10 @@ pub const STDOUT_MAX_CHARS: usize = 8_000;
 pub const STDERR_MAX_CHARS: usize = 4_000;
 /// Bytes kept of each stream (the rest is drained so the child never blocks on a full pipe).
 const KEEP_BYTES: usize = 64 * 1024;
+/// The most text `stdin` may hold (bytes); more is refused with `RUN_STDIN_TOO_LARGE`.
+pub const STDIN_MAX_BYTES: usize = 1024 * 1024;
+/// How long the pipes are still drained after a timeout's kill (what the group wrote last).
+const DRAIN_AFTER_KILL: Duration = Duration::from_secs(1);
 /// What a confined command may read and execute besides its folders (when present).
 /// Not `/proc`: a confined child could read `/proc/<our pid>/environ` there, with our secrets
 /// (Landlock's ptrace scoping did not stop it in a test).
@@ -63,6 +68,10 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
             "args は文字列の配列にしてください。",
             "args must be an array of strings.",
         ));
+    };
+    let stdin = match stdin_arg(args, ctx) {
+        Ok(s) => s,
+        Err(out) => return out,
     };
     let mut policy = match ctx.agent_files.load_run_policy() {
         Ok(loaded) => loaded.value,
@@ -112,6 +121,7 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
         argv: &argv,
         timeout: Duration::from_secs(policy.timeout_secs.clamp(1, 3600)),
         deny_network: policy.network == Some(false),
+        stdin,
     };
     execute(&jail, &call, ctx).await
 }
@@ -122,6 +132,29 @@ struct Call<'a> {
     argv: &'a [String],
     timeout: Duration,
     deny_network: bool,
+    stdin: Option<Vec<u8>>,
+}
+
+/// The optional `stdin` text, at most [`STDIN_MAX_BYTES`].
+fn stdin_arg(args: &Value, ctx: &ToolContext) -> Result<Option<Vec<u8>>, ToolOutput> {
+    match args.get("stdin") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) if text.len() > STDIN_MAX_BYTES => {
+            Err(ToolOutput::fail(format!(
+                "RUN_STDIN_TOO_LARGE: {} ({} > {STDIN_MAX_BYTES})",
+                ctx.say(
+                    "stdin が大きすぎます。作業フォルダのファイルに書いて、そのパスを渡してください",
+                    "stdin is too large; write it to a file in the work folder and pass its path instead",
+                ),
+                text.len()
+            )))
+        }
+        Some(Value::String(text)) => Ok(Some(text.clone().into_bytes())),
+        Some(_) => Err(ToolOutput::fail(ctx.say(
+            "stdin は文字列にしてください。",
+            "stdin must be a string.",
+        ))),
+    }
 }
 
 async fn execute(jail: &super::WorkDir, call: &Call<'_>, ctx: &ToolContext) -> ToolOutput {
@@ -141,7 +174,11 @@ async fn execute(jail: &super::WorkDir, call: &Call<'_>, ctx: &ToolContext) -> T
         .env("PATH", &path)
         .env("TMPDIR", temp.path())
         .current_dir(jail.root())
-        .stdin(Stdio::null())
+        .stdin(if call.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let confinement = confinement(jail.root(), temp.path(), &path, call.deny_network);
@@ -156,38 +193,63 @@ async fn execute(jail: &super::WorkDir, call: &Call<'_>, ctx: &ToolContext) -> T
     };
     let timeout = call.timeout;
     let child = group.child_mut();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let reading = async {
-        let (out, err) = tokio::join!(read_capped(stdout), read_capped(stderr));
-        let status = child.wait().await;
-        (out, err, status)
-    };
-    match tokio::time::timeout(timeout, reading).await {
-        Ok((out, err, status)) => {
-            let code = status
-                .ok()
-                .and_then(|s| s.code())
-                .map_or_else(|| "signal".to_owned(), |c| c.to_string());
-            let body = format!(
-                "exit: {code}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-                cap(&out, STDOUT_MAX_CHARS),
-                cap(&err, STDERR_MAX_CHARS)
+    let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
+    let stdin = child.stdin.take().zip(call.stdin.as_deref());
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let status = {
+        let reading = async {
+            tokio::join!(
+                read_capped(&mut stdout, &mut out),
+                read_capped(&mut stderr, &mut err),
+                feed(stdin),
             );
-            ToolOutput {
-                ok: code == "0",
-                body,
-            }
-        }
+            child.wait().await
+        };
+        tokio::time::timeout(timeout, reading).await
+    };
+    let code = match status {
+        Ok(status) => status
+            .ok()
+            .and_then(|s| s.code())
+            .map_or_else(|| "signal".to_owned(), |c| c.to_string()),
         Err(_) => {
-            // End the whole process group (the command and anything it started), then reap.
+            // End the whole process group (the command and anything it started), reap it,
+            // and keep what it wrote until then.
             group.terminate().await;
-            ToolOutput::fail(format!(
-                "{} ({} s)",
-                ctx.say("時間切れで止めました", "Timed out and killed"),
-                timeout.as_secs()
-            ))
+            let _ = tokio::time::timeout(DRAIN_AFTER_KILL, async {
+                tokio::join!(
+                    read_capped(&mut stdout, &mut out),
+                    read_capped(&mut stderr, &mut err)
+                )
+            })
+            .await;
+            "timeout".to_owned()
         }
+    };
+    let mut body = format!(
+        "exit: {code}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        cap(&String::from_utf8_lossy(&out), STDOUT_MAX_CHARS),
+        cap(&String::from_utf8_lossy(&err), STDERR_MAX_CHARS)
+    );
+    if code == "timeout" {
+        body.push_str(&format!(
+            "\n{} ({} s)",
+            ctx.say("時間切れで止めました", "Timed out and killed"),
+            timeout.as_secs()
+        ));
+    }
+    ToolOutput {
+        ok: code == "0",
+        body,
+    }
+}
+
+/// Writes `stdin` to the child and closes it; a child that does not read it (a broken pipe)
+/// is not an error.
+async fn feed(stdin: Option<(tokio::process::ChildStdin, &[u8])>) {
+    if let Some((mut pipe, bytes)) = stdin {
+        let _ = pipe.write_all(bytes).await;
+        let _ = pipe.shutdown().await;
     }
 }
 
@@ -234,14 +296,15 @@ impl Drop for CallTemp {
     }
 }
 
-async fn read_capped(stream: Option<impl AsyncRead + Unpin>) -> String {
-    let Some(mut stream) = stream else {
-        return String::new();
+/// Reads `stream` to its end into `kept`, keeping at most [`KEEP_BYTES`] and draining the
+/// rest; the stream is dropped at its end, so a second call returns at once.
+async fn read_capped(stream: &mut Option<impl AsyncRead + Unpin>, kept: &mut Vec<u8>) {
+    let Some(reader) = stream.as_mut() else {
+        return;
     };
-    let mut kept = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
-        match stream.read(&mut buf).await {
+        match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
                 let room = KEEP_BYTES.saturating_sub(kept.len());
@@ -249,7 +312,7 @@ async fn read_capped(stream: Option<impl AsyncRead + Unpin>) -> String {
             }
         }
     }
-    String::from_utf8_lossy(&kept).into_owned()
+    *stream = None;
 }
 
 fn now_ms() -> i64 {

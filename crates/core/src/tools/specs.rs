@@ -209,8 +209,8 @@ pub fn spec(name: &str, language: Language, approval: RunApproval) -> Option<Too
         "run" => {
             let mut d = t(
                 l,
-                "許可されたコマンドを実行します（シェルは使いません）。run.json の許可に無いコマンドは断られ、人の承認待ちに記録されます。",
-                "Run an allowed command (no shell). A command not allowed in run.json is refused and recorded for a human to approve.",
+                "許可されたコマンドを実行します（シェルは使いません）。run.json の許可に無いコマンドは断られ、人の承認待ちに記録されます。結果は exit 行と stdout・stderr です。時間切れでは exit: timeout と、それまでの出力を返します。",
+                "Run an allowed command (no shell). A command not allowed in run.json is refused and recorded for a human to approve. The result is an exit line, stdout and stderr; on a timeout, exit: timeout with the output written until then.",
             );
             match approval {
                 RunApproval::Required => {}
@@ -223,7 +223,8 @@ pub fn spec(name: &str, language: Language, approval: RunApproval) -> Option<Too
                     &["command"],
                     json!({
                         "command": prop("string", t(l, "実行するプログラム。", "The program.")),
-                        "args": {"type": "array", "items": {"type": "string"}, "description": t(l, "引数。", "Arguments.")}
+                        "args": {"type": "array", "items": {"type": "string"}, "description": t(l, "引数。", "Arguments.")},
+                        "stdin": prop("string", t(l, "コマンドの標準入力に渡すテキスト（任意、1 MiB まで）。", "Text given to the command on its standard input (optional, at most 1 MiB)."))
                     }),
                     l,
                 ),

@@ -376,3 +376,73 @@ async fn a_confined_command_cannot_signal_a_process_outside_its_box() {
         out.body
     );
 }
+
+#[tokio::test]
+async fn a_timeout_keeps_what_the_command_wrote_so_far() {
+    let agent = Agent::new();
+    allow(&agent, &["sh *"], &[], 1);
+    let script = "echo out-line-1; echo out-line-2; echo err-line-1 >&2; sleep 30";
+    let out = agent
+        .call("run", json!({"command": "sh", "args": ["-c", script]}))
+        .await;
+    assert!(!out.ok, "{}", out.body);
+    assert!(
+        out.body.starts_with("exit: timeout\n"),
+        "the exit line says timeout: {}",
+        out.body
+    );
+    assert!(
+        out.body.contains("out-line-1\nout-line-2") && out.body.contains("err-line-1"),
+        "partial stdout and stderr are kept: {}",
+        out.body
+    );
+    assert!(
+        out.body.contains("Timed out and killed (1 s)"),
+        "{}",
+        out.body
+    );
+}
+
+#[tokio::test]
+async fn stdin_feeds_the_command_and_is_capped() {
+    let agent = Agent::new();
+    allow(&agent, &["cat", "sh *", "true"], &[], 10);
+    let out = agent
+        .call(
+            "run",
+            json!({"command": "cat", "stdin": "line one\nline two\n"}),
+        )
+        .await;
+    assert!(out.ok, "{}", out.body);
+    assert!(out.body.contains("line one\nline two"), "{}", out.body);
+    let script = "read a; read b; echo \"got $b then $a\"";
+    let out = agent
+        .call(
+            "run",
+            json!({"command": "sh", "args": ["-c", script], "stdin": "first\nsecond\n"}),
+        )
+        .await;
+    assert!(out.body.contains("got second then first"), "{}", out.body);
+    // A command that never reads its stdin still ends normally.
+    let big = "y".repeat(512 * 1024);
+    let out = agent
+        .call("run", json!({"command": "true", "stdin": big}))
+        .await;
+    assert!(out.ok && out.body.starts_with("exit: 0"), "{}", out.body);
+    // Without stdin, the command reads end-of-file at once.
+    let out = agent.call("run", json!({"command": "cat"})).await;
+    assert!(out.ok, "{}", out.body);
+    let huge = "z".repeat(1024 * 1024 + 1);
+    let out = agent
+        .call("run", json!({"command": "cat", "stdin": huge}))
+        .await;
+    assert!(
+        !out.ok && out.body.contains("RUN_STDIN_TOO_LARGE") && !out.body.contains("zzzz"),
+        "{}",
+        &out.body[..out.body.len().min(300)]
+    );
+    let out = agent
+        .call("run", json!({"command": "cat", "stdin": ["not", "text"]}))
+        .await;
+    assert!(!out.ok && out.body.contains("stdin"), "{}", out.body);
+}
