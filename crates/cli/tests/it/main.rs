@@ -31,3 +31,4 @@ pub fn stderr(out: &Output) -> String {
 mod hardening;
 mod headless;
 mod money;
+mod outcomes;
