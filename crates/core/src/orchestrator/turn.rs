@@ -109,10 +109,12 @@ pub(crate) async fn run(
         }
     };
     let answer = answer.map(|a| {
-        if a.trim().is_empty() {
-            fallback(language)
-        } else {
+        if !a.trim().is_empty() {
             a
+        } else if let Some(state) = outcome_state(&stop) {
+            state.no_answer_line(language).to_owned()
+        } else {
+            fallback(language)
         }
     });
     let u = tally.usage;
@@ -785,6 +787,16 @@ fn block_chars(block: &ContentBlock) -> usize {
         ContentBlock::ToolUse(c) => c.args.to_string().len(),
         ContentBlock::ToolResult(r) => r.content.chars().count(),
         ContentBlock::Attachment(a) => a.data.len() / 4,
+    }
+}
+
+/// The state whose fixed line stands for the empty text of a turn that stopped without
+/// answering (the cap, the repeat guard), so that the conversation records what happened.
+fn outcome_state(stop: &TurnStop) -> Option<super::PlanTaskState> {
+    match stop {
+        TurnStop::ToolLimit => Some(super::PlanTaskState::ToolLimit),
+        TurnStop::Repeat { .. } => Some(super::PlanTaskState::Repeat),
+        _ => None,
     }
 }
 
