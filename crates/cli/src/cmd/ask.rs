@@ -163,5 +163,10 @@ pub(crate) fn report_outcome(outcome: &ExternalOutcome, out: &Out) {
 
 /// One failed turn on stderr (`{"type":"cli",…}` under `--events jsonl`).
 pub(crate) fn report_failure(failure: &TurnFailure, out: &Out) {
-    out.cli("error", &failure.code, &failure.message, failure.fix.as_deref());
+    out.cli(
+        "error",
+        &failure.code,
+        &failure.message,
+        failure.fix.as_deref(),
+    );
 }

@@ -32,7 +32,10 @@ fn failure_lines(out: &Output) -> (Value, Value) {
         .filter(|v| v["type"] == "cli" && v["level"] == "error")
         .collect();
     assert_eq!(errors.len(), 1, "one reason, once: {lines:?}");
-    let failed: Vec<&Value> = lines.iter().filter(|v| v["type"] == "agentFailed").collect();
+    let failed: Vec<&Value> = lines
+        .iter()
+        .filter(|v| v["type"] == "agentFailed")
+        .collect();
     assert_eq!(failed.len(), 1, "one agentFailed event: {lines:?}");
     (errors[0].clone(), failed[0].clone())
 }
@@ -82,7 +85,10 @@ async fn a_401_says_why_on_stderr_and_in_jsonl_and_never_the_key() {
     for part in ["401", "auth", "template stub", &host] {
         assert!(err.contains(part), "{part} missing: {err}");
     }
-    assert!(!err.contains(KEY) && !err.contains("Incorrect API key"), "{err}");
+    assert!(
+        !err.contains(KEY) && !err.contains("Incorrect API key"),
+        "{err}"
+    );
 
     let out = run(ask_args(&dir, &["--events", "jsonl"], "hi"), true).await;
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
@@ -91,10 +97,23 @@ async fn a_401_says_why_on_stderr_and_in_jsonl_and_never_the_key() {
     let message = line["message"].as_str().unwrap();
     assert!(message.contains("401") && message.contains(&host), "{line}");
     assert_eq!(
-        (&event["agentId"], &event["code"], &event["status"], &event["class"]),
-        (&json!("rec"), &json!("LLM_HTTP"), &json!(401), &json!("auth"))
+        (
+            &event["agentId"],
+            &event["code"],
+            &event["status"],
+            &event["class"]
+        ),
+        (
+            &json!("rec"),
+            &json!("LLM_HTTP"),
+            &json!(401),
+            &json!("auth")
+        )
     );
-    assert_eq!((&event["template"], &event["host"]), (&json!("stub"), &json!(host)));
+    assert_eq!(
+        (&event["template"], &event["host"]),
+        (&json!("stub"), &json!(host))
+    );
     assert!(!stderr(&out).contains(KEY));
 
     let log = log(&data);
@@ -190,7 +209,11 @@ async fn the_repeat_guard_has_its_own_line_and_a_non_zero_exit() {
         "{lines:?}"
     );
     assert!(log(&data).contains("stop=repeat:remember"));
-    assert_eq!(stub.requests().len(), 3, "the third identical call is blocked");
+    assert_eq!(
+        stub.requests().len(),
+        3,
+        "the third identical call is blocked"
+    );
 }
 
 /// The session ids of `session:` log lines, in order.
@@ -245,13 +268,20 @@ async fn the_session_printed_and_logged_is_the_one_recorded() {
         "{err}"
     );
     let out = run(
-        ask_args(&dir, &["--continue-session", "--events", "jsonl"], "three-8d1"),
+        ask_args(
+            &dir,
+            &["--continue-session", "--events", "jsonl"],
+            "three-8d1",
+        ),
         true,
     )
     .await;
     assert_eq!(printed_session(&out), second, "continued");
 
-    assert_eq!(logged_sessions(&log(&data)), [first.clone(), second.clone(), second.clone()]);
+    assert_eq!(
+        logged_sessions(&log(&data)),
+        [first.clone(), second.clone(), second.clone()]
+    );
     let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
     let holds = |id: &str, text: &str| {
         store.history(id).unwrap().iter().any(|(_, r)| match r {

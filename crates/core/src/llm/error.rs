@@ -122,7 +122,12 @@ impl NetworkKind {
         let any = |words: &[&str]| words.iter().any(|w| causes.contains(w));
         if any(&["connection refused"]) {
             Self::ConnectionRefused
-        } else if any(&["dns error", "failed to lookup", "name or service not known", "no such host"]) {
+        } else if any(&[
+            "dns error",
+            "failed to lookup",
+            "name or service not known",
+            "no such host",
+        ]) {
             Self::Dns
         } else if any(&["tls", "certificate", "handshake", "rustls"]) {
             Self::Tls
@@ -422,7 +427,10 @@ mod tests {
             kind("dns error failed to lookup address information"),
             NetworkKind::Dns
         );
-        assert_eq!(kind("invalid peer certificate: unknownissuer"), NetworkKind::Tls);
+        assert_eq!(
+            kind("invalid peer certificate: unknownissuer"),
+            NetworkKind::Tls
+        );
         assert_eq!(kind("something else"), NetworkKind::Connect);
         assert_eq!(NetworkKind::from_causes("reset", false), NetworkKind::Other);
         for k in NetworkKind::ALL {

@@ -721,7 +721,9 @@ impl Orchestrator {
         client: &str,
         message: &str,
     ) -> (Option<String>, PlanTaskState) {
-        let outcome = self.ask_external_detailed_in(conversation, client, message).await;
+        let outcome = self
+            .ask_external_detailed_in(conversation, client, message)
+            .await;
         (outcome.answer, outcome.state)
     }
 

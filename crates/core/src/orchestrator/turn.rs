@@ -82,7 +82,7 @@ pub(crate) async fn run(
     let (stop, answer, sent, model, backend, cap) = match setup {
         Err(failure) => {
             let stop = failure.stop();
-            tally.failure = Some(failure);
+            tally.failure = Some(*failure);
             (stop, None, None, String::new(), "-".to_owned(), 0)
         }
         Ok(prepared) => {
@@ -233,7 +233,11 @@ pub(crate) async fn run(
         agent_id: agent_id.into(),
         active: false,
     });
-    if let Some(failure) = tally.failure.as_ref().filter(|_| matches!(stop, TurnStop::Failed { .. })) {
+    if let Some(failure) = tally
+        .failure
+        .as_ref()
+        .filter(|_| matches!(stop, TurnStop::Failed { .. }))
+    {
         inner.events.emit(CoreEvent::agent_failed(failure));
     }
     TurnOutcome {
@@ -265,7 +269,7 @@ fn prepare(
     world: &World,
     agent_id: &str,
     mcp: &crate::mcp::McpConnections,
-) -> Result<Prepared, TurnFailure> {
+) -> Result<Prepared, Box<TurnFailure>> {
     let missing = || {
         TurnFailure::setup(
             agent_id,
@@ -293,9 +297,10 @@ fn prepare(
     let key = (inner.secrets)(template.id.as_str());
     let endpoint = LlmEndpoint::for_template(&template, key)
         .map_err(|e| TurnFailure::llm(agent_id, template.id.as_str(), &template.base_url, &e))?;
-    let files = inner.store.agent_files(&id).map_err(|e| {
-        TurnFailure::setup(agent_id, e.code(), e.to_string(), None)
-    })?;
+    let files = inner
+        .store
+        .agent_files(&id)
+        .map_err(|e| TurnFailure::setup(agent_id, e.code(), e.to_string(), None))?;
     let work_dir = agent
         .work_dir
         .as_deref()
@@ -420,12 +425,8 @@ async fn rounds(
             Err(e) => {
                 drop(reservation); // an unknown cost is charged in full
                 tally.usage_unknown |= e.maybe_billed();
-                let failure = TurnFailure::llm(
-                    agent_id,
-                    p.template.id.as_str(),
-                    &p.template.base_url,
-                    &e,
-                );
+                let failure =
+                    TurnFailure::llm(agent_id, p.template.id.as_str(), &p.template.base_url, &e);
                 let stop = failure.stop();
                 tally.failure = Some(failure);
                 return (stop, None, false);

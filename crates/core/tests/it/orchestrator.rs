@@ -554,7 +554,11 @@ async fn a_failed_call_records_its_status_and_class_and_says_why() {
     }
     assert_eq!(failed.len(), 1, "a failed turn emits agentFailed once");
     assert_eq!(
-        (&failed[0]["status"], &failed[0]["class"], &failed[0]["host"]),
+        (
+            &failed[0]["status"],
+            &failed[0]["class"],
+            &failed[0]["host"]
+        ),
         (&json!(401), &json!("auth"), &json!(host))
     );
     assert!(
