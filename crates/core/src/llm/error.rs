@@ -104,18 +104,29 @@ impl NetworkKind {
         let mut causes = String::new();
         let mut source = std::error::Error::source(error);
         while let Some(cause) = source {
-            if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-                match io.kind() {
-                    std::io::ErrorKind::ConnectionRefused => return Self::ConnectionRefused,
-                    std::io::ErrorKind::TimedOut => return Self::Timeout,
-                    _ => {}
-                }
+            if let Some(kind) = cause.downcast_ref::<std::io::Error>().and_then(Self::of_io) {
+                return kind;
             }
             causes.push_str(&cause.to_string().to_ascii_lowercase());
             causes.push(' ');
             source = cause.source();
         }
         Self::from_causes(&causes, error.is_connect())
+    }
+
+    /// The kind an I/O error says, looking through the errors it wraps (an `io::Error`'s
+    /// `source` skips the error it wraps; rustls's errors sit in there).
+    fn of_io(io: &std::io::Error) -> Option<Self> {
+        match io.kind() {
+            std::io::ErrorKind::ConnectionRefused => return Some(Self::ConnectionRefused),
+            std::io::ErrorKind::TimedOut => return Some(Self::Timeout),
+            _ => {}
+        }
+        let inner = io.get_ref()?;
+        if inner.is::<rustls::Error>() {
+            return Some(Self::Tls);
+        }
+        inner.downcast_ref::<std::io::Error>().and_then(Self::of_io)
     }
 
     fn from_causes(causes: &str, connect: bool) -> Self {
