@@ -244,5 +244,22 @@ mod tests {
             s,
             serde_json::json!({"type": "agentStatusChanged", "agentId": "a", "status": "running"})
         );
+        // A start failure keeps the original's two fields; a failed turn adds why.
+        let start = CoreEvent::AgentFailed {
+            agent_id: "a".into(),
+            error: "e".into(),
+            code: None,
+            status: None,
+            class: None,
+            template: None,
+            host: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&start).unwrap(),
+            serde_json::json!({"type": "agentFailed", "agentId": "a", "error": "e"})
+        );
+        let old: CoreEvent =
+            serde_json::from_str(r#"{"type":"agentFailed","agentId":"a","error":"e"}"#).unwrap();
+        assert_eq!(old, start);
     }
 }

@@ -82,7 +82,13 @@ async fn a_401_says_why_on_stderr_and_in_jsonl_and_never_the_key() {
     assert_eq!(out.status.code(), Some(6), "{err}");
     assert_eq!(stdout(&out), "(No answer.)\n");
     assert_eq!(err.matches("LLM_HTTP").count(), 1, "once: {err}");
-    for part in ["401", "auth", "template stub", &host] {
+    for part in [
+        "401",
+        "auth",
+        "template stub",
+        &host,
+        "FUSEFORKS_SECRET_STUB",
+    ] {
         assert!(err.contains(part), "{part} missing: {err}");
     }
     assert!(

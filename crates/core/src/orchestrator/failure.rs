@@ -56,9 +56,8 @@ impl TurnFailure {
             }
             (None, Some(kind)) => (
                 format!(
-                    "the model call failed: {} ({}) at {at} (template {template}, agent {agent_id})",
-                    kind.describe(),
-                    kind.as_str()
+                    "the model call failed: {} at {at} (template {template}, agent {agent_id})",
+                    kind.describe()
                 ),
                 Some(network_fix(kind, template, at)),
             ),
@@ -152,7 +151,8 @@ impl TurnFailure {
 fn http_fix(class: RetryClass, template: &str) -> String {
     match class {
         RetryClass::Auth => format!(
-            "check the API key of template {template}: store it under the template id in the keyring, or set its FUSEFORKS_SECRET_ variable with --secrets env"
+            "check the API key of template {template}: store it under the id {template} in the OS keyring, or set {} with --secrets env",
+            env_name(template)
         ),
         RetryClass::Billing => format!(
             "the account behind template {template} is out of credit: top it up at the provider"
@@ -165,6 +165,22 @@ fn http_fix(class: RetryClass, template: &str) -> String {
             "the server refused the request: check model and baseUrl of template {template}"
         ),
     }
+}
+
+/// The variable `--secrets env` reads a template's key from (`FUSEFORKS_SECRET_` + the id
+/// upper-cased, other characters as `_`).
+fn env_name(template: &str) -> String {
+    let id: String = template
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("FUSEFORKS_SECRET_{id}")
 }
 
 /// What to change after a transport failure of this kind.
@@ -194,6 +210,18 @@ pub(crate) fn log_fields(stop: &TurnStop) -> String {
             class.as_deref().unwrap_or("-")
         ),
         _ => String::new(),
+    }
+}
+
+/// The text that stands for an empty answer: the fixed line of a turn that stopped without
+/// answering (the cap, the repeat guard), so that the conversation records what happened; else
+/// the plea to ask again.
+pub(crate) fn empty_answer_text(stop: &TurnStop, language: Language) -> String {
+    match (stop, language) {
+        (TurnStop::ToolLimit, _) => tool_limit_line(language).to_owned(),
+        (TurnStop::Repeat { .. }, _) => repeat_line(language).to_owned(),
+        (_, Language::Ja) => "（返答が空でした。もう一度お願いします。）".into(),
+        (_, Language::En) => "(The model returned an empty answer. Please ask again.)".into(),
     }
 }
 
@@ -236,5 +264,6 @@ mod tests {
             Some("api.openai.com")
         );
         assert_eq!(host_of("not a url"), None);
+        assert_eq!(env_name("my-open.ai"), "FUSEFORKS_SECRET_MY_OPEN_AI");
     }
 }

@@ -25,7 +25,7 @@ use crate::llm::{
 use crate::prompt::{PromptParts, RosterEntry, compose_system_prompt, user_message};
 use crate::sessions::{AgentMessage, Endpoint, IntentRecord, Record, TurnRecord, TurnStop};
 use crate::tools::{ToolContext, ToolOutput, WorkDir, offered_tools, run_tool};
-use crate::village::{AgentId, AgentSpec, Language, ModelTemplate, World};
+use crate::village::{AgentId, AgentSpec, ModelTemplate, World};
 
 /// The most characters of one tool result the model reads (the bundled tools stay under
 /// 16,000 on their own; MCP results are cut at 16,000 too).
@@ -109,12 +109,10 @@ pub(crate) async fn run(
         }
     };
     let answer = answer.map(|a| {
-        if !a.trim().is_empty() {
-            a
-        } else if let Some(state) = outcome_state(&stop) {
-            state.no_answer_line(language).to_owned()
+        if a.trim().is_empty() {
+            super::failure::empty_answer_text(&stop, language)
         } else {
-            fallback(language)
+            a
         }
     });
     let u = tally.usage;
@@ -788,22 +786,5 @@ fn block_chars(block: &ContentBlock) -> usize {
         ContentBlock::ToolUse(c) => c.args.to_string().len(),
         ContentBlock::ToolResult(r) => r.content.chars().count(),
         ContentBlock::Attachment(a) => a.data.len() / 4,
-    }
-}
-
-/// The state whose fixed line stands for the empty text of a turn that stopped without
-/// answering (the cap, the repeat guard), so that the conversation records what happened.
-fn outcome_state(stop: &TurnStop) -> Option<super::PlanTaskState> {
-    match stop {
-        TurnStop::ToolLimit => Some(super::PlanTaskState::ToolLimit),
-        TurnStop::Repeat { .. } => Some(super::PlanTaskState::Repeat),
-        _ => None,
-    }
-}
-
-fn fallback(language: Language) -> String {
-    match language {
-        Language::Ja => "（返答が空でした。もう一度お願いします。）".into(),
-        Language::En => "(The model returned an empty answer. Please ask again.)".into(),
     }
 }
