@@ -17,7 +17,9 @@ pub const REJECTED: u8 = 3;
 pub const LOCKED: u8 = 4;
 /// Boot failure: a broken or missing `world.json`, a secret-name collision, a file error.
 pub const BOOT_FAILED: u8 = 5;
-/// `ask`: no answer, or undeliverable.
+/// `ask`: no answer (the model call failed — stderr says why —, the tool-round cap
+/// `maxToolIterations` was reached, or the repeat guard stopped the turn: each with its own
+/// fixed line on stdout), or undeliverable.
 pub const NO_ANSWER: u8 = 6;
 /// `ask`: the wait ran out.
 pub const TIMED_OUT: u8 = 7;
@@ -40,9 +42,11 @@ pub fn for_village_error(err: &fuseforks_core::village::VillageError) -> u8 {
 pub fn for_outcome(state: PlanTaskState) -> u8 {
     match state {
         PlanTaskState::Answered | PlanTaskState::HandedOff => OK,
-        PlanTaskState::NoAnswer | PlanTaskState::Undeliverable | PlanTaskState::Running => {
-            NO_ANSWER
-        }
+        PlanTaskState::NoAnswer
+        | PlanTaskState::Undeliverable
+        | PlanTaskState::Running
+        | PlanTaskState::ToolLimit
+        | PlanTaskState::Repeat => NO_ANSWER,
         PlanTaskState::TimedOut => TIMED_OUT,
         PlanTaskState::Interrupted => INTERRUPTED,
         PlanTaskState::BudgetExhausted => BUDGET_EXHAUSTED,
@@ -79,5 +83,7 @@ mod tests {
         assert_eq!(for_outcome(PlanTaskState::TimedOut), 7);
         assert_eq!(for_outcome(PlanTaskState::Interrupted), 8);
         assert_eq!(for_outcome(PlanTaskState::BudgetExhausted), 9);
+        assert_eq!(for_outcome(PlanTaskState::ToolLimit), 6);
+        assert_eq!(for_outcome(PlanTaskState::Repeat), 6);
     }
 }

@@ -28,8 +28,10 @@ Examples:
     fuseforks-cli serve --data-dir ~/villages/demo --start batch --secrets env
 
 Exit codes: 0 ok, 1 core error, 2 usage, 3 preflight rejected, 4 village locked,
-5 boot failure (broken or missing world.json, secret-name collision), 6 no answer,
-7 timed out, 8 interrupted, 9 budget exhausted, 11 init: a village already exists.";
+5 boot failure (broken or missing world.json, secret-name collision), 6 no answer
+(stderr says why: a failed model call with its code, HTTP status or network class, template
+and host; the tool-round cap maxToolIterations; the repeat guard — each with its own line on
+stdout), 7 timed out, 8 interrupted, 9 budget exhausted, 11 init: a village already exists.";
 
 /// Fuseforks: keep a village of AI agents on this machine, from the command line.
 #[derive(Debug, Parser)]

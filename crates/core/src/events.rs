@@ -46,9 +46,23 @@ pub enum CoreEvent {
     },
     /// A message was delivered.
     MessageSent { message: Box<AgentMessage> },
-    /// An agent failed.
+    /// An agent failed to start, or a turn of it failed (then with the code, the HTTP status
+    /// or network class, the template and the endpoint's host — never a key or a body).
     #[serde(rename_all = "camelCase")]
-    AgentFailed { agent_id: String, error: String },
+    AgentFailed {
+        agent_id: String,
+        error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        class: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        template: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
+    },
     /// A template could not be used.
     #[serde(rename_all = "camelCase")]
     BackendDegraded {
@@ -138,6 +152,21 @@ pub enum CoreEvent {
     PlanReviewBypassChanged { enabled: bool },
 }
 
+impl CoreEvent {
+    /// The `agentFailed` event of a failed turn.
+    pub fn agent_failed(failure: &crate::orchestrator::TurnFailure) -> Self {
+        Self::AgentFailed {
+            agent_id: failure.agent_id.clone(),
+            error: failure.message.clone(),
+            code: Some(failure.code.clone()),
+            status: failure.status,
+            class: failure.class.clone(),
+            template: failure.template.clone(),
+            host: failure.host.clone(),
+        }
+    }
+}
+
 /// Whether a tool call gave its `reason` (tag `kind`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -215,5 +244,22 @@ mod tests {
             s,
             serde_json::json!({"type": "agentStatusChanged", "agentId": "a", "status": "running"})
         );
+        // A start failure keeps the original's two fields; a failed turn adds why.
+        let start = CoreEvent::AgentFailed {
+            agent_id: "a".into(),
+            error: "e".into(),
+            code: None,
+            status: None,
+            class: None,
+            template: None,
+            host: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&start).unwrap(),
+            serde_json::json!({"type": "agentFailed", "agentId": "a", "error": "e"})
+        );
+        let old: CoreEvent =
+            serde_json::from_str(r#"{"type":"agentFailed","agentId":"a","error":"e"}"#).unwrap();
+        assert_eq!(old, start);
     }
 }

@@ -178,9 +178,8 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         keys.extend(crate::preflight_view::mcp_secret_keys(paths));
         check_secret_names(keys.iter().map(String::as_str))?;
     }
-    if let Some(session) = orchestrator.current_session() {
-        log.line(&format!("session: {session}"));
-    }
+    // The `session:` line comes from the orchestrator, once the conversation turns are
+    // recorded under is known (`ask` starts a new one after the boot).
     Ok(Host {
         orchestrator,
         secrets,

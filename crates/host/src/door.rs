@@ -407,13 +407,22 @@ impl DoorHandler {
                 "`message` is required: a non-empty string.",
             )]);
         };
-        let (answer, state) = self
+        let outcome = self
             .orchestrator
-            .ask_external_in(&self.conversation, client, message)
+            .ask_external_detailed_in(&self.conversation, client, message)
             .await;
-        match answer {
+        match outcome.answer {
             Some(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            None => CallToolResult::error(vec![ContentBlock::text(state.no_answer_line(language))]),
+            // The fixed line, then why (code, status or network class, template, host; never
+            // a key or a body).
+            None => CallToolResult::error(vec![ContentBlock::text(match &outcome.failure {
+                Some(failure) => format!(
+                    "{} {}",
+                    outcome.state.no_answer_line(language),
+                    failure.line()
+                ),
+                None => outcome.state.no_answer_line(language).to_owned(),
+            })]),
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::io::Read;
 
 use clap::Args;
-use fuseforks_core::orchestrator::PlanTaskState;
+use fuseforks_core::orchestrator::{ExternalOutcome, PlanTaskState, TurnFailure};
 use fuseforks_core::preflight::HeadlessMode;
 
 use super::headless::{
@@ -85,7 +85,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     if let Err(code) = start_agents(&orchestrator, &report, out) {
         return code;
     }
-    let asking = orchestrator.ask_external_outcome(&args.client, &message);
+    let asking = orchestrator.ask_external_detailed(&args.client, &message);
     tokio::pin!(asking);
     // The close, started by the first signal (or after the answer): one deadline for all of it.
     let (mut first_signal, closer) = (signals.clone(), orchestrator.clone());
@@ -95,7 +95,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     };
     tokio::pin!(closing);
     let mut closed = None;
-    let (answer, state) = tokio::select! {
+    let outcome = tokio::select! {
         result = &mut asking => result,
         () = reached(&mut signals, 1) => {
             // First signal: every agent stops and its turn is interrupted at once; the turn
@@ -107,7 +107,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
                     // Every agent has ended: the answer, if any, is already there.
                     tokio::time::timeout(ANSWER_AFTER_CLOSE, &mut asking)
                         .await
-                        .unwrap_or((None, PlanTaskState::Interrupted))
+                        .unwrap_or_else(|_| interrupted(&orchestrator))
                 }
                 () = reached(&mut signals, 2) => {
                     out.cli("warn", "CLOSE_ABORTED", "exited without waiting: the turn's payment record may be missing", None);
@@ -116,10 +116,11 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
             }
         }
     };
-    match &answer {
+    match &outcome.answer {
         Some(text) => println!("{}", crate::terminal::for_stdout(text)),
-        None => println!("{}", state.no_answer_line(report.language)),
+        None => println!("{}", outcome.state.no_answer_line(report.language)),
     }
+    report_outcome(&outcome, out);
     let signalled = *signals.borrow() > 0;
     match closed {
         Some(all) => report_close(all, out),
@@ -130,5 +131,42 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
         }
     }
     drop(host);
-    exit::for_outcome(state)
+    exit::for_outcome(outcome.state)
+}
+
+/// The outcome of an `ask` cut by the close before its turn answered.
+fn interrupted(orchestrator: &fuseforks_core::orchestrator::Orchestrator) -> ExternalOutcome {
+    ExternalOutcome {
+        answer: None,
+        state: PlanTaskState::Interrupted,
+        failure: None,
+        session_id: orchestrator.current_session(),
+    }
+}
+
+/// Says on stderr, once, why a turn gave no answer (the code, the HTTP status or network
+/// class, the template and the endpoint's host; never a key or a body), and which stored
+/// conversation the request was recorded under.
+pub(crate) fn report_outcome(outcome: &ExternalOutcome, out: &Out) {
+    if let Some(failure) = &outcome.failure {
+        report_failure(failure, out);
+    }
+    if let Some(session) = &outcome.session_id {
+        out.cli(
+            "info",
+            "SESSION",
+            &format!("recorded under session {session}"),
+            None,
+        );
+    }
+}
+
+/// One failed turn on stderr (`{"type":"cli",…}` under `--events jsonl`).
+pub(crate) fn report_failure(failure: &TurnFailure, out: &Out) {
+    out.cli(
+        "error",
+        &failure.code,
+        &failure.message,
+        failure.fix.as_deref(),
+    );
 }

@@ -4,6 +4,7 @@
 //! join when their issue lands.
 
 use clap::Args;
+use fuseforks_core::events::CoreEvent;
 use fuseforks_core::preflight::HeadlessMode;
 
 use super::headless::{CLOSE_GRACE, Common, boot, close, configure, report_findings, start_agents};
@@ -45,6 +46,7 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     };
     let orchestrator = host.orchestrator.clone();
     configure(&orchestrator, &args.common, *out);
+    report_failed_turns(&orchestrator, *out);
     if let Err(code) = start_agents(&orchestrator, &report, out) {
         return code;
     }
@@ -89,4 +91,24 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     close(&orchestrator, &mut signals, out, cut_at).await;
     drop(host);
     exit::OK
+}
+
+/// Says on stderr why each failed turn failed (a door's request, a delegated one): one
+/// `error` line (`{"type":"cli",…}` under `--events jsonl`, beside the `agentFailed` event)
+/// with the code, the HTTP status or network class, the template and the host.
+fn report_failed_turns(orchestrator: &fuseforks_core::orchestrator::Orchestrator, out: Out) {
+    let mut events = orchestrator.events();
+    tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(CoreEvent::AgentFailed {
+                    error,
+                    code: Some(code),
+                    ..
+                }) => out.cli("error", &code, &error, None),
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => break,
+            }
+        }
+    });
 }

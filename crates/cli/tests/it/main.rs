@@ -35,3 +35,4 @@ mod headless;
 mod money;
 mod start_set;
 mod secrets;
+mod outcomes;

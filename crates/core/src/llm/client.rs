@@ -428,18 +428,12 @@ fn transport_failure(error: &reqwest::Error, endpoint: &Endpoint) -> ProviderErr
     } else {
         RetryClass::Network
     };
-    let kind = if error.is_timeout() {
-        "timed out"
-    } else if error.is_connect() {
-        "could not connect"
-    } else {
-        "the connection failed"
-    };
+    let kind = super::error::NetworkKind::of(error);
     ProviderError {
         status: 0,
         class,
-        code: None,
-        message: scrub(kind, endpoint),
+        code: Some(kind.as_str().to_owned()),
+        message: scrub(kind.describe(), endpoint),
         retry_after: None,
         hint_source: HintSource::None,
     }

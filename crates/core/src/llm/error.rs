@@ -67,11 +67,123 @@ pub struct ProviderError {
     pub hint_source: super::retry::HintSource,
 }
 
+/// What went wrong with a connection that brought no HTTP status: the class a user can act on
+/// (a dead server, a wrong host name, a certificate, a slow server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NetworkKind {
+    /// Nothing listens at the address.
+    ConnectionRefused,
+    /// The host name did not resolve.
+    Dns,
+    /// The TLS handshake failed (certificate, protocol).
+    Tls,
+    /// The request timed out.
+    Timeout,
+    /// The connection could not be made for another reason.
+    Connect,
+    /// The connection failed after it was made.
+    Other,
+}
+
+impl NetworkKind {
+    /// Every kind, for lookups by name.
+    const ALL: [Self; 6] = [
+        Self::ConnectionRefused,
+        Self::Dns,
+        Self::Tls,
+        Self::Timeout,
+        Self::Connect,
+        Self::Other,
+    ];
+
+    /// The kind of a transport error, from its chain of causes.
+    pub fn of(error: &reqwest::Error) -> Self {
+        if error.is_timeout() {
+            return Self::Timeout;
+        }
+        let mut causes = String::new();
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            if let Some(kind) = cause.downcast_ref::<std::io::Error>().and_then(Self::of_io) {
+                return kind;
+            }
+            causes.push_str(&cause.to_string().to_ascii_lowercase());
+            causes.push(' ');
+            source = cause.source();
+        }
+        Self::from_causes(&causes, error.is_connect())
+    }
+
+    /// The kind an I/O error says, looking through the errors it wraps (an `io::Error`'s
+    /// `source` skips the error it wraps; rustls's errors sit in there).
+    fn of_io(io: &std::io::Error) -> Option<Self> {
+        match io.kind() {
+            std::io::ErrorKind::ConnectionRefused => return Some(Self::ConnectionRefused),
+            std::io::ErrorKind::TimedOut => return Some(Self::Timeout),
+            _ => {}
+        }
+        let inner = io.get_ref()?;
+        if inner.is::<rustls::Error>() {
+            return Some(Self::Tls);
+        }
+        inner.downcast_ref::<std::io::Error>().and_then(Self::of_io)
+    }
+
+    fn from_causes(causes: &str, connect: bool) -> Self {
+        let any = |words: &[&str]| words.iter().any(|w| causes.contains(w));
+        if any(&["connection refused"]) {
+            Self::ConnectionRefused
+        } else if any(&[
+            "dns error",
+            "failed to lookup",
+            "name or service not known",
+            "no such host",
+        ]) {
+            Self::Dns
+        } else if any(&["tls", "certificate", "handshake", "rustls"]) {
+            Self::Tls
+        } else if connect {
+            Self::Connect
+        } else {
+            Self::Other
+        }
+    }
+
+    /// The name in logs, events and `ProviderError::code` (`connection_refused`, `dns`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ConnectionRefused => "connection_refused",
+            Self::Dns => "dns",
+            Self::Tls => "tls",
+            Self::Timeout => "timeout",
+            Self::Connect => "connect",
+            Self::Other => "network",
+        }
+    }
+
+    /// The kind in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::ConnectionRefused => "connection refused",
+            Self::Dns => "DNS lookup failed",
+            Self::Tls => "TLS handshake failed",
+            Self::Timeout => "timed out",
+            Self::Connect => "could not connect",
+            Self::Other => "the connection failed",
+        }
+    }
+
+    /// The kind named by [`Self::as_str`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
 /// A failed call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmError {
     /// The request asks for something the wire or model cannot do. Nothing was sent.
-    #[error("[CAPABILITY_UNSUPPORTED] {wire} cannot {what}. Fix: {fix}")]
+    #[error("{wire} cannot {what}. Fix: {fix}")]
     CapabilityUnsupported {
         /// The wire.
         wire: &'static str,
@@ -81,22 +193,22 @@ pub enum LlmError {
         fix: String,
     },
     /// The provider answered with an error (after any retries).
-    #[error("[LLM_HTTP] status {} ({}){}: {}", .0.status, .0.class.as_str(), .0.code.as_ref().map(|c| format!(" {c}")).unwrap_or_default(), .0.message)]
+    #[error("status {} ({}){}: {}", .0.status, .0.class.as_str(), .0.code.as_ref().map(|c| format!(" {c}")).unwrap_or_default(), .0.message)]
     Provider(Box<ProviderError>),
     /// The provider's answer could not be understood.
-    #[error("[LLM_DECODE] {0}")]
+    #[error("{0}")]
     Decode(String),
     /// The request could not be built (bad canonical input).
-    #[error("[LLM_REQUEST_INVALID] {0}")]
+    #[error("{0}")]
     InvalidRequest(String),
     /// The template needs an API key and none was given.
     #[error(
-        "[LLM_KEY_MISSING] no API key for template {0}. Fix: store the key under the template id, or set its FUSEFORKS_SECRET_ variable with --secrets env"
+        "no API key for template {0}. Fix: store the key under the template id, or set its FUSEFORKS_SECRET_ variable with --secrets env"
     )]
     KeyMissing(String),
     /// The answer body is over the template's cap. Never retried; nothing of the body is kept.
     #[error(
-        "[LLM_RESPONSE_TOO_LARGE] the model's answer is over {limit} bytes (template {template}); it was not read further and nothing of it was kept. Fix: raise maxResponseBytes of the template, or ask for a shorter answer"
+        "the model's answer is over {limit} bytes (template {template}); it was not read further and nothing of it was kept. Fix: raise maxResponseBytes of the template, or ask for a shorter answer"
     )]
     ResponseTooLarge {
         /// The template.
@@ -106,7 +218,7 @@ pub enum LlmError {
     },
     /// The answer would parse into more JSON values than a turn may hold. Never retried.
     #[error(
-        "[LLM_RESPONSE_TOO_LARGE] the model's answer holds more than {limit} JSON values (template {template}); it was not parsed. Fix: ask for a shorter answer or smaller tool arguments"
+        "the model's answer holds more than {limit} JSON values (template {template}); it was not parsed. Fix: ask for a shorter answer or smaller tool arguments"
     )]
     ResponseTooComplex {
         /// The template.
@@ -162,6 +274,45 @@ impl LlmError {
                 "LLM_RESPONSE_TOO_LARGE"
             }
             Self::Endpoint { problem, .. } => problem.code(),
+        }
+    }
+
+    /// The HTTP status of the provider's answer; `None` when there was none (a transport
+    /// failure, or nothing was sent).
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Provider(p) if p.status != 0 => Some(p.status),
+            _ => None,
+        }
+    }
+
+    /// What kind of transport failure brought no status (`None` for any other error).
+    pub fn network_kind(&self) -> Option<NetworkKind> {
+        match self {
+            Self::Provider(p) if p.status == 0 => Some(
+                p.code
+                    .as_deref()
+                    .and_then(NetworkKind::from_name)
+                    .unwrap_or(if p.class == RetryClass::Timeout {
+                        NetworkKind::Timeout
+                    } else {
+                        NetworkKind::Other
+                    }),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The failure's class as a user reads it: the network kind of a transport failure
+    /// (`connection_refused`, `dns`, `tls`, `timeout`, …), else the retry class of an HTTP
+    /// failure (`auth`, `rate_limit`, …); `None` for errors that are not the provider's.
+    pub fn failure_class(&self) -> Option<&'static str> {
+        match self {
+            Self::Provider(p) => Some(
+                self.network_kind()
+                    .map_or_else(|| p.class.as_str(), NetworkKind::as_str),
+            ),
+            _ => None,
         }
     }
 
@@ -274,5 +425,34 @@ mod tests {
             RetryClass::ClientError
         );
         assert!(RetryClass::Network.retries() && !RetryClass::ContextLength.retries());
+    }
+
+    #[test]
+    fn network_kinds_from_their_causes() {
+        let kind = |causes: &str| NetworkKind::from_causes(causes, true);
+        assert_eq!(
+            kind("tcp connect error connection refused (os error 111)"),
+            NetworkKind::ConnectionRefused
+        );
+        assert_eq!(
+            kind("dns error failed to lookup address information"),
+            NetworkKind::Dns
+        );
+        assert_eq!(
+            kind("invalid peer certificate: unknownissuer"),
+            NetworkKind::Tls
+        );
+        assert_eq!(kind("something else"), NetworkKind::Connect);
+        assert_eq!(NetworkKind::from_causes("reset", false), NetworkKind::Other);
+        for k in NetworkKind::ALL {
+            assert_eq!(NetworkKind::from_name(k.as_str()), Some(k));
+        }
+    }
+
+    #[test]
+    fn display_has_no_code_prefix() {
+        let e = LlmError::KeyMissing("t".into());
+        assert!(!e.to_string().starts_with('['), "{e}");
+        assert_eq!(e.code(), "LLM_KEY_MISSING");
     }
 }

@@ -21,7 +21,7 @@ pub use canonical::{
 };
 pub use capability::Capabilities;
 pub use client::{ApiKey, Endpoint, LlmClient};
-pub use error::{LlmError, ProviderError, RetryClass};
+pub use error::{LlmError, NetworkKind, ProviderError, RetryClass};
 pub use tokio_util::sync::CancellationToken;
 pub use usage::Usage;
 pub use wire::Wire;

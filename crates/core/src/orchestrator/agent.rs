@@ -1,7 +1,7 @@
 //! One running agent: a task that takes deliveries from its mailbox one at a time, runs a turn
 //! for each, answers the sender, and keeps the sliding window of recent exchanges.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -10,7 +10,9 @@ use super::conversation::TURN_CONVERSATION;
 use super::{Delivery, Inner, TurnControl, TurnOutcome, turn};
 use crate::llm::Usage;
 use crate::mcp::{McpConnections, McpContext};
+use crate::prompt::RosterEntry;
 use crate::sessions::{Record, TurnStop};
+use crate::village::Language;
 
 /// Exchanges an agent keeps in its prompt history.
 pub const HISTORY_TURNS: usize = 8;
@@ -63,6 +65,8 @@ pub(crate) async fn run(
                     usage: Usage::default(),
                     handed_off: false,
                     model_time: std::time::Duration::ZERO,
+                    failure: None,
+                    session_id: None,
                 });
             }
             continue;
@@ -160,4 +164,35 @@ async fn connect_mcp(
         cancel,
     };
     McpConnections::connect(agent_id, &configs, &ctx).await
+}
+
+/// Join / leave notices for connected peers whose running state changed since the last turn
+/// (nothing on the first turn: that is the baseline).
+pub(super) fn roster_notices(
+    roster: &[RosterEntry],
+    seen: &mut HashMap<String, bool>,
+    language: Language,
+) -> String {
+    let first = seen.is_empty();
+    let mut lines = Vec::new();
+    for peer in roster {
+        let before = seen.insert(peer.id.clone(), peer.running);
+        if first || before == Some(peer.running) {
+            continue;
+        }
+        lines.push(match (language, peer.running) {
+            (Language::Ja, true) => format!("- {}（{}）が加わりました。", peer.name, peer.id),
+            (Language::Ja, false) => format!("- {}（{}）が抜けました。", peer.name, peer.id),
+            (Language::En, true) => format!("- {} ({}) joined.", peer.name, peer.id),
+            (Language::En, false) => format!("- {} ({}) left.", peer.name, peer.id),
+        });
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let head = match language {
+        Language::Ja => "\n\n---\n顔ぶれの変化:\n",
+        Language::En => "\n\n---\nRoster changes:\n",
+    };
+    format!("{head}{}\n", lines.join("\n"))
 }

@@ -6,6 +6,7 @@
 mod agent;
 mod conversation;
 mod delegation;
+pub mod failure;
 pub mod outcome;
 pub mod plan;
 pub mod repeat_guard;
@@ -30,7 +31,8 @@ use crate::sessions::{AgentMessage, Endpoint, Record, SessionError, SessionStore
 use crate::tools::{RunApproval, TrashTarget};
 use crate::village::{AgentId, Language, VillageStore, World};
 pub use conversation::Conversation;
-pub use outcome::{PlanTaskState, TurnOutcome};
+pub use failure::TurnFailure;
+pub use outcome::{ExternalOutcome, PlanTaskState, TurnOutcome};
 pub use plan::{PlanTask, PlanWave, WaveStatus};
 
 /// Capacity of each agent's mailbox.
@@ -152,6 +154,8 @@ pub(crate) struct Inner {
     pub sessions: Option<Arc<SessionStore>>,
     pub writer: Option<SessionWriter>,
     pub session_id: Mutex<Option<String>>,
+    /// The current conversation last named by a `session:` log line.
+    session_named: Mutex<Option<String>>,
     pub events: EventBus,
     pub log: Arc<dyn LogSink>,
     pub llm: LlmClient,
@@ -187,6 +191,11 @@ impl Inner {
         self.events.emit(CoreEvent::AgentFailed {
             agent_id: id.into(),
             error: error.into(),
+            code: None,
+            status: None,
+            class: None,
+            template: None,
+            host: None,
         });
         self.events.emit(CoreEvent::AgentStatusChanged {
             agent_id: id.into(),
@@ -250,17 +259,26 @@ impl Inner {
         let (sessions, writer) = (self.sessions.as_ref()?, self.writer.as_ref()?);
         let first = records.first()?;
         let now = now_ms();
-        let create = || sessions.create(&title_of(first), now).ok();
-        let id = match conversation::current() {
-            Some(slot) => slot.session(create)?,
-            None => {
-                let mut current = self.session_id.lock().ok()?;
-                if current.is_none() {
-                    *current = create();
+        let (id, created, apart) = {
+            let created = std::cell::Cell::new(false);
+            let create = || {
+                created.set(true);
+                sessions.create(&title_of(first), now).ok()
+            };
+            let apart = conversation::current();
+            let id = match &apart {
+                Some(slot) => slot.session(create)?,
+                None => {
+                    let mut current = self.session_id.lock().ok()?;
+                    if current.is_none() {
+                        *current = create();
+                    }
+                    current.clone()?
                 }
-                current.clone()?
-            }
+            };
+            (id, created.get(), apart.is_some())
         };
+        self.name_session(&id, created, apart);
         let kinds: Vec<&str> = records.iter().map(Record::kind).collect();
         let kinds = kinds.join(",");
         let items = records.into_iter().map(|r| (id.clone(), r)).collect();
@@ -271,6 +289,31 @@ impl Inner {
             ));
         }
         Some(id)
+    }
+}
+
+impl Inner {
+    /// The `session:` log line: it names the stored conversation turns are recorded under,
+    /// when it is created (`new`) or first recorded into by this process; a conversation apart
+    /// from the current one (a door session's) is named when it is created (`apart`).
+    fn name_session(&self, id: &str, created: bool, apart: bool) {
+        if apart {
+            if created {
+                self.log.line(&format!("session: {id} new apart"));
+            }
+            return;
+        }
+        let Ok(mut named) = self.session_named.lock() else {
+            return;
+        };
+        if named.as_deref() == Some(id) {
+            return;
+        }
+        *named = Some(id.to_owned());
+        self.log.line(&format!(
+            "session: {id}{}",
+            if created { " new" } else { "" }
+        ));
     }
 }
 
@@ -340,6 +383,7 @@ impl Orchestrator {
                 sessions,
                 writer,
                 session_id: Mutex::new(session_id),
+                session_named: Mutex::default(),
                 events: EventBus::new(),
                 log: config.log,
                 llm: config.llm,
@@ -652,6 +696,13 @@ impl Orchestrator {
         client: &str,
         message: &str,
     ) -> (Option<String>, PlanTaskState) {
+        let outcome = self.ask_external(client, message, None).await;
+        (outcome.answer, outcome.state)
+    }
+
+    /// [`Self::ask_external_outcome`], with why there is no answer and the stored
+    /// conversation the turn was recorded under.
+    pub async fn ask_external_detailed(&self, client: &str, message: &str) -> ExternalOutcome {
         self.ask_external(client, message, None).await
     }
 
@@ -670,6 +721,19 @@ impl Orchestrator {
         client: &str,
         message: &str,
     ) -> (Option<String>, PlanTaskState) {
+        let outcome = self
+            .ask_external_detailed_in(conversation, client, message)
+            .await;
+        (outcome.answer, outcome.state)
+    }
+
+    /// [`Self::ask_external_in`], with why there is no answer.
+    pub async fn ask_external_detailed_in(
+        &self,
+        conversation: &Conversation,
+        client: &str,
+        message: &str,
+    ) -> ExternalOutcome {
         self.ask_external(client, message, Some(conversation.key()))
             .await
     }
@@ -679,11 +743,11 @@ impl Orchestrator {
         client: &str,
         message: &str,
         conversation: Option<conversation::ConversationKey>,
-    ) -> (Option<String>, PlanTaskState) {
+    ) -> ExternalOutcome {
         let _one_at_a_time = self.inner.external_gate.lock().await;
         let world = self.inner.world();
         let Some(reception) = world.reception.clone() else {
-            return (None, PlanTaskState::Undeliverable);
+            return ExternalOutcome::bare(PlanTaskState::Undeliverable);
         };
         let client = world
             .external_name
@@ -706,15 +770,12 @@ impl Orchestrator {
             )
             .await;
         if delivered.is_err() {
-            return (None, PlanTaskState::Undeliverable);
+            return ExternalOutcome::bare(PlanTaskState::Undeliverable);
         }
         match tokio::time::timeout(Duration::from_secs(world.ask_timeout_secs()), rx).await {
-            Ok(Ok(outcome)) => {
-                let state = outcome.state();
-                (outcome.answer, state)
-            }
-            Ok(Err(_)) => (None, PlanTaskState::NoAnswer),
-            Err(_) => (None, PlanTaskState::TimedOut),
+            Ok(Ok(outcome)) => ExternalOutcome::of(outcome),
+            Ok(Err(_)) => ExternalOutcome::bare(PlanTaskState::NoAnswer),
+            Err(_) => ExternalOutcome::bare(PlanTaskState::TimedOut),
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::failure::TurnFailure;
 use crate::llm::Usage;
 use crate::sessions::TurnStop;
 use crate::village::Language;
@@ -26,6 +27,12 @@ pub enum PlanTaskState {
     Interrupted,
     /// The budget ran out.
     BudgetExhausted,
+    /// The turn used every model call its tool-round cap (`maxToolIterations`) allows without
+    /// answering (not a state of the original).
+    ToolLimit,
+    /// The repeat guard stopped the turn: the same tool call again and again (not a state of
+    /// the original).
+    Repeat,
 }
 
 impl PlanTaskState {
@@ -38,6 +45,8 @@ impl PlanTaskState {
             (Self::Interrupted, Language::En) => "(Interrupted.)",
             (Self::BudgetExhausted, Language::Ja) => "（予算の上限で止まりました）",
             (Self::BudgetExhausted, Language::En) => "(Stopped at the token budget.)",
+            (Self::ToolLimit, _) => super::failure::tool_limit_line(language),
+            (Self::Repeat, _) => super::failure::repeat_line(language),
             (_, Language::Ja) => "（答えが返りませんでした）",
             (_, Language::En) => "(No answer.)",
         }
@@ -58,6 +67,10 @@ pub struct TurnOutcome {
     /// Time spent waiting for the model (HTTP and adapters included); the rest of the turn's
     /// wall time is the orchestrator's own work and the tools'.
     pub model_time: std::time::Duration,
+    /// Why there is no answer (a failed call, the tool-round cap, the repeat guard).
+    pub failure: Option<TurnFailure>,
+    /// The stored conversation the turn was recorded under (`None` without a store).
+    pub session_id: Option<String>,
 }
 
 impl TurnOutcome {
@@ -68,9 +81,51 @@ impl TurnOutcome {
             (TurnStop::BudgetExhausted | TurnStop::ReserveShort, _) => {
                 PlanTaskState::BudgetExhausted
             }
+            (TurnStop::ToolLimit, _) => PlanTaskState::ToolLimit,
+            (TurnStop::Repeat { .. }, _) => PlanTaskState::Repeat,
             (TurnStop::Failed { .. }, _) | (_, None) => PlanTaskState::NoAnswer,
             _ if self.handed_off => PlanTaskState::HandedOff,
             _ => PlanTaskState::Answered,
+        }
+    }
+}
+
+/// What an outside request (`ask`, the door) ended as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExternalOutcome {
+    /// The answer; `Some` only when the state is answered or handed off.
+    pub answer: Option<String>,
+    /// The state.
+    pub state: PlanTaskState,
+    /// Why there is no answer, when a turn said why.
+    pub failure: Option<TurnFailure>,
+    /// The stored conversation the turn was recorded under.
+    pub session_id: Option<String>,
+}
+
+impl ExternalOutcome {
+    /// An outcome without a turn (undeliverable, timed out, …).
+    pub(crate) fn bare(state: PlanTaskState) -> Self {
+        Self {
+            answer: None,
+            state,
+            failure: None,
+            session_id: None,
+        }
+    }
+
+    /// The outcome of a turn: a partial text of a turn that ended without answering (the cap,
+    /// the repeat guard) is not an answer.
+    pub(crate) fn of(outcome: TurnOutcome) -> Self {
+        let state = outcome.state();
+        let answer = outcome
+            .answer
+            .filter(|_| matches!(state, PlanTaskState::Answered | PlanTaskState::HandedOff));
+        Self {
+            answer,
+            state,
+            failure: outcome.failure,
+            session_id: outcome.session_id,
         }
     }
 }

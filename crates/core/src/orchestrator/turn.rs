@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::agent::Exchange;
+use super::agent::{Exchange, roster_notices};
 use super::delegation::{Synthetic, Via, delegate, describe, synthetic_tools};
+use super::failure::TurnFailure;
 use super::plan::{PlanTask, PlanWave, WaveStatus, parse_tasks, run_wave};
 use super::repeat_guard::RepeatGuard;
 use super::square::{FULL_CHARS, Utterance, fold};
@@ -24,7 +25,7 @@ use crate::llm::{
 use crate::prompt::{PromptParts, RosterEntry, compose_system_prompt, user_message};
 use crate::sessions::{AgentMessage, Endpoint, IntentRecord, Record, TurnRecord, TurnStop};
 use crate::tools::{ToolContext, ToolOutput, WorkDir, offered_tools, run_tool};
-use crate::village::{AgentId, AgentSpec, Language, ModelTemplate, World};
+use crate::village::{AgentId, AgentSpec, ModelTemplate, World};
 
 /// The most characters of one tool result the model reads (the bundled tools stay under
 /// 16,000 on their own; MCP results are cut at 16,000 too).
@@ -38,6 +39,8 @@ struct Tally {
     model_time: std::time::Duration,
     /// A call was cut by the close's hard stop: what it cost is unknown.
     usage_unknown: bool,
+    /// Why the turn ends without an answer, when it says why.
+    failure: Option<TurnFailure>,
 }
 
 pub(crate) async fn run(
@@ -71,19 +74,17 @@ pub(crate) async fn run(
         rounds: 0,
         model_time: std::time::Duration::ZERO,
         usage_unknown: false,
+        failure: None,
     };
     let setup = prepare(inner, &world, agent_id, mcp);
     let mut handed_off = false;
     let mut agent_name = agent_id.to_owned();
     let (stop, answer, sent, model, backend, cap) = match setup {
-        Err(code) => (
-            TurnStop::Failed { code: code.into() },
-            None,
-            None,
-            String::new(),
-            "-".to_owned(),
-            0,
-        ),
+        Err(failure) => {
+            let stop = failure.stop();
+            tally.failure = Some(*failure);
+            (stop, None, None, String::new(), "-".to_owned(), 0)
+        }
         Ok(prepared) => {
             agent_name = prepared.agent.name.clone();
             let mut sent = user_message(&message.from.label(), &message.content, language);
@@ -109,7 +110,7 @@ pub(crate) async fn run(
     };
     let answer = answer.map(|a| {
         if a.trim().is_empty() {
-            fallback(language)
+            super::failure::empty_answer_text(&stop, language)
         } else {
             a
         }
@@ -132,7 +133,7 @@ pub(crate) async fn run(
         });
     }
     inner.log.line(&format!(
-        "turn: agent={agent_id} hop={} rounds={}/{cap} waves=0 stop={} prompt={} cached={} total={} reasoning={} backend={backend} model={model}{}",
+        "turn: agent={agent_id} hop={} rounds={}/{cap} waves=0 stop={} prompt={} cached={} total={} reasoning={} backend={backend} model={model}{}{}",
         message.hop,
         tally.rounds,
         stop.log_label(),
@@ -140,7 +141,8 @@ pub(crate) async fn run(
         u.cache_read,
         u.total(),
         u.reasoning,
-        if tally.usage_unknown { " usage=unknown" } else { "" }
+        if tally.usage_unknown { " usage=unknown" } else { "" },
+        super::failure::log_fields(&stop),
     ));
     let record = TurnRecord {
         agent_id: agent_id.into(),
@@ -206,10 +208,10 @@ pub(crate) async fn run(
             message: Box::new(reply),
         });
     }
-    if let Some(session) = session {
+    if let Some(session) = &session {
         inner.events.emit(CoreEvent::TurnRecorded {
             agent_id: agent_id.into(),
-            session_id: session,
+            session_id: session.clone(),
         });
     }
     control.total_tokens.fetch_add(u.total(), Ordering::Relaxed);
@@ -229,44 +231,22 @@ pub(crate) async fn run(
         agent_id: agent_id.into(),
         active: false,
     });
+    if let Some(failure) = tally
+        .failure
+        .as_ref()
+        .filter(|_| matches!(stop, TurnStop::Failed { .. }))
+    {
+        inner.events.emit(CoreEvent::agent_failed(failure));
+    }
     TurnOutcome {
         answer,
         stop,
         usage: u,
         handed_off,
         model_time: tally.model_time,
+        failure: tally.failure,
+        session_id: session,
     }
-}
-
-/// Join / leave notices for connected peers whose running state changed since the last turn
-/// (nothing on the first turn: that is the baseline).
-fn roster_notices(
-    roster: &[RosterEntry],
-    seen: &mut HashMap<String, bool>,
-    language: Language,
-) -> String {
-    let first = seen.is_empty();
-    let mut lines = Vec::new();
-    for peer in roster {
-        let before = seen.insert(peer.id.clone(), peer.running);
-        if first || before == Some(peer.running) {
-            continue;
-        }
-        lines.push(match (language, peer.running) {
-            (Language::Ja, true) => format!("- {}（{}）が加わりました。", peer.name, peer.id),
-            (Language::Ja, false) => format!("- {}（{}）が抜けました。", peer.name, peer.id),
-            (Language::En, true) => format!("- {} ({}) joined.", peer.name, peer.id),
-            (Language::En, false) => format!("- {} ({}) left.", peer.name, peer.id),
-        });
-    }
-    if lines.is_empty() {
-        return String::new();
-    }
-    let head = match language {
-        Language::Ja => "\n\n---\n顔ぶれの変化:\n",
-        Language::En => "\n\n---\nRoster changes:\n",
-    };
-    format!("{head}{}\n", lines.join("\n"))
 }
 
 struct Prepared {
@@ -281,22 +261,44 @@ struct Prepared {
     roster: Vec<RosterEntry>,
 }
 
-/// Reads what a turn needs; an `Err` is the stop code of a turn that cannot run.
+/// Reads what a turn needs; an `Err` says why a turn cannot run.
 fn prepare(
     inner: &Inner,
     world: &World,
     agent_id: &str,
     mcp: &crate::mcp::McpConnections,
-) -> Result<Prepared, &'static str> {
-    let id = AgentId::new(agent_id).map_err(|_| "AGENT_NOT_FOUND")?;
-    let agent = world.agent(&id).cloned().ok_or("AGENT_NOT_FOUND")?;
+) -> Result<Prepared, Box<TurnFailure>> {
+    let missing = || {
+        TurnFailure::setup(
+            agent_id,
+            "AGENT_NOT_FOUND",
+            format!("agent {agent_id} is not in world.json"),
+            None,
+        )
+    };
+    let id = AgentId::new(agent_id).map_err(|_| missing())?;
+    let agent = world.agent(&id).cloned().ok_or_else(missing)?;
     let template = world
         .template(&agent.model_template_id)
         .cloned()
-        .ok_or("MODEL_TEMPLATE_MISSING")?;
+        .ok_or_else(|| {
+            TurnFailure::setup(
+                agent_id,
+                "MODEL_TEMPLATE_MISSING",
+                format!(
+                    "agent {agent_id} names model template {}, which is not in world.json",
+                    agent.model_template_id
+                ),
+                Some("add the template, or choose another for the agent".to_owned()),
+            )
+        })?;
     let key = (inner.secrets)(template.id.as_str());
-    let endpoint = LlmEndpoint::for_template(&template, key).map_err(|e| e.code())?;
-    let files = inner.store.agent_files(&id).map_err(|e| e.code())?;
+    let endpoint = LlmEndpoint::for_template(&template, key)
+        .map_err(|e| TurnFailure::llm(agent_id, template.id.as_str(), &template.base_url, &e))?;
+    let files = inner
+        .store
+        .agent_files(&id)
+        .map_err(|e| TurnFailure::setup(agent_id, e.code(), e.to_string(), None))?;
     let work_dir = agent
         .work_dir
         .as_deref()
@@ -421,13 +423,11 @@ async fn rounds(
             Err(e) => {
                 drop(reservation); // an unknown cost is charged in full
                 tally.usage_unknown |= e.maybe_billed();
-                return (
-                    TurnStop::Failed {
-                        code: e.code().into(),
-                    },
-                    None,
-                    false,
-                );
+                let failure =
+                    TurnFailure::llm(agent_id, p.template.id.as_str(), &p.template.base_url, &e);
+                let stop = failure.stop();
+                tally.failure = Some(failure);
+                return (stop, None, false);
             }
         };
         reservation.settle(response.usage.as_ref());
@@ -449,11 +449,14 @@ async fn rounds(
                 false,
             );
         }
-        if tally.rounds > cap {
+        // The cap counts model calls: the answer of the last one allowed gets no tool round,
+        // since no call could read its results.
+        if tally.rounds >= cap {
             inner.events.emit(CoreEvent::ToolLimitReached {
                 agent_id: agent_id.into(),
                 max_iterations: cap,
             });
+            tally.failure = Some(TurnFailure::tool_limit(agent_id, cap));
             return (TurnStop::ToolLimit, Some(last_text), false);
         }
         messages.push(response.to_message());
@@ -472,6 +475,7 @@ async fn rounds(
                     tool: call.name.clone(),
                     repeats,
                 });
+                tally.failure = Some(TurnFailure::repeat(agent_id, &call.name, repeats));
                 return (
                     TurnStop::Repeat {
                         tool: call.name.clone(),
@@ -782,12 +786,5 @@ fn block_chars(block: &ContentBlock) -> usize {
         ContentBlock::ToolUse(c) => c.args.to_string().len(),
         ContentBlock::ToolResult(r) => r.content.chars().count(),
         ContentBlock::Attachment(a) => a.data.len() / 4,
-    }
-}
-
-fn fallback(language: Language) -> String {
-    match language {
-        Language::Ja => "（返答が空でした。もう一度お願いします。）".into(),
-        Language::En => "(The model returned an empty answer. Please ask again.)".into(),
     }
 }

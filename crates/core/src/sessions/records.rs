@@ -120,6 +120,15 @@ pub enum TurnStop {
     Failed {
         /// The error code.
         code: String,
+        /// The HTTP status of the provider's answer, when there was one (absent in older
+        /// records and in the original's).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        /// The failure's class: `auth`, `rate_limit`, … for an HTTP failure;
+        /// `connection_refused`, `dns`, `tls`, `timeout`, … when no status came back (absent
+        /// in older records).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        class: Option<String>,
     },
     /// It was interrupted.
     Interrupted,
@@ -136,7 +145,7 @@ impl TurnStop {
             Self::Completed => "-".into(),
             Self::Repeat { tool } => format!("repeat:{tool}"),
             Self::ToolLimit => "tool_limit".into(),
-            Self::Failed { code } => format!("failed:{code}"),
+            Self::Failed { code, .. } => format!("failed:{code}"),
             Self::Interrupted => "interrupted".into(),
             Self::BudgetExhausted => "budget_exhausted".into(),
             Self::ReserveShort => "reserve_short".into(),
@@ -282,4 +291,34 @@ pub struct SessionMeta {
     pub forked_at_seq: Option<u64>,
     /// Number of records.
     pub record_count: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_stop_of_an_older_record_still_reads() {
+        let old: TurnStop = serde_json::from_str(r#"{"kind":"failed","code":"LLM_HTTP"}"#).unwrap();
+        assert_eq!(
+            old,
+            TurnStop::Failed {
+                code: "LLM_HTTP".into(),
+                status: None,
+                class: None
+            }
+        );
+        let new = TurnStop::Failed {
+            code: "LLM_HTTP".into(),
+            status: Some(401),
+            class: Some("auth".into()),
+        };
+        let text = serde_json::to_string(&new).unwrap();
+        assert_eq!(
+            text,
+            r#"{"kind":"failed","code":"LLM_HTTP","status":401,"class":"auth"}"#
+        );
+        assert_eq!(serde_json::from_str::<TurnStop>(&text).unwrap(), new);
+        assert_eq!(new.log_label(), "failed:LLM_HTTP");
+    }
 }

@@ -263,4 +263,47 @@ async fn a_dead_endpoint_is_a_network_error_after_every_attempt() {
         .await
         .unwrap_err();
     assert_eq!(err.class(), Some(RetryClass::Network));
+    assert_eq!(
+        err.network_kind(),
+        Some(fuseforks_core::llm::NetworkKind::ConnectionRefused)
+    );
+    assert_eq!(err.failure_class(), Some("connection_refused"));
+    assert_eq!(err.status(), None);
+}
+
+#[tokio::test]
+async fn a_host_that_does_not_resolve_is_a_dns_failure() {
+    // `.invalid` never resolves (RFC 6761).
+    let mut ep = endpoint(Wire::OpenAiCompat, "https://no-such-host.invalid");
+    ep.max_attempts = 1;
+    let err = LlmClient::new()
+        .unwrap()
+        .chat(&ep, &plain_request())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.network_kind(),
+        Some(fuseforks_core::llm::NetworkKind::Dns),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn https_to_a_plain_http_server_is_a_tls_failure() {
+    let stub = StubServer::start(vec![]).await;
+    let mut ep = endpoint(
+        Wire::OpenAiCompat,
+        &stub.base_url().replace("http://", "https://"),
+    );
+    ep.max_attempts = 1;
+    let err = LlmClient::new()
+        .unwrap()
+        .chat(&ep, &plain_request())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.network_kind(),
+        Some(fuseforks_core::llm::NetworkKind::Tls),
+        "{err:?}"
+    );
 }

@@ -490,15 +490,81 @@ async fn a_turn_that_cannot_run_is_recorded_as_failed_without_a_call() {
     assert_eq!(
         outcome.stop,
         TurnStop::Failed {
-            code: "LLM_KEY_MISSING".into()
+            code: "LLM_KEY_MISSING".into(),
+            status: None,
+            class: None,
         }
     );
     assert_eq!(outcome.state(), PlanTaskState::NoAnswer);
+    let failure = outcome.failure.as_ref().unwrap();
+    assert_eq!(
+        (failure.code.as_str(), failure.template.as_deref()),
+        ("LLM_KEY_MISSING", Some("nokey"))
+    );
+    assert!(failure.message.contains("nokey"), "{}", failure.message);
     assert!(stub.requests().is_empty());
     assert!(v.log().contains("stop=failed:LLM_KEY_MISSING"));
     assert_eq!(
         orch.start_agent("ghost").unwrap_err().code(),
         "AGENT_NOT_FOUND"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_call_records_its_status_and_class_and_says_why() {
+    let stub = StubServer::start(vec![wire_replies::error(
+        Wire::OpenAiCompat,
+        401,
+        &format!("Incorrect API key provided: {API_KEY}"),
+        None,
+    )])
+    .await;
+    let v = Village::new(Wire::OpenAiCompat, stub.base_url(), None);
+    let orch = v.open();
+    let mut events = orch.events();
+    orch.start_agent("a1").unwrap();
+    let outcome = orch
+        .deliver_and_wait("a1", Endpoint::User, "hello")
+        .await
+        .unwrap();
+    let stop = TurnStop::Failed {
+        code: "LLM_HTTP".into(),
+        status: Some(401),
+        class: Some("auth".into()),
+    };
+    assert_eq!(outcome.stop, stop);
+    let turn = records(&v, &orch)
+        .into_iter()
+        .find_map(|r| match r {
+            Record::Turn(t) => Some(t),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(turn.stop, stop, "the record keeps status and class");
+    let failure = outcome.failure.unwrap();
+    let host = stub.base_url().trim_start_matches("http://");
+    assert_eq!(failure.host.as_deref(), Some(host));
+    assert!(!failure.line().contains(API_KEY) && !failure.line().contains("Incorrect"));
+    let mut failed = Vec::new();
+    while let Ok(e) = events.try_recv() {
+        let v = serde_json::to_value(&e).unwrap();
+        if v["type"] == "agentFailed" {
+            failed.push(v);
+        }
+    }
+    assert_eq!(failed.len(), 1, "a failed turn emits agentFailed once");
+    assert_eq!(
+        (
+            &failed[0]["status"],
+            &failed[0]["class"],
+            &failed[0]["host"]
+        ),
+        (&json!(401), &json!("auth"), &json!(host))
+    );
+    assert!(
+        v.log().contains("stop=failed:LLM_HTTP") && v.log().contains("status=401 class=auth"),
+        "{}",
+        v.log()
     );
 }
 
@@ -605,14 +671,27 @@ async fn the_tool_round_cap_stops_a_turn() {
         .await
         .unwrap();
     assert_eq!(outcome.stop, TurnStop::ToolLimit);
+    assert_eq!(outcome.state(), PlanTaskState::ToolLimit);
     assert_eq!(
         stub.requests().len(),
-        3,
-        "two tool rounds, then the third call still wants tools"
+        2,
+        "a cap of 2 is 2 model calls: the second still wants tools, and its tools do not run"
+    );
+    assert_eq!(outcome.failure.as_ref().unwrap().code, "TOOL_LIMIT");
+    assert_eq!(
+        outcome.answer.as_deref(),
+        Some(PlanTaskState::ToolLimit.no_answer_line(fuseforks_core::village::Language::En)),
+        "the conversation records what happened, not an empty answer"
     );
     assert!(
-        v.log().contains("rounds=3/2") && v.log().contains("stop=tool_limit"),
+        v.log().contains("rounds=2/2 ") && v.log().contains("stop=tool_limit"),
         "{}",
+        v.log()
+    );
+    assert_eq!(
+        v.log().matches("tool: agent=a1").count(),
+        1,
+        "only the first round's tool ran: {}",
         v.log()
     );
 }

@@ -1,0 +1,269 @@
+//! Why a turn ended without an answer, said to the asker: the code, the HTTP status or the
+//! network class, the template and the endpoint's host, and what to change — never the key,
+//! a request or a response body (not even the provider's own message).
+
+use crate::llm::{LlmError, NetworkKind, RetryClass};
+use crate::sessions::TurnStop;
+use crate::village::Language;
+
+/// Why a turn ended without an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnFailure {
+    /// The agent whose turn it was.
+    pub agent_id: String,
+    /// The stable code (`LLM_HTTP`, `LLM_KEY_MISSING`, `TOOL_LIMIT`, `TOOL_REPEAT`, …).
+    pub code: String,
+    /// The HTTP status of the provider's answer, when there was one.
+    pub status: Option<u16>,
+    /// `auth`, `rate_limit`, … for an HTTP failure; `connection_refused`, `dns`, `tls`,
+    /// `timeout`, … when no status came back.
+    pub class: Option<String>,
+    /// The model template of the turn.
+    pub template: Option<String>,
+    /// The endpoint's host (and port), from the template's `baseUrl`.
+    pub host: Option<String>,
+    /// What happened, in one line (English, like every CLI diagnostic).
+    pub message: String,
+    /// What to change.
+    pub fix: Option<String>,
+}
+
+/// The host (and port) of a base URL, for messages; never the path or the query.
+pub(crate) fn host_of(base_url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(base_url).ok()?;
+    let host = url.host_str()?;
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    })
+}
+
+impl TurnFailure {
+    /// A failed model call of `agent_id` through `template` at `base_url`.
+    pub(crate) fn llm(agent_id: &str, template: &str, base_url: &str, e: &LlmError) -> Self {
+        let host = host_of(base_url);
+        let at = host.as_deref().unwrap_or("the endpoint");
+        let (message, fix) = match (e.status(), e.network_kind()) {
+            (Some(status), _) => {
+                let class = e.class().unwrap_or(RetryClass::ClientError);
+                (
+                    format!(
+                        "the model call failed: HTTP {status} ({}) from {at} (template {template}, agent {agent_id})",
+                        class.as_str()
+                    ),
+                    Some(http_fix(class, template)),
+                )
+            }
+            (None, Some(kind)) => (
+                format!(
+                    "the model call failed: {} at {at} (template {template}, agent {agent_id})",
+                    kind.describe()
+                ),
+                Some(network_fix(kind, template, at)),
+            ),
+            (None, None) => {
+                let text = e.to_string();
+                let (what, fix) = match text.split_once(". Fix: ") {
+                    Some((what, fix)) => (what.to_owned(), Some(fix.to_owned())),
+                    None => (text, None),
+                };
+                (
+                    format!("the model call failed: {what} (agent {agent_id})"),
+                    fix,
+                )
+            }
+        };
+        Self {
+            agent_id: agent_id.to_owned(),
+            code: e.code().to_owned(),
+            status: e.status(),
+            class: e.failure_class().map(str::to_owned),
+            template: Some(template.to_owned()),
+            host,
+            message,
+            fix,
+        }
+    }
+
+    /// A turn that could not start (no such agent, no template, an unusable endpoint).
+    pub(crate) fn setup(agent_id: &str, code: &str, message: String, fix: Option<String>) -> Self {
+        Self {
+            agent_id: agent_id.to_owned(),
+            code: code.to_owned(),
+            status: None,
+            class: None,
+            template: None,
+            host: None,
+            message,
+            fix,
+        }
+    }
+
+    /// The turn used every model call its cap allows, and the model still asked for tools.
+    pub(crate) fn tool_limit(agent_id: &str, cap: u32) -> Self {
+        Self::setup(
+            agent_id,
+            "TOOL_LIMIT",
+            format!(
+                "agent {agent_id} used all {cap} model calls of one turn (maxToolIterations) and still asked for tools; the turn stopped without an answer"
+            ),
+            Some(format!(
+                "raise maxToolIterations of agent {agent_id} in world.json (at most 255), or ask for less at once"
+            )),
+        )
+    }
+
+    /// The model made the same tool call again and again; the repeat guard stopped the turn.
+    pub(crate) fn repeat(agent_id: &str, tool: &str, repeats: u32) -> Self {
+        Self::setup(
+            agent_id,
+            "TOOL_REPEAT",
+            format!(
+                "agent {agent_id} called the tool {tool} with the same arguments {} times; the turn stopped without an answer",
+                repeats + 1
+            ),
+            Some(
+                "ask differently, or check what the tool answers (its result did not move the model on); a larger maxToolIterations does not help".to_owned(),
+            ),
+        )
+    }
+
+    /// The stop a turn with this failure is recorded with.
+    pub(crate) fn stop(&self) -> TurnStop {
+        TurnStop::Failed {
+            code: self.code.clone(),
+            status: self.status,
+            class: self.class.clone(),
+        }
+    }
+
+    /// The reason in one line with its code: `[CODE] message` (the door's error text adds it
+    /// to the fixed line).
+    pub fn line(&self) -> String {
+        match &self.fix {
+            Some(fix) => format!("[{}] {} Fix: {fix}", self.code, self.message),
+            None => format!("[{}] {}", self.code, self.message),
+        }
+    }
+}
+
+/// What to change after an HTTP failure of this class.
+fn http_fix(class: RetryClass, template: &str) -> String {
+    match class {
+        RetryClass::Auth => format!(
+            "check the API key of template {template}: store it under the id {template} in the OS keyring, or set {} with --secrets env",
+            env_name(template)
+        ),
+        RetryClass::Billing => format!(
+            "the account behind template {template} is out of credit: top it up at the provider"
+        ),
+        RetryClass::RateLimit | RetryClass::Overloaded | RetryClass::ServerError => format!(
+            "the server is busy or failing: try again later, or raise maxRetries of template {template}"
+        ),
+        RetryClass::ContextLength => "the conversation no longer fits the model's context window: start a new conversation, or choose a model with a larger window".to_owned(),
+        RetryClass::Timeout | RetryClass::Network | RetryClass::ClientError => format!(
+            "the server refused the request: check model and baseUrl of template {template}"
+        ),
+    }
+}
+
+/// The variable `--secrets env` reads a template's key from (`FUSEFORKS_SECRET_` + the id
+/// upper-cased, other characters as `_`).
+fn env_name(template: &str) -> String {
+    let id: String = template
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("FUSEFORKS_SECRET_{id}")
+}
+
+/// What to change after a transport failure of this kind.
+fn network_fix(kind: NetworkKind, template: &str, at: &str) -> String {
+    match kind {
+        NetworkKind::ConnectionRefused | NetworkKind::Connect | NetworkKind::Other => format!(
+            "nothing answers at {at}: start the model server, or fix baseUrl of template {template}"
+        ),
+        NetworkKind::Dns => {
+            format!("the host {at} does not resolve: fix baseUrl of template {template}")
+        }
+        NetworkKind::Tls => format!(
+            "check baseUrl of template {template} (https or http) and the certificate of {at}"
+        ),
+        NetworkKind::Timeout => format!(
+            "{at} did not answer in time: check that the server runs, or raise requestTimeoutSecs of template {template}"
+        ),
+    }
+}
+
+/// The ` status=… class=…` of a failed turn's `turn:` log line (empty for any other stop).
+pub(crate) fn log_fields(stop: &TurnStop) -> String {
+    match stop {
+        TurnStop::Failed { status, class, .. } => format!(
+            " status={} class={}",
+            status.map_or_else(|| "-".to_owned(), |s| s.to_string()),
+            class.as_deref().unwrap_or("-")
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The text that stands for an empty answer: the fixed line of a turn that stopped without
+/// answering (the cap, the repeat guard), so that the conversation records what happened; else
+/// the plea to ask again.
+pub(crate) fn empty_answer_text(stop: &TurnStop, language: Language) -> String {
+    match (stop, language) {
+        (TurnStop::ToolLimit, _) => tool_limit_line(language).to_owned(),
+        (TurnStop::Repeat { .. }, _) => repeat_line(language).to_owned(),
+        (_, Language::Ja) => "（返答が空でした。もう一度お願いします。）".into(),
+        (_, Language::En) => "(The model returned an empty answer. Please ask again.)".into(),
+    }
+}
+
+/// The fixed line an outside asker gets for a turn that hit the tool-round cap.
+pub(crate) fn tool_limit_line(language: Language) -> &'static str {
+    match language {
+        Language::Ja => {
+            "（道具を使える回数の上限（maxToolIterations）に達し、答えが出ないまま止まりました。world.json でエージェントの maxToolIterations を増やすか、一度に頼む量を減らしてください。）"
+        }
+        Language::En => {
+            "(Stopped: the agent used all its tool rounds (maxToolIterations) without answering. Raise the agent's maxToolIterations in world.json, or ask for less at once.)"
+        }
+    }
+}
+
+/// The fixed line an outside asker gets for a turn the repeat guard stopped.
+pub(crate) fn repeat_line(language: Language) -> &'static str {
+    match language {
+        Language::Ja => {
+            "（同じ道具を同じ引数で繰り返したため、答えが出ないまま止まりました。頼み方を変えてください（maxToolIterations を増やしても解決しません）。）"
+        }
+        Language::En => {
+            "(Stopped: the agent repeated the same tool call without answering. Ask differently; a larger maxToolIterations does not help.)"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_is_named_without_path_or_query() {
+        assert_eq!(
+            host_of("http://127.0.0.1:4000/v1?key=x").as_deref(),
+            Some("127.0.0.1:4000")
+        );
+        assert_eq!(
+            host_of("https://api.openai.com/v1").as_deref(),
+            Some("api.openai.com")
+        );
+        assert_eq!(host_of("not a url"), None);
+        assert_eq!(env_name("my-open.ai"), "FUSEFORKS_SECRET_MY_OPEN_AI");
+    }
+}
