@@ -33,6 +33,6 @@ pub fn stderr(out: &Output) -> String {
 mod hardening;
 mod headless;
 mod money;
-mod start_set;
-mod secrets;
 mod outcomes;
+mod secrets;
+mod start_set;
