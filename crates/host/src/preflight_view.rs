@@ -241,12 +241,26 @@ pub fn run_preflight(
         baked_time_zone: baked,
         language,
     };
-    let findings = headless_preflight(&world, &schedules, &view);
+    let mut findings = headless_preflight(&world, &schedules, &view);
+    if let Some(notice) = secrets.notice() {
+        findings.push(store_notice(notice));
+    }
     Ok(PreflightReport {
         findings,
         start,
         language,
     })
+}
+
+/// The secret store's own word on itself (keys that do not survive a reboot), as an info
+/// finding: `check` shows it, `ask`/`serve` with `--verbose`.
+fn store_notice(notice: &str) -> Finding {
+    Finding {
+        level: fuseforks_core::preflight::Level::Info,
+        code: "SECRET_STORE_NOT_PERSISTENT",
+        message: notice.to_owned(),
+        fix: "`fuseforks-cli secrets list --data-dir D` names the store that holds the keys".into(),
+    }
 }
 
 /// Whether a program can be run: an absolute or relative path that exists, or a name on PATH.

@@ -50,6 +50,10 @@ pub trait SecretStore: Send + Sync + std::fmt::Debug {
     fn delete(&self, key: &str) -> Result<(), SecretError>;
     /// A short name for messages (`keyring`, `env`).
     fn name(&self) -> &'static str;
+    /// What the user should hear about this store (keys lost at a reboot), if anything.
+    fn notice(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// `--secrets env`: every `FUSEFORKS_SECRET_*` variable, read once. Read-only.
@@ -122,11 +126,6 @@ impl KeyringSecretStore {
     pub fn backend(&self) -> KeyringBackend {
         self.keyring.backend
     }
-
-    /// What the user should hear about the choice (a fallback, keys lost at a reboot).
-    pub fn notice(&self) -> Option<&str> {
-        self.keyring.notice.as_deref()
-    }
 }
 
 impl SecretStore for KeyringSecretStore {
@@ -141,6 +140,9 @@ impl SecretStore for KeyringSecretStore {
     }
     fn name(&self) -> &'static str {
         "keyring"
+    }
+    fn notice(&self) -> Option<&str> {
+        self.keyring.notice.as_deref()
     }
 }
 

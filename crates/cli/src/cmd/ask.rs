@@ -41,7 +41,12 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     let message = if args.message == "-" {
         let mut text = String::new();
         if std::io::stdin().read_to_string(&mut text).is_err() || text.trim().is_empty() {
-            out.cli("error", "USAGE", "no request on stdin", None);
+            out.cli(
+                "error",
+                "USAGE",
+                "no request on stdin",
+                Some("pipe the request's text into `ask … -`, or give it as the last argument"),
+            );
             return exit::USAGE;
         }
         text

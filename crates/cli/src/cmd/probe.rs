@@ -7,7 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use fuseforks_core::llm::probe::{NetworkClass, ProbeOutcome, ProbeReport, probe};
+use fuseforks_core::llm::NetworkKind;
+use fuseforks_core::llm::probe::{ProbeOutcome, ProbeReport, probe};
 use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient};
 use fuseforks_core::preflight::{Finding, Level};
 use fuseforks_core::village::{Credential, Language, ModelTemplate, World};
@@ -170,11 +171,11 @@ fn finding(
             pick(
                 format!(
                     "テンプレート {id}（{host}）: 応答がありません（{}）。",
-                    class.as_str()
+                    class.describe()
                 ),
                 format!(
                     "template {id} ({host}): no answer ({}) to {request}.",
-                    class.as_str()
+                    class.describe()
                 ),
             ),
             unreachable_fix(class, host, ja),
@@ -231,27 +232,27 @@ fn status_fix(status: u16, host: &str, ja: bool) -> String {
     if ja { j } else { e }
 }
 
-fn unreachable_fix(class: NetworkClass, host: &str, ja: bool) -> String {
+fn unreachable_fix(class: NetworkKind, host: &str, ja: bool) -> String {
     let (j, e) = match class {
-        NetworkClass::ConnectionRefused => (
+        NetworkKind::ConnectionRefused => (
             format!("{host} のサーバーを起動するか、world.json の baseUrl を直してください。"),
             format!("Start the server at {host}, or fix the template's baseUrl in world.json."),
         ),
-        NetworkClass::Dns => (
+        NetworkKind::Dns => (
             format!("baseUrl のホスト名 {host} を確かめてください。"),
             format!("Check the host name {host} in baseUrl."),
         ),
-        NetworkClass::Tls => (
+        NetworkKind::Tls => (
             "証明書を確かめてください（この機械のサーバーなら http:// も使えます）。".into(),
             "Check the server's certificate (a server on this machine may use http://).".into(),
         ),
-        NetworkClass::Timeout => (
+        NetworkKind::Timeout => (
             format!(
                 "{host} が時間内に答えませんでした。起動しているか、届くかを確かめてください。"
             ),
             format!("{host} did not answer in time: check that it is up and reachable."),
         ),
-        NetworkClass::Other => (
+        NetworkKind::Connect | NetworkKind::Other => (
             format!("ネットワークと {host} のサーバーを確かめてください。"),
             format!("Check the network and the server at {host}."),
         ),

@@ -141,6 +141,11 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
 
     let after = cli(&keyring_check, KEYUTILS, None);
     assert_eq!(after.status.code(), Some(0), "{}", all_output(&after));
+    assert!(
+        all_output(&after).contains("SECRET_STORE_NOT_PERSISTENT"),
+        "check says keyutils keys do not survive a reboot: {}",
+        all_output(&after)
+    );
     seen += &all_output(&after);
     let list = cli(
         &["secrets", "list", "--data-dir", &dir, "--json"],
@@ -412,6 +417,11 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
     ];
     let passed = cli(&check, &env, None);
     assert_eq!(passed.status.code(), Some(0), "{}", all_output(&passed));
+    assert!(
+        !all_output(&passed).contains("SECRET_STORE_NOT_PERSISTENT"),
+        "the Secret Service persists: {}",
+        all_output(&passed)
+    );
     // It is in the Secret Service, not in keyutils.
     let elsewhere = cli(&check, KEYUTILS, None);
     assert_eq!(

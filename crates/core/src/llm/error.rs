@@ -104,6 +104,9 @@ impl NetworkKind {
         let mut causes = String::new();
         let mut source = std::error::Error::source(error);
         while let Some(cause) = source {
+            if cause.is::<rustls::Error>() {
+                return Self::Tls;
+            }
             if let Some(kind) = cause.downcast_ref::<std::io::Error>().and_then(Self::of_io) {
                 return kind;
             }

@@ -13,79 +13,12 @@ use serde_json::Value;
 use super::adapters::{self, EncodeContext};
 use super::canonical::{ChatMessage, ChatRequest, Role};
 use super::client::{ERROR_BODY_CAP, Endpoint, read_capped, with_auth};
-use super::error::{LlmError, RetryClass, classify};
+use super::error::{LlmError, NetworkKind, RetryClass, classify};
 use super::wire::Wire;
 use crate::village::template::endpoint_security;
 
 /// The longest a probe waits (a template's own timeout, when shorter, wins).
 pub const PROBE_TIMEOUT_CAP: Duration = Duration::from_secs(30);
-
-/// Why no answer came: the class of a network failure (never its text, which may hold a URL).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NetworkClass {
-    /// Nothing listens on the port.
-    ConnectionRefused,
-    /// The host name does not resolve.
-    Dns,
-    /// The TLS handshake failed (certificate, or not a TLS server).
-    Tls,
-    /// No answer within the timeout.
-    Timeout,
-    /// Another connection failure (reset, closed early).
-    Other,
-}
-
-impl NetworkClass {
-    /// The name shown to users and in `class=`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ConnectionRefused => "connection refused",
-            Self::Dns => "DNS",
-            Self::Tls => "TLS",
-            Self::Timeout => "timeout",
-            Self::Other => "network",
-        }
-    }
-
-    /// The class of a failed request, from its error chain.
-    pub fn of(error: &reqwest::Error) -> Self {
-        if error.is_timeout() {
-            return Self::Timeout;
-        }
-        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error);
-        while let Some(e) = next {
-            if e.is::<rustls::Error>() {
-                return Self::Tls;
-            }
-            if let Some(class) = e.downcast_ref::<std::io::Error>().and_then(Self::of_io) {
-                return class;
-            }
-            let text = e.to_string().to_ascii_lowercase();
-            if text.contains("dns error") || text.contains("failed to lookup address") {
-                return Self::Dns;
-            }
-            next = e.source();
-        }
-        Self::Other
-    }
-
-    /// The class of an I/O error, looking through the I/O errors it wraps (rustls' errors
-    /// come wrapped twice; `io::Error::source` skips the wrapped error itself).
-    fn of_io(mut io: &std::io::Error) -> Option<Self> {
-        loop {
-            match io.kind() {
-                std::io::ErrorKind::ConnectionRefused => return Some(Self::ConnectionRefused),
-                std::io::ErrorKind::TimedOut => return Some(Self::Timeout),
-                _ => {}
-            }
-            let inner = io.get_ref()?;
-            if inner.is::<rustls::Error>() {
-                return Some(Self::Tls);
-            }
-            io = inner.downcast_ref::<std::io::Error>()?;
-        }
-    }
-}
 
 /// What a probe found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +41,7 @@ pub enum ProbeOutcome {
     /// No answer at all.
     Unreachable {
         /// Why.
-        class: NetworkClass,
+        class: NetworkKind,
     },
 }
 
@@ -171,7 +104,7 @@ pub async fn probe(
     let latency = started.elapsed();
     let outcome = match sent {
         Err(e) => ProbeOutcome::Unreachable {
-            class: NetworkClass::of(&e),
+            class: NetworkKind::of(&e),
         },
         Ok(response) => outcome_of(response).await,
     };

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use fuseforks_core::llm::probe::{NetworkClass, ProbeOutcome, probe};
+use fuseforks_core::llm::NetworkKind;
+use fuseforks_core::llm::probe::{ProbeOutcome, probe};
 use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient, LlmError, Wire};
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use serde_json::json;
@@ -128,7 +129,7 @@ async fn network_failures_name_their_class() {
     assert_eq!(
         report.outcome,
         ProbeOutcome::Unreachable {
-            class: NetworkClass::ConnectionRefused
+            class: NetworkKind::ConnectionRefused
         }
     );
 
@@ -141,7 +142,7 @@ async fn network_failures_name_their_class() {
     assert_eq!(
         report.outcome,
         ProbeOutcome::Unreachable {
-            class: NetworkClass::Tls
+            class: NetworkKind::Tls
         }
     );
 
@@ -159,7 +160,7 @@ async fn network_failures_name_their_class() {
     assert_eq!(
         report.outcome,
         ProbeOutcome::Unreachable {
-            class: NetworkClass::Timeout
+            class: NetworkKind::Timeout
         }
     );
     assert!(report.latency < Duration::from_secs(3), "{report:?}");
@@ -177,7 +178,7 @@ async fn network_failures_name_their_class() {
     assert_eq!(
         report.outcome,
         ProbeOutcome::Unreachable {
-            class: NetworkClass::Dns
+            class: NetworkKind::Dns
         }
     );
 }
