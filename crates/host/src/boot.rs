@@ -16,8 +16,8 @@ use fuseforks_core::village::VillageError;
 use crate::lock::{LockError, VillageLock};
 use crate::paths::HostPaths;
 use crate::secrets::{
-    EnvSecretStore, FIXED_KEYS, KeyringSecretStore, SecretError, SecretNameCollision, SecretStore,
-    check_secret_names,
+    EnvSecretStore, KeyringSecretStore, SecretError, SecretNameCollision, SecretStore,
+    check_secret_names, village_keys,
 };
 
 /// Where secrets are read from.
@@ -168,14 +168,7 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         other => HostError::Core(other),
     })?;
     if options.secrets == SecretSource::Env {
-        let world = orchestrator.world();
-        let mut keys: Vec<String> = world
-            .model_templates
-            .iter()
-            .map(|t| t.id.to_string())
-            .collect();
-        keys.extend(FIXED_KEYS.iter().map(|k| (*k).to_owned()));
-        keys.extend(crate::preflight_view::mcp_secret_keys(paths));
+        let keys = village_keys(&orchestrator.world(), paths);
         check_secret_names(keys.iter().map(String::as_str))?;
     }
     // The `session:` line comes from the orchestrator, once the conversation turns are

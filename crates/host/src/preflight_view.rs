@@ -245,6 +245,7 @@ pub fn run_preflight(
     if let Some(notice) = secrets.notice() {
         findings.push(store_notice(notice));
     }
+    findings.extend(store_findings(&world, paths, inputs.secrets, &*secrets));
     Ok(PreflightReport {
         findings,
         start,
@@ -261,6 +262,40 @@ fn store_notice(notice: &str) -> Finding {
         message: notice.to_owned(),
         fix: "`fuseforks-cli secrets list --data-dir D` names the store that holds the keys".into(),
     }
+}
+
+/// What the store's contents say about the village: a value that cannot be a secret (a
+/// pasted line break), and — with `--secrets env` — two keys that map to one variable (the
+/// boot refuses those; `check` says so first).
+fn store_findings(
+    world: &World,
+    paths: &HostPaths,
+    source: SecretSource,
+    secrets: &dyn crate::secrets::SecretStore,
+) -> Vec<Finding> {
+    let keys = crate::secrets::village_keys(world, paths);
+    let mut findings: Vec<Finding> = keys
+        .iter()
+        .filter_map(|key| secrets.get(key).err())
+        .filter(|e| matches!(e, SecretError::Invalid { .. }))
+        .map(|e| Finding {
+            level: fuseforks_core::preflight::Level::Warn,
+            code: e.code(),
+            message: e.to_string(),
+            fix: "store the key again without line breaks or tabs (`fuseforks-cli secrets set KEY --data-dir D`, or the FUSEFORKS_SECRET_* variable)".into(),
+        })
+        .collect();
+    if source == SecretSource::Env
+        && let Err(collision) = crate::secrets::check_secret_names(keys.iter().map(String::as_str))
+    {
+        findings.push(Finding {
+            level: fuseforks_core::preflight::Level::Reject,
+            code: collision.code(),
+            message: crate::secrets::describe(&collision.0),
+            fix: "rename the template ids (or MCP secret names) so that each maps to its own variable".into(),
+        });
+    }
+    findings
 }
 
 /// Whether a program can be run: an absolute or relative path that exists, or a name on PATH.

@@ -29,7 +29,13 @@ pub struct NeededKey {
 /// `${secret:NAME}` in its `mcp.json` files, then `door_token` and `jev_api_token` (required
 /// when the village has judges or Jev pruning is on). Names only; no store is read.
 pub fn needed_keys(paths: &HostPaths) -> Result<Vec<NeededKey>, VillageError> {
-    let world = paths.village().load_world()?.value;
+    let village = paths.village();
+    let world = village.load_world()?.value;
+    // A broken mcp.json is said, not skipped: its keys would go missing from the list.
+    village.load_shared_mcp()?;
+    for agent in &world.agents {
+        village.agent_files(&agent.id)?.load_mcp()?;
+    }
     let mut keys: Vec<NeededKey> = world
         .model_templates
         .iter()

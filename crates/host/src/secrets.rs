@@ -27,6 +27,14 @@ pub enum SecretError {
     /// The store failed.
     #[error("{0}")]
     Failed(String),
+    /// A stored value cannot be used as a secret (never shows the value).
+    #[error("the secret {key} cannot be used: {why}")]
+    Invalid {
+        /// Where it was read: the key, or its environment variable.
+        key: String,
+        /// What is wrong with it ([`value_problem`]).
+        why: &'static str,
+    },
 }
 
 impl SecretError {
@@ -36,6 +44,7 @@ impl SecretError {
             Self::Unavailable(_) => "SECRET_STORE_UNAVAILABLE",
             Self::ReadOnly => "SECRET_STORE_READ_ONLY",
             Self::Failed(_) => "SECRET_STORE_FAILED",
+            Self::Invalid { .. } => "SECRET_VALUE_INVALID",
         }
     }
 }
@@ -90,11 +99,11 @@ impl EnvSecretStore {
 
 impl SecretStore for EnvSecretStore {
     fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
-        Ok(self
-            .values
-            .get(&env_var_name(key))
-            .filter(|v| !v.is_empty())
-            .cloned())
+        let var = env_var_name(key);
+        match self.values.get(&var).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(value) => usable(var, value.clone()).map(Some),
+        }
     }
     fn set(&self, _: &str, _: &str) -> Result<(), SecretError> {
         Err(SecretError::ReadOnly)
@@ -130,9 +139,18 @@ impl KeyringSecretStore {
 
 impl SecretStore for KeyringSecretStore {
     fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
-        self.keyring.get(SERVICE, key)
+        match self.keyring.get(SERVICE, key)? {
+            None => Ok(None),
+            Some(value) => usable(key.to_owned(), value).map(Some),
+        }
     }
     fn set(&self, key: &str, value: &str) -> Result<(), SecretError> {
+        if let Some(why) = value_problem(value) {
+            return Err(SecretError::Invalid {
+                key: key.to_owned(),
+                why,
+            });
+        }
         self.keyring.set(SERVICE, key, value)
     }
     fn delete(&self, key: &str) -> Result<(), SecretError> {
@@ -158,12 +176,54 @@ impl SecretNameCollision {
     }
 }
 
-fn describe(collisions: &BTreeMap<String, Vec<String>>) -> String {
+pub(crate) fn describe(collisions: &BTreeMap<String, Vec<String>>) -> String {
     collisions
         .iter()
         .map(|(var, keys)| format!("{var} would hold the keys {}", keys.join(", ")))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// `value` when it can be a secret, else why not (named by `key`, never the value).
+fn usable(key: String, value: String) -> Result<String, SecretError> {
+    match value_problem(&value) {
+        None => Ok(value),
+        Some(why) => Err(SecretError::Invalid { key, why }),
+    }
+}
+
+/// Every key a village can read from a secret store: its templates' ids, the fixed keys
+/// (`door_token`, `jev_api_token`) and the `mcp:NAME` keys of its enabled http servers.
+pub fn village_keys(
+    world: &fuseforks_core::village::World,
+    paths: &crate::HostPaths,
+) -> Vec<String> {
+    let mut keys: Vec<String> = world
+        .model_templates
+        .iter()
+        .map(|t| t.id.to_string())
+        .collect();
+    keys.extend(FIXED_KEYS.iter().map(|k| (*k).to_owned()));
+    keys.extend(crate::preflight_view::mcp_secret_keys(paths));
+    keys
+}
+
+/// The longest value a store takes: far above any API key, and within every OS store (kernel
+/// keyutils takes 32,767 bytes at most).
+pub const MAX_VALUE_BYTES: usize = 4096;
+
+/// Why `value` cannot be a secret, if it cannot: empty or blank, a control character (a
+/// pasted newline would split the HTTP header it goes into), or too long.
+pub fn value_problem(value: &str) -> Option<&'static str> {
+    if value.trim().is_empty() {
+        Some("the value is empty or blank")
+    } else if value.chars().any(char::is_control) {
+        Some("the value holds a control character (a pasted line break or tab?)")
+    } else if value.len() > MAX_VALUE_BYTES {
+        Some("the value is longer than 4096 bytes")
+    } else {
+        None
+    }
 }
 
 /// Refuses key sets where two keys map to the same variable (names only, never values).

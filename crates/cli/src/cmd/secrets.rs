@@ -9,14 +9,14 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use fuseforks_host::HostPaths;
 use fuseforks_host::secret_names::{NeededKey, needed_keys};
-use fuseforks_host::secrets::{KeyringSecretStore, SecretError, SecretStore};
+use fuseforks_host::secrets::{KeyringSecretStore, SecretError, SecretStore, value_problem};
 use serde_json::json;
 
 use crate::exit;
 use crate::output::Out;
 
 /// The longest value `set` stores.
-pub const MAX_VALUE_BYTES: usize = 64 * 1024;
+pub use fuseforks_host::secrets::MAX_VALUE_BYTES;
 /// The longest key name.
 const MAX_KEY_CHARS: usize = 256;
 
@@ -66,7 +66,7 @@ pub struct Place {
 }
 
 /// A refusal: exit code, machine code, message, fix.
-struct Refusal(u8, &'static str, String, Option<&'static str>);
+struct Refusal(u8, &'static str, String, Option<String>);
 
 /// Runs `secrets`.
 pub fn run(args: &SecretsArgs, out: &Out) -> u8 {
@@ -78,7 +78,7 @@ pub fn run(args: &SecretsArgs, out: &Out) -> u8 {
     match result {
         Ok(()) => exit::OK,
         Err(Refusal(code, name, message, fix)) => {
-            out.cli("error", name, &message, fix);
+            out.cli("error", name, &message, fix.as_deref());
             code
         }
     }
@@ -86,7 +86,7 @@ pub fn run(args: &SecretsArgs, out: &Out) -> u8 {
 
 fn set(key: &str, from_stdin: bool, place: &Place, out: &Out) -> Result<(), Refusal> {
     check_key(key)?;
-    let needed = needed_keys(&HostPaths::new(&place.data_dir)).ok();
+    let needed = needed_keys(&village(place)?).ok();
     let value = read_value(key, from_stdin)?;
     let store = open(out)?;
     store.set(key, &value).map_err(store_refusal)?;
@@ -98,15 +98,19 @@ fn set(key: &str, from_stdin: bool, place: &Place, out: &Out) -> Result<(), Refu
             "warn",
             "SECRET_KEY_UNUSED",
             &format!("no template or mcp.json of this village uses the key {key}; stored anyway"),
-            Some("check the spelling against `fuseforks-cli secrets list`"),
+            Some(&format!(
+                "check the spelling against `fuseforks-cli secrets list --data-dir {}`",
+                place.data_dir.display()
+            )),
         );
     }
     println!("stored: {key} in {}", store.backend().label());
     Ok(())
 }
 
-fn delete(key: &str, _place: &Place, out: &Out) -> Result<(), Refusal> {
+fn delete(key: &str, place: &Place, out: &Out) -> Result<(), Refusal> {
     check_key(key)?;
+    village(place)?;
     let store = open(out)?;
     let present = store.get(key).map_err(store_refusal)?.is_some();
     store.delete(key).map_err(store_refusal)?;
@@ -116,19 +120,7 @@ fn delete(key: &str, _place: &Place, out: &Out) -> Result<(), Refusal> {
 }
 
 fn list(place: &Place, as_json: bool, out: &Out) -> Result<(), Refusal> {
-    let paths = HostPaths::new(&place.data_dir);
-    let world = paths.workspace().join("world.json");
-    if !world.is_file() {
-        return Err(Refusal(
-            exit::BOOT_FAILED,
-            "VILLAGE_MISSING",
-            format!(
-                "{}: no village here (world.json is missing)",
-                world.display()
-            ),
-            Some("run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at a village"),
-        ));
-    }
+    let paths = village(place)?;
     let needed = needed_keys(&paths).map_err(|e| {
         let text = e.to_string();
         Refusal(
@@ -172,6 +164,25 @@ fn list(place: &Place, as_json: bool, out: &Out) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The village at `--data-dir`, or `VILLAGE_MISSING` (with "use its parent" when the folder
+/// is a workspace). Keys are kept per machine, by key name, but a command names its village so
+/// that a typo in the folder is not a silent success.
+fn village(place: &Place) -> Result<HostPaths, Refusal> {
+    let paths = HostPaths::new(&place.data_dir);
+    match paths.village_missing() {
+        None => Ok(paths),
+        Some(missing) => Err(Refusal(
+            exit::BOOT_FAILED,
+            missing.code(),
+            format!(
+                "{}: no village here (world.json is missing)",
+                missing.file.display()
+            ),
+            Some(missing.fix),
+        )),
+    }
+}
+
 fn row_json(n: &NeededKey, present: bool) -> serde_json::Value {
     json!({"key": n.key, "present": present, "usedBy": n.used_by, "required": n.required})
 }
@@ -197,7 +208,7 @@ fn check_key(key: &str) -> Result<(), Refusal> {
             format!(
                 "the key must be 1 to {MAX_KEY_CHARS} characters without spaces or control characters"
             ),
-            Some("use a template id, mcp:NAME, door_token or jev_api_token"),
+            Some("use a template id, mcp:NAME, door_token or jev_api_token".into()),
         ));
     }
     Ok(())
@@ -219,7 +230,7 @@ fn read_value(key: &str, from_stdin: bool) -> Result<String, Refusal> {
                 exit::USAGE,
                 "USAGE",
                 "stdin is not a terminal, so the value cannot be typed without echo".into(),
-                Some("pass --stdin to read the value from stdin"),
+                Some("pass --stdin to read the value from stdin".into()),
             ));
         }
         let mut err = std::io::stderr().lock();
@@ -237,12 +248,14 @@ fn read_value(key: &str, from_stdin: bool) -> Result<String, Refusal> {
             None,
         )
     })?;
-    if value.is_empty() {
+    if value.trim().is_empty() {
         return Err(Refusal(
             exit::USAGE,
             "SECRET_VALUE_EMPTY",
-            "the value is empty; nothing was stored".into(),
-            Some("to remove a key use `fuseforks-cli secrets delete KEY`"),
+            "the value is empty or blank; nothing was stored".into(),
+            Some(
+                "to remove a key use `fuseforks-cli secrets delete KEY --data-dir DATA_DIR`".into(),
+            ),
         ));
     }
     if value.len() > MAX_VALUE_BYTES {
@@ -250,7 +263,15 @@ fn read_value(key: &str, from_stdin: bool) -> Result<String, Refusal> {
             exit::USAGE,
             "SECRET_VALUE_TOO_LARGE",
             format!("the value is longer than {MAX_VALUE_BYTES} bytes; nothing was stored"),
-            None,
+            Some("an API key is far shorter: check what was pasted".into()),
+        ));
+    }
+    if let Some(why) = value_problem(&value) {
+        return Err(Refusal(
+            exit::USAGE,
+            "SECRET_VALUE_INVALID",
+            format!("{why}; nothing was stored"),
+            Some("give the key alone, on one line".into()),
         ));
     }
     Ok(value)
@@ -277,11 +298,7 @@ fn read_refusal(e: &std::io::Error) -> Refusal {
 }
 
 fn store_refusal(e: SecretError) -> Refusal {
-    let code = match e {
-        SecretError::Unavailable(_) => "SECRET_STORE_UNAVAILABLE",
-        SecretError::ReadOnly => "SECRET_STORE_READ_ONLY",
-        SecretError::Failed(_) => "SECRET_STORE_FAILED",
-    };
+    let code = e.code();
     let text = e.to_string();
     Refusal(exit::BOOT_FAILED, code, without_code(&text, code), None)
 }

@@ -34,5 +34,6 @@ mod hardening;
 mod headless;
 mod money;
 mod outcomes;
+mod secret_values;
 mod secrets;
 mod start_set;

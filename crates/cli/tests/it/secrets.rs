@@ -19,7 +19,7 @@ use crate::headless::U;
 use crate::{stderr, stdout};
 
 /// A template id of its own per test and process: keys live in one store per user.
-fn unique_id() -> String {
+pub(crate) fn unique_id() -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     format!(
         "sec-{}-{}",
@@ -29,7 +29,7 @@ fn unique_id() -> String {
 }
 
 /// A village whose reception uses the template `id` at `base` (a key in the keyring).
-fn village(data: &TempDataDir, id: &str, base: &str) {
+pub(crate) fn village(data: &TempDataDir, id: &str, base: &str) {
     let mut t = ModelTemplate::new(
         TemplateId::new(id).unwrap(),
         "stub",
@@ -56,7 +56,7 @@ fn village(data: &TempDataDir, id: &str, base: &str) {
 }
 
 /// The binary with `env` set on top of a clean environment for the store choice.
-fn cli(args: &[&str], env: &[(&str, &str)], input: Option<&str>) -> Output {
+pub(crate) fn cli(args: &[&str], env: &[(&str, &str)], input: Option<&str>) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"));
     c.args(args)
         .env("LANG", "C.UTF-8")
@@ -78,11 +78,11 @@ fn cli(args: &[&str], env: &[(&str, &str)], input: Option<&str>) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn all_output(out: &Output) -> String {
+pub(crate) fn all_output(out: &Output) -> String {
     format!("{}{}", stdout(out), stderr(out))
 }
 
-const KEYUTILS: &[(&str, &str)] = &[("FUSEFORKS_KEYRING", "keyutils")];
+pub(crate) const KEYUTILS: &[(&str, &str)] = &[("FUSEFORKS_KEYRING", "keyutils")];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {

@@ -88,13 +88,34 @@ impl AgentSpec {
         }
     }
 
-    /// The tool-round cap in effect.
+    /// The tool-round cap in effect: at most this many model calls per turn. `0` counts as 1
+    /// (a turn needs one call to answer at all).
     pub fn max_tool_iterations(&self) -> u8 {
         self.max_tool_iterations
             .unwrap_or(DEFAULT_MAX_TOOL_ITERATIONS)
+            .max(1)
     }
 }
 
 fn yes() -> bool {
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cap_of_0_counts_as_1_and_none_is_the_default() {
+        let mut agent = AgentSpec::new(
+            AgentId::new("a").unwrap(),
+            "A",
+            TemplateId::new("t").unwrap(),
+        );
+        assert_eq!(agent.max_tool_iterations(), DEFAULT_MAX_TOOL_ITERATIONS);
+        agent.max_tool_iterations = Some(0);
+        assert_eq!(agent.max_tool_iterations(), 1);
+        agent.max_tool_iterations = Some(2);
+        assert_eq!(agent.max_tool_iterations(), 2);
+    }
 }

@@ -355,6 +355,11 @@ pub fn endpoint_security(
         .filter(|h| !h.is_empty())
         .ok_or_else(|| invalid("has no host"))?
         .to_owned();
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid(
+            "holds a user name or password: keep credentials in the secret store, not in world.json",
+        ));
+    }
     match url.scheme() {
         "https" => Ok(EndpointSecurity::Tls),
         "http" if is_loopback(&host) => Ok(EndpointSecurity::Loopback),
@@ -444,6 +449,9 @@ mod tests {
             "http://",
             "/v1",
             "https://",
+            "https://user:secret@api.example.com/v1",
+            "https://sk-token@api.example.com/v1",
+            "http://user:pw@127.0.0.1:8080/v1",
         ] {
             assert_eq!(
                 ok(bad).map_err(|e| e.code()),

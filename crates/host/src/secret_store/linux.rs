@@ -22,7 +22,7 @@ pub fn open(force: Option<&str>) -> Result<OsKeyring, SecretError> {
         }),
         Some("keyutils") => keyutils(None),
         Some(other) => Err(format!(
-            "{FORCE_ENV}={other:?} names no store (secret-service or keyutils)"
+            "{FORCE_ENV}={other:?} names no store: unset it, or set it to secret-service or keyutils"
         )),
     }
     .map_err(SecretError::Unavailable)
