@@ -307,15 +307,13 @@ impl LlmClient {
                     limit: MAX_JSON_VALUES,
                 }));
             }
+            // A 2xx that is not JSON is a web page or a proxy, not a busy model server:
+            // retrying it only pays the wait again.
             return serde_json::from_slice::<Value>(&bytes).map_err(|_| {
-                Failed::Provider(ProviderError {
-                    status,
-                    class: RetryClass::ServerError,
-                    code: None,
-                    message: format!("the answer is not JSON ({} bytes)", bytes.len()),
-                    retry_after: None,
-                    hint_source: HintSource::None,
-                })
+                Failed::Fatal(LlmError::Decode(format!(
+                    "the answer (HTTP {status}, {} bytes) is not JSON: the template's baseUrl may point at a web page instead of the API (an OpenAI-compatible one usually ends in /v1)",
+                    bytes.len()
+                )))
             });
         }
         let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);

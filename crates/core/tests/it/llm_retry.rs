@@ -307,3 +307,20 @@ async fn https_to_a_plain_http_server_is_a_tls_failure() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn a_200_that_is_not_json_is_a_decode_failure_and_not_retried() {
+    let wire = Wire::OpenAiCompat;
+    let mut page = StubReply::json(200, &serde_json::json!(null));
+    page.body = b"<!doctype html><title>Welcome</title>".to_vec();
+    let stub = StubServer::start(vec![page.clone(), page]).await;
+    let err = LlmClient::new()
+        .unwrap()
+        .chat(&endpoint(wire, stub.base_url()), &plain_request())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "LLM_DECODE", "{err}");
+    assert!(err.to_string().contains("baseUrl"), "{err}");
+    assert!(!err.to_string().contains("Welcome"), "no body: {err}");
+    assert_eq!(stub.requests().len(), 1, "not retried");
+}
