@@ -4,9 +4,11 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::{ToolContext, ToolOutput, WorkDir, bool_arg, cap, str_arg};
+use super::specs::{prop, schema};
+use super::{RunApproval, ToolContext, ToolOutput, WorkDir, bool_arg, cap, str_arg};
+use crate::village::Language;
 
 const MAX_CHARS: usize = 12_000;
 const MAX_HITS: usize = 200;
@@ -172,4 +174,24 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
             "op is outline, search or read.",
         )),
     }
+}
+
+/// `rag`'s description and schema.
+pub(crate) fn spec(l: Language, _approval: RunApproval) -> (String, Value) {
+    (
+            l.pick("登録された資料フォルダの Markdown を見出しで引きます（outline / search / read）。",
+                "Look up the Markdown of the declared source folders by heading (outline / search / read).",
+            ),
+            schema(
+                &[],
+                json!({
+                    "op": {"type": "string", "enum": ["outline", "search", "read"], "description": l.pick("操作。", "Operation.")},
+                    "path": prop("string", l.pick("ファイル。", "File.")),
+                    "pattern": prop("string", l.pick("search の正規表現。", "Regular expression for search.")),
+                    "section": prop("string", l.pick("read する見出し。", "Heading to read.")),
+                    "case_insensitive": prop("boolean", l.pick("大文字と小文字を区別しない。", "Ignore case."))
+                }),
+                l,
+            ),
+        )
 }
