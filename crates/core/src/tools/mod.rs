@@ -5,7 +5,7 @@
 pub mod blackboard;
 pub mod file;
 pub mod rag;
-pub mod remember;
+mod remember;
 pub mod run;
 pub mod run_policy;
 pub mod sandbox;
