@@ -73,29 +73,21 @@ pub fn run(args: &CheckArgs, out: &Out) -> u8 {
 /// `level [CODE] message` and `Fix: …`, and the count.
 fn human_report(report: &fuseforks_host::preflight_view::PreflightReport) -> String {
     use fuseforks_core::preflight::Level;
-    use fuseforks_core::village::Language;
-    let ja = report.language == Language::Ja;
+    let l = report.language;
     let start: Vec<&str> = report.start.iter().map(String::as_str).collect();
     let start = if start.is_empty() {
-        (if ja { "（なし）" } else { "(none)" }).to_owned()
+        l.pick("（なし）", "(none)")
     } else {
         start.join(", ")
     };
-    let mut text = if ja {
-        format!("起動: {start}\n")
-    } else {
-        format!("start: {start}\n")
-    };
+    let mut text = l.pick(format!("起動: {start}\n"), format!("start: {start}\n"));
     for f in &report.findings {
-        let level = match (f.level, ja) {
-            (Level::Reject, false) => "reject",
-            (Level::Warn, false) => "warn",
-            (Level::Info, false) => "info",
-            (Level::Reject, true) => "拒否",
-            (Level::Warn, true) => "警告",
-            (Level::Info, true) => "情報",
+        let level = match f.level {
+            Level::Reject => l.pick("拒否", "reject"),
+            Level::Warn => l.pick("警告", "warn"),
+            Level::Info => l.pick("情報", "info"),
         };
-        let fix_word = if ja { "直し方" } else { "Fix" };
+        let fix_word = l.pick("直し方", "Fix");
         let shown = format!("{level} [{}] {}\n{fix_word}: {}", f.code, f.message, f.fix);
         text.push_str(&crate::terminal::for_stdout(&shown));
         text.push('\n');
@@ -106,10 +98,9 @@ fn human_report(report: &fuseforks_host::preflight_view::PreflightReport) -> Str
         .filter(|f| f.level == Level::Reject)
         .count();
     let total = report.findings.len();
-    text.push_str(&if ja {
-        format!("指摘 {total} 件、うち拒否 {rejects} 件\n")
-    } else {
-        format!("{total} finding(s), {rejects} rejecting\n")
-    });
+    text.push_str(&l.pick(
+        format!("指摘 {total} 件、うち拒否 {rejects} 件\n"),
+        format!("{total} finding(s), {rejects} rejecting\n"),
+    ));
     text
 }

@@ -133,22 +133,20 @@ fn finding(
 ) -> Finding {
     let (id, host, request) = (template.id.as_str(), &result.host, &result.request);
     let ms = result.latency.as_millis();
-    let ja = lang == Language::Ja;
-    let pick = |j: String, e: String| if ja { j } else { e };
     let (level, message, fix) = match result.outcome {
         ProbeOutcome::Ok { status } => (
             Level::Info,
-            pick(
+            lang.pick(
                 format!(
                     "テンプレート {id}（{host}）: {request} が {ms} ms で {status} を返しました。"
                 ),
                 format!("template {id} ({host}): {request} answered {status} in {ms} ms."),
             ),
-            pick("対応は不要です。".into(), "Nothing to do.".into()),
+            lang.pick("対応は不要です。", "Nothing to do."),
         ),
         ProbeOutcome::AuthFailed { status } => (
             Level::Reject,
-            pick(
+            lang.pick(
                 format!(
                     "テンプレート {id}（{host}）: サーバーが API キーを拒みました（{request} → HTTP {status}）。"
                 ),
@@ -156,19 +154,19 @@ fn finding(
                     "template {id} ({host}): the server refused the API key ({request} → HTTP {status})."
                 ),
             ),
-            auth_fix(template, ja, data_dir),
+            auth_fix(template, lang, data_dir),
         ),
         ProbeOutcome::Status { status } => (
             Level::Reject,
-            pick(
+            lang.pick(
                 format!("テンプレート {id}（{host}）: {request} が HTTP {status} を返しました。"),
                 format!("template {id} ({host}): {request} answered HTTP {status}."),
             ),
-            status_fix(status, host, ja),
+            status_fix(status, host, lang),
         ),
         ProbeOutcome::Unreachable { class } => (
             Level::Reject,
-            pick(
+            lang.pick(
                 format!(
                     "テンプレート {id}（{host}）: 応答がありません（{}）。",
                     class.describe()
@@ -178,7 +176,7 @@ fn finding(
                     class.describe()
                 ),
             ),
-            unreachable_fix(class, host, ja),
+            unreachable_fix(class, host, lang),
         ),
     };
     Finding {
@@ -189,26 +187,31 @@ fn finding(
     }
 }
 
-fn auth_fix(template: &ModelTemplate, ja: bool, data_dir: &str) -> String {
+fn auth_fix(template: &ModelTemplate, lang: Language, data_dir: &str) -> String {
     let id = template.id.as_str();
     let var = env_var_name(id);
-    match (template.credential, ja) {
-        (Credential::NotRequired, false) => format!(
-            "The server wants a key: set \"credential\": \"keyring\" on template {id} in world.json, then store the key with fuseforks-cli secrets set {id} --data-dir {data_dir} (or {var} with --secrets env)."
+    let (j, e) = match template.credential {
+        Credential::NotRequired => (
+            format!(
+                "サーバーは鍵を求めています。world.json のテンプレート {id} を \"credential\": \"keyring\" にし、fuseforks-cli secrets set {id} --data-dir {data_dir} で鍵を置いてください（--secrets env なら {var}）。"
+            ),
+            format!(
+                "The server wants a key: set \"credential\": \"keyring\" on template {id} in world.json, then store the key with fuseforks-cli secrets set {id} --data-dir {data_dir} (or {var} with --secrets env)."
+            ),
         ),
-        (Credential::NotRequired, true) => format!(
-            "サーバーは鍵を求めています。world.json のテンプレート {id} を \"credential\": \"keyring\" にし、fuseforks-cli secrets set {id} --data-dir {data_dir} で鍵を置いてください（--secrets env なら {var}）。"
+        _ => (
+            format!(
+                "正しい鍵を置いてください: fuseforks-cli secrets set {id} --data-dir {data_dir}（または {var} を設定して --secrets env）。"
+            ),
+            format!(
+                "Store the right key: fuseforks-cli secrets set {id} --data-dir {data_dir} (or set {var} and pass --secrets env)."
+            ),
         ),
-        (_, false) => format!(
-            "Store the right key: fuseforks-cli secrets set {id} --data-dir {data_dir} (or set {var} and pass --secrets env)."
-        ),
-        (_, true) => format!(
-            "正しい鍵を置いてください: fuseforks-cli secrets set {id} --data-dir {data_dir}（または {var} を設定して --secrets env）。"
-        ),
-    }
+    };
+    lang.pick(j, e)
 }
 
-fn status_fix(status: u16, host: &str, ja: bool) -> String {
+fn status_fix(status: u16, host: &str, lang: Language) -> String {
     let (j, e) = match status {
         429 => (
             "サーバーがこの鍵を制限しています（429）。時間をおいて試してください。".to_owned(),
@@ -229,10 +232,10 @@ fn status_fix(status: u16, host: &str, ja: bool) -> String {
             ),
         ),
     };
-    if ja { j } else { e }
+    lang.pick(j, e)
 }
 
-fn unreachable_fix(class: NetworkKind, host: &str, ja: bool) -> String {
+fn unreachable_fix(class: NetworkKind, host: &str, lang: Language) -> String {
     let (j, e) = match class {
         NetworkKind::ConnectionRefused => (
             format!("{host} のサーバーを起動するか、world.json の baseUrl を直してください。"),
@@ -257,5 +260,5 @@ fn unreachable_fix(class: NetworkKind, host: &str, ja: bool) -> String {
             format!("Check the network and the server at {host}."),
         ),
     };
-    if ja { j } else { e }
+    lang.pick(j, e)
 }

@@ -130,49 +130,19 @@ fn list(board: &WorkDir) -> Vec<String> {
     lines
 }
 
-fn io_fail(e: impl std::fmt::Display) -> (ToolOutput, Outcome) {
+fn io_fail(e: impl std::fmt::Display) -> Answer {
     (ToolOutput::fail(e.to_string()), Outcome::NotFound)
 }
 
+/// What a call gives: the output and the outcome word for the log.
+type Answer = (ToolOutput, Outcome);
+
 /// Runs one `blackboard` call; returns the output and the outcome word for the log.
-pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
-    let Some(jail) = ctx.work_dir.as_ref() else {
-        return (
-            ToolOutput::fail(ctx.say(
-                "黒板がありません（作業フォルダが未設定）。",
-                "No blackboard (no work folder).",
-            )),
-            Outcome::Disabled,
-        );
-    };
-    let me = ctx.agent_id.as_str();
+pub fn run(args: &Value, ctx: &ToolContext) -> Answer {
     let op = str_arg(args, "op").unwrap_or("");
-    let board = match jail.sub_jail("blackboard", op == "write") {
+    let board = match open_board(op, ctx) {
         Ok(board) => board,
-        Err(SandboxError::NotFound) if op == "list" => {
-            return (
-                ToolOutput::ok(ctx.say("黒板は空です。", "The blackboard is empty.")),
-                Outcome::Ok,
-            );
-        }
-        Err(SandboxError::NotFound) => {
-            return (
-                ToolOutput::fail(ctx.say("そのメモはありません。", "No such note.")),
-                Outcome::NotFound,
-            );
-        }
-        Err(e) => {
-            return (
-                ToolOutput::fail(format!(
-                    "{}: {e}",
-                    ctx.say(
-                        "黒板のフォルダを開けません",
-                        "The blackboard folder cannot be opened"
-                    )
-                )),
-                Outcome::Disabled,
-            );
-        }
+        Err(answer) => return answer,
     };
     if op == "list" {
         let lines = list(&board);
@@ -183,31 +153,13 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
         };
         return (ToolOutput::ok(body), Outcome::Ok);
     }
-    let Some(job) = str_arg(args, "name").filter(|j| valid_job(j)) else {
-        return (
-            ToolOutput::fail(ctx.say(
-                "name が無いか、使えない文字を含みます。",
-                "name is missing or holds characters that cannot be used.",
-            )),
-            Outcome::NotFound,
-        );
+    let (job, owner) = match note_names(args, op, ctx) {
+        Ok(names) => names,
+        Err(answer) => return answer,
     };
-    let owner = str_arg(args, "owner").unwrap_or(me);
-    if !crate::village::ids::is_safe_identifier(owner) {
-        return (ToolOutput::fail("owner"), Outcome::NotFound);
-    }
-    if op != "read" && owner != me {
-        return (
-            ToolOutput::fail(ctx.say(
-                "書けるのは自分のメモだけです。",
-                "You can write only your own notes.",
-            )),
-            Outcome::NotOwner,
-        );
-    }
+    let me = ctx.agent_id.as_str();
     let body = str_arg(args, "body").unwrap_or("");
-    let found = find(&board, owner, job);
-    match (op, found) {
+    match (op, find(&board, owner, job)) {
         ("read", Some((_, path))) => match board.read_text(&path, NOTE_MAX_BYTES) {
             Ok(read) => (ToolOutput::ok(cap(&read.text, MAX_NOTE_CHARS)), Outcome::Ok),
             Err(e) => io_fail(e),
@@ -219,67 +171,15 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
             )),
             Outcome::Exists,
         ),
-        ("write", None) => {
-            if body.chars().count() > MAX_NOTE_CHARS {
-                return too_large(ctx);
-            }
-            let path = format!("doing/{}", file_name(me, job));
-            let written = board
-                .create_file(&path, WriteMode::CreateNew)
-                .map_err(|e| e.to_string())
-                .and_then(|mut f| f.write_all(body.as_bytes()).map_err(|e| e.to_string()));
-            match written {
-                Ok(()) => (ToolOutput::ok(path), Outcome::Ok),
-                Err(e) => io_fail(e),
-            }
-        }
+        ("write", None) => write(&board, &file_name(me, job), body, ctx),
         (_, Some((2, _))) if op != "read" => (
             ToolOutput::fail(ctx.say("done のメモは変えられません。", "Notes in done are frozen.")),
             Outcome::Frozen,
         ),
-        ("append", Some((_, path))) => {
-            let current = match board.read_text(&path, NOTE_MAX_BYTES) {
-                Ok(read) if !read.truncated => read.text,
-                Ok(_) => return too_large(ctx),
-                Err(e) => return io_fail(e),
-            };
-            if current.chars().count() + body.chars().count() > MAX_NOTE_CHARS {
-                return too_large(ctx);
-            }
-            let appended = board
-                .create_file(&path, WriteMode::Append)
-                .map_err(|e| e.to_string())
-                .and_then(|mut f| f.write_all(body.as_bytes()).map_err(|e| e.to_string()));
-            match appended {
-                Ok(()) => (
-                    ToolOutput::ok(ctx.say("追記しました。", "Appended.")),
-                    Outcome::Ok,
-                ),
-                Err(e) => io_fail(e),
-            }
-        }
+        ("append", Some((_, path))) => append(&board, &path, body, ctx),
         ("move", Some((from, path))) => {
-            let Some(to) = str_arg(args, "to").and_then(|t| FOLDERS.iter().position(|f| *f == t))
-            else {
-                return (
-                    ToolOutput::fail(ctx.say(
-                        "to は doing / on-hold / done です。",
-                        "to is doing, on-hold or done.",
-                    )),
-                    Outcome::NotFound,
-                );
-            };
-            if to == from {
-                return (
-                    ToolOutput::ok(ctx.say("そのままです。", "Already there.")),
-                    Outcome::Noop,
-                );
-            }
-            let dest = format!("{}/{}", FOLDERS[to], file_name(me, job));
-            match board.rename(&path, &dest, false) {
-                Ok(()) => (ToolOutput::ok(dest), Outcome::Ok),
-                Err(e) => io_fail(e),
-            }
+            let to = str_arg(args, "to");
+            move_note(&board, (from, &path), to, &file_name(me, job), ctx)
         }
         ("remove", Some((_, path))) => match trash(&board, &path, ctx) {
             Ok(()) => (
@@ -302,6 +202,141 @@ pub fn run(args: &Value, ctx: &ToolContext) -> (ToolOutput, Outcome) {
     }
 }
 
+/// The board of the agent's work folder (made by a `write`); a missing board is an empty
+/// list, or no such note.
+fn open_board(op: &str, ctx: &ToolContext) -> Result<WorkDir, Answer> {
+    let Some(jail) = ctx.work_dir.as_ref() else {
+        return Err((
+            ToolOutput::fail(ctx.say(
+                "黒板がありません（作業フォルダが未設定）。",
+                "No blackboard (no work folder).",
+            )),
+            Outcome::Disabled,
+        ));
+    };
+    match jail.sub_jail("blackboard", op == "write") {
+        Ok(board) => Ok(board),
+        Err(SandboxError::NotFound) if op == "list" => Err((
+            ToolOutput::ok(ctx.say("黒板は空です。", "The blackboard is empty.")),
+            Outcome::Ok,
+        )),
+        Err(SandboxError::NotFound) => Err((
+            ToolOutput::fail(ctx.say("そのメモはありません。", "No such note.")),
+            Outcome::NotFound,
+        )),
+        Err(e) => Err((
+            ToolOutput::fail(format!(
+                "{}: {e}",
+                ctx.say(
+                    "黒板のフォルダを開けません",
+                    "The blackboard folder cannot be opened"
+                )
+            )),
+            Outcome::Disabled,
+        )),
+    }
+}
+
+/// The note's job name and owner; an agent other than the owner may only read.
+fn note_names<'a>(
+    args: &'a Value,
+    op: &str,
+    ctx: &'a ToolContext,
+) -> Result<(&'a str, &'a str), Answer> {
+    let Some(job) = str_arg(args, "name").filter(|j| valid_job(j)) else {
+        return Err((
+            ToolOutput::fail(ctx.say(
+                "name が無いか、使えない文字を含みます。",
+                "name is missing or holds characters that cannot be used.",
+            )),
+            Outcome::NotFound,
+        ));
+    };
+    let owner = str_arg(args, "owner").unwrap_or(ctx.agent_id.as_str());
+    if !crate::village::ids::is_safe_identifier(owner) {
+        return Err((ToolOutput::fail("owner"), Outcome::NotFound));
+    }
+    if op != "read" && owner != ctx.agent_id.as_str() {
+        return Err((
+            ToolOutput::fail(ctx.say(
+                "書けるのは自分のメモだけです。",
+                "You can write only your own notes.",
+            )),
+            Outcome::NotOwner,
+        ));
+    }
+    Ok((job, owner))
+}
+
+/// `write`: a new note of the agent's own in `doing/`.
+fn write(board: &WorkDir, mine: &str, body: &str, ctx: &ToolContext) -> Answer {
+    if body.chars().count() > MAX_NOTE_CHARS {
+        return too_large(ctx);
+    }
+    let path = format!("doing/{mine}");
+    let written = board
+        .create_file(&path, WriteMode::CreateNew)
+        .map_err(|e| e.to_string())
+        .and_then(|mut f| f.write_all(body.as_bytes()).map_err(|e| e.to_string()));
+    match written {
+        Ok(()) => (ToolOutput::ok(path), Outcome::Ok),
+        Err(e) => io_fail(e),
+    }
+}
+
+/// `append`: more text at the end of a note, within the cap.
+fn append(board: &WorkDir, path: &str, body: &str, ctx: &ToolContext) -> Answer {
+    let current = match board.read_text(path, NOTE_MAX_BYTES) {
+        Ok(read) if !read.truncated => read.text,
+        Ok(_) => return too_large(ctx),
+        Err(e) => return io_fail(e),
+    };
+    if current.chars().count() + body.chars().count() > MAX_NOTE_CHARS {
+        return too_large(ctx);
+    }
+    let appended = board
+        .create_file(path, WriteMode::Append)
+        .map_err(|e| e.to_string())
+        .and_then(|mut f| f.write_all(body.as_bytes()).map_err(|e| e.to_string()));
+    match appended {
+        Ok(()) => (
+            ToolOutput::ok(ctx.say("追記しました。", "Appended.")),
+            Outcome::Ok,
+        ),
+        Err(e) => io_fail(e),
+    }
+}
+
+/// `move`: the note (in folder `from`, at `path`) to the folder `to`.
+fn move_note(
+    board: &WorkDir,
+    (from, path): (usize, &str),
+    to: Option<&str>,
+    mine: &str,
+    ctx: &ToolContext,
+) -> Answer {
+    let Some(to) = to.and_then(|t| FOLDERS.iter().position(|f| *f == t)) else {
+        return (
+            ToolOutput::fail(ctx.say(
+                "to は doing / on-hold / done です。",
+                "to is doing, on-hold or done.",
+            )),
+            Outcome::NotFound,
+        );
+    };
+    if to == from {
+        return (
+            ToolOutput::ok(ctx.say("そのままです。", "Already there.")),
+            Outcome::Noop,
+        );
+    }
+    let dest = format!("{}/{mine}", FOLDERS[to]);
+    match board.rename(path, &dest, false) {
+        Ok(()) => (ToolOutput::ok(dest), Outcome::Ok),
+        Err(e) => io_fail(e),
+    }
+}
+
 fn trash(board: &WorkDir, path: &str, ctx: &ToolContext) -> Result<(), String> {
     let (dir, name) = board.writable_entry(path).map_err(|e| e.to_string())?;
     let shown = board.shown(path);
@@ -315,7 +350,7 @@ fn trash(board: &WorkDir, path: &str, ctx: &ToolContext) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-fn too_large(ctx: &ToolContext) -> (ToolOutput, Outcome) {
+fn too_large(ctx: &ToolContext) -> Answer {
     (
         ToolOutput::fail(ctx.say(
             "メモは 12,000 字までです。",

@@ -4,12 +4,14 @@
 
 use std::io::Write;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::sandbox::{EntryKind, ReadError, WorkDir, WriteMode};
+use super::specs::{prop, schema};
 use super::text_edit::unified_diff;
 use super::trash::{TrashSource, move_to_trash};
-use super::{ToolContext, ToolOutput, bool_arg, cap, str_arg};
+use super::{RunApproval, ToolContext, ToolOutput, bool_arg, cap, str_arg};
+use crate::village::Language;
 
 /// The most characters `read` returns.
 pub const READ_MAX_CHARS: usize = 12_000;
@@ -164,4 +166,24 @@ fn remove(jail: &WorkDir, path: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(_) => ToolOutput::ok(ctx.say("ゴミ箱へ移しました。", "Moved to the trash.")),
         Err(e) => ToolOutput::fail(e.to_string()),
     }
+}
+
+/// `file`'s description and schema.
+pub(crate) fn spec(l: Language, _approval: RunApproval) -> (String, Value) {
+    (
+            l.pick("作業フォルダ内のファイルを読む・書く・追記する、フォルダを作る、移動・複製する、ゴミ箱へ移す。ファイルを作れるのはこの道具だけです。read は最大 12,000 字を返します。",
+                "Read, write or append to files in the work folder, make folders, move, copy, or move to the trash. This is the only tool that creates files. read returns at most 12,000 characters.",
+            ),
+            schema(
+                &["op", "path"],
+                json!({
+                    "op": {"type": "string", "enum": ["read", "write", "append", "mkdir", "move", "copy", "remove"], "description": l.pick("操作。", "Operation.")},
+                    "path": prop("string", l.pick("対象（作業フォルダからの相対パス）。", "Target, relative to the work folder.")),
+                    "content": prop("string", l.pick("write と append の内容。", "Content for write and append.")),
+                    "to": prop("string", l.pick("move と copy の行き先。", "Destination for move and copy.")),
+                    "overwrite": prop("boolean", l.pick("既存のファイルを上書きする。", "Overwrite an existing file."))
+                }),
+                l,
+            ),
+        )
 }

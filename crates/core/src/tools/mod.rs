@@ -1,15 +1,17 @@
 //! The bundled tools (reference §4): `file`, `grep`, `fd`, `diff`, `sd`, `yq`, `remember`,
-//! `run`, `rag`, each behind its safety boundary. A tool never panics on model input; every
-//! failure is an `ok: false` body the model can read.
+//! `run`, `rag`, each behind its safety boundary, all named in one table (`table.rs`). A tool
+//! never panics on model input; every failure is an `ok: false` body the model can read.
 
 pub mod blackboard;
 pub mod file;
 pub mod rag;
+mod remember;
 pub mod run;
 pub mod run_policy;
 pub mod sandbox;
 pub mod search;
 pub mod specs;
+mod table;
 pub mod text_edit;
 pub mod trash;
 
@@ -19,8 +21,11 @@ use serde_json::Value;
 
 use crate::llm::ToolSpec;
 use crate::village::{AgentFiles, AgentSpec, Language};
+pub use remember::MAX_NOTE_CHARS;
 pub use sandbox::{BoundedText, Entry, EntryKind, ReadError, SandboxError, WorkDir, WriteMode};
-pub use specs::{BUNDLED_TOOL_NAMES, DEFAULT_ENABLED_TOOLS, RunApproval, WORK_DIR_TOOL_NAMES};
+pub use specs::RunApproval;
+pub use table::{BUNDLED_TOOL_NAMES, DEFAULT_ENABLED_TOOLS, WORK_DIR_TOOL_NAMES};
+use table::{Offered, Runner, TOOLS};
 pub use trash::TrashTarget;
 
 /// What a tool call produced.
@@ -100,25 +105,18 @@ pub fn offered_tools(
     approval: RunApproval,
     language: Language,
 ) -> Vec<ToolSpec> {
-    let enabled: Vec<&str> = match &agent.enabled_tools {
-        Some(list) => BUNDLED_TOOL_NAMES
-            .iter()
-            .copied()
-            .filter(|n| list.iter().any(|e| e == n))
-            .collect(),
-        None => DEFAULT_ENABLED_TOOLS.to_vec(),
+    let chosen = |offered: Offered, default_enabled: bool, name: &str| match offered {
+        Offered::ByEnabledTools => match &agent.enabled_tools {
+            Some(list) => list.iter().any(|e| e == name),
+            None => default_enabled,
+        },
+        Offered::WithRagSources => !agent.rag_sources.is_empty(),
     };
-    let mut names: Vec<&str> = enabled
-        .into_iter()
-        .filter(|n| has_work_dir || !WORK_DIR_TOOL_NAMES.contains(n))
-        .collect();
-    if !agent.rag_sources.is_empty() {
-        names.push("rag");
-    }
-    names.sort_unstable();
-    names
-        .into_iter()
-        .filter_map(|n| specs::spec(n, language, approval))
+    TOOLS
+        .iter()
+        .filter(|t| chosen(t.offered, t.default_enabled, t.name))
+        .filter(|t| has_work_dir || !t.needs_work_dir)
+        .filter_map(|t| specs::spec(t.name, language, approval))
         .collect()
 }
 
@@ -130,14 +128,19 @@ pub async fn run_tool(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput
             "Arguments must be a JSON object.",
         ));
     }
-    if name == "run" {
-        return run::run(args, ctx).await;
+    match table::find(name).map(|t| t.run) {
+        Some(Runner::Async(run)) => run(args, ctx).await,
+        Some(Runner::Blocking(run)) => {
+            let (args, ctx) = (args.clone(), ctx.clone());
+            blocking(ctx.language, move || run(&args, &ctx))
+                .await
+                .unwrap_or_else(|failed| failed)
+        }
+        None => ToolOutput::fail(format!(
+            "{} {name}",
+            ctx.say("不明な道具です:", "Unknown tool:")
+        )),
     }
-    let (name, args, ctx) = (name.to_owned(), args.clone(), ctx.clone());
-    let language = ctx.language;
-    blocking(language, move || run_blocking(&name, &args, &ctx))
-        .await
-        .unwrap_or_else(|failed| failed)
 }
 
 /// Runs synchronous tool work on the blocking pool, so that file I/O never stalls the async
@@ -160,57 +163,6 @@ pub(crate) async fn blocking<T: Send + 'static>(
 
 /// How long a file tool may take (it runs on a blocking thread; the turn stops waiting then).
 pub const BLOCKING_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// The tools that do synchronous file I/O (run on a blocking thread).
-fn run_blocking(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
-    match name {
-        "file" => file::run(args, ctx),
-        "grep" => search::grep(args, ctx),
-        "fd" => search::fd(args, ctx),
-        "diff" => text_edit::diff(args, ctx),
-        "sd" => text_edit::sd(args, ctx),
-        "yq" => text_edit::yq(args, ctx),
-        "remember" => remember(args, ctx),
-        "rag" => rag::run(args, ctx),
-        other => ToolOutput::fail(format!(
-            "{} {other}",
-            ctx.say("不明な道具です:", "Unknown tool:")
-        )),
-    }
-}
-
-/// The longest `remember` note, in characters.
-pub const MAX_NOTE_CHARS: usize = 500;
-
-fn remember(args: &Value, ctx: &ToolContext) -> ToolOutput {
-    let Some(note) = str_arg(args, "note")
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-    else {
-        return ToolOutput::fail(ctx.say("note が必要です。", "note is required."));
-    };
-    if note.chars().count() > MAX_NOTE_CHARS {
-        return ToolOutput::fail(ctx.say(
-            "note は 500 字までです。",
-            "A note holds at most 500 characters.",
-        ));
-    }
-    let memory = match ctx.agent_files.read_memory() {
-        Ok(m) => m,
-        Err(e) => return ToolOutput::fail(e.code().to_owned()),
-    };
-    let mut next = memory;
-    if !next.is_empty() && !next.ends_with('\n') {
-        next.push('\n');
-    }
-    next.push_str("- ");
-    next.push_str(&note.replace('\n', " "));
-    next.push('\n');
-    match ctx.agent_files.write_memory(&next) {
-        Ok(()) => ToolOutput::ok(ctx.say("Memory.md に追記しました。", "Added to Memory.md.")),
-        Err(e) => ToolOutput::fail(e.code().to_owned()),
-    }
-}
 
 /// A string argument.
 pub(crate) fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {

@@ -4,9 +4,11 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::{ToolContext, ToolOutput, WorkDir, bool_arg, cap, str_arg};
+use super::specs::{prop, schema};
+use super::{RunApproval, ToolContext, ToolOutput, WorkDir, bool_arg, cap, str_arg};
+use crate::village::Language;
 
 const MAX_CHARS: usize = 12_000;
 const MAX_HITS: usize = 200;
@@ -70,106 +72,136 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
         ));
     }
     match str_arg(args, "op").unwrap_or("outline") {
-        "outline" => match str_arg(args, "path") {
-            None => {
-                let list: Vec<String> = markdown_files(&roots)
-                    .iter()
-                    .map(|(p, _)| p.display().to_string())
-                    .collect();
-                ToolOutput::ok(cap(&list.join("\n"), MAX_CHARS))
-            }
-            Some(path) => match read_source(&roots, path) {
-                Some(text) => {
-                    let outline: Vec<String> = text
-                        .lines()
-                        .filter_map(heading)
-                        .map(|(level, title)| format!("{}{title}", "  ".repeat(level - 1)))
-                        .collect();
-                    ToolOutput::ok(cap(&outline.join("\n"), MAX_CHARS))
-                }
-                None => ToolOutput::fail(ctx.say(
-                    "資料フォルダの外か、読めないファイルです。",
-                    "Outside the source folders, or unreadable.",
-                )),
-            },
-        },
-        "search" => {
-            let Some(pattern) = str_arg(args, "pattern") else {
-                return ToolOutput::fail(ctx.say("pattern が必要です。", "pattern is required."));
-            };
-            let regex = match regex::RegexBuilder::new(pattern)
-                .case_insensitive(bool_arg(args, "case_insensitive", false))
-                .build()
-            {
-                Ok(r) => r,
-                Err(e) => return ToolOutput::fail(e.to_string()),
-            };
-            let mut hits = Vec::new();
-            'files: for (file, root) in markdown_files(&roots) {
-                let Some(text) = read_source(&roots[root..=root], &file.to_string_lossy()) else {
-                    continue;
-                };
-                let mut section = String::new();
-                for (n, line) in text.lines().enumerate() {
-                    if let Some((_, title)) = heading(line) {
-                        section = title.to_owned();
-                    }
-                    if regex.is_match(line) {
-                        hits.push(format!(
-                            "{}:{} [{}] {}",
-                            file.display(),
-                            n + 1,
-                            section,
-                            line.trim()
-                        ));
-                        if hits.len() >= MAX_HITS {
-                            break 'files;
-                        }
-                    }
-                }
-            }
-            ToolOutput::ok(if hits.is_empty() {
-                ctx.say("一致なし。", "No matches.")
-            } else {
-                cap(&hits.join("\n"), MAX_CHARS)
-            })
-        }
-        "read" => {
-            let (Some(path), Some(section)) = (str_arg(args, "path"), str_arg(args, "section"))
-            else {
-                return ToolOutput::fail(ctx.say(
-                    "path と section が必要です。",
-                    "path and section are required.",
-                ));
-            };
-            let Some(text) = read_source(&roots, path) else {
-                return ToolOutput::fail(ctx.say(
-                    "資料フォルダの外か、読めないファイルです。",
-                    "Outside the source folders, or unreadable.",
-                ));
-            };
-            let mut out = Vec::new();
-            let mut level_in = None;
-            for line in text.lines() {
-                match (heading(line), level_in) {
-                    (Some((level, title)), None) if title == section.trim() => {
-                        level_in = Some(level);
-                        out.push(line);
-                    }
-                    (Some((level, _)), Some(open)) if level <= open => break,
-                    (_, Some(_)) => out.push(line),
-                    _ => {}
-                }
-            }
-            if out.is_empty() {
-                ToolOutput::fail(ctx.say("その見出しはありません。", "No such heading."))
-            } else {
-                ToolOutput::ok(cap(&out.join("\n"), MAX_CHARS))
-            }
-        }
+        "outline" => outline(&roots, args, ctx),
+        "search" => search(&roots, args, ctx),
+        "read" => read(&roots, args, ctx),
         _ => ToolOutput::fail(ctx.say(
             "op は outline / search / read です。",
             "op is outline, search or read.",
         )),
     }
+}
+
+/// `outline`: the Markdown files, or one file's headings.
+fn outline(roots: &[WorkDir], args: &Value, ctx: &ToolContext) -> ToolOutput {
+    match str_arg(args, "path") {
+        None => {
+            let list: Vec<String> = markdown_files(roots)
+                .iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect();
+            ToolOutput::ok(cap(&list.join("\n"), MAX_CHARS))
+        }
+        Some(path) => match read_source(roots, path) {
+            Some(text) => {
+                let outline: Vec<String> = text
+                    .lines()
+                    .filter_map(heading)
+                    .map(|(level, title)| format!("{}{title}", "  ".repeat(level - 1)))
+                    .collect();
+                ToolOutput::ok(cap(&outline.join("\n"), MAX_CHARS))
+            }
+            None => ToolOutput::fail(ctx.say(
+                "資料フォルダの外か、読めないファイルです。",
+                "Outside the source folders, or unreadable.",
+            )),
+        },
+    }
+}
+
+/// `search`: the lines matching a pattern, with their file, line and section.
+fn search(roots: &[WorkDir], args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let Some(pattern) = str_arg(args, "pattern") else {
+        return ToolOutput::fail(ctx.say("pattern が必要です。", "pattern is required."));
+    };
+    let regex = match regex::RegexBuilder::new(pattern)
+        .case_insensitive(bool_arg(args, "case_insensitive", false))
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::fail(e.to_string()),
+    };
+    let mut hits = Vec::new();
+    'files: for (file, root) in markdown_files(roots) {
+        let Some(text) = read_source(&roots[root..=root], &file.to_string_lossy()) else {
+            continue;
+        };
+        let mut section = String::new();
+        for (n, line) in text.lines().enumerate() {
+            if let Some((_, title)) = heading(line) {
+                section = title.to_owned();
+            }
+            if regex.is_match(line) {
+                hits.push(format!(
+                    "{}:{} [{}] {}",
+                    file.display(),
+                    n + 1,
+                    section,
+                    line.trim()
+                ));
+                if hits.len() >= MAX_HITS {
+                    break 'files;
+                }
+            }
+        }
+    }
+    ToolOutput::ok(if hits.is_empty() {
+        ctx.say("一致なし。", "No matches.")
+    } else {
+        cap(&hits.join("\n"), MAX_CHARS)
+    })
+}
+
+/// `read`: one section, up to the next heading of its level or above.
+fn read(roots: &[WorkDir], args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let (Some(path), Some(section)) = (str_arg(args, "path"), str_arg(args, "section")) else {
+        return ToolOutput::fail(ctx.say(
+            "path と section が必要です。",
+            "path and section are required.",
+        ));
+    };
+    let Some(text) = read_source(roots, path) else {
+        return ToolOutput::fail(ctx.say(
+            "資料フォルダの外か、読めないファイルです。",
+            "Outside the source folders, or unreadable.",
+        ));
+    };
+    let mut out = Vec::new();
+    let mut level_in = None;
+    for line in text.lines() {
+        match (heading(line), level_in) {
+            (Some((level, title)), None) if title == section.trim() => {
+                level_in = Some(level);
+                out.push(line);
+            }
+            (Some((level, _)), Some(open)) if level <= open => break,
+            (_, Some(_)) => out.push(line),
+            _ => {}
+        }
+    }
+    if out.is_empty() {
+        ToolOutput::fail(ctx.say("その見出しはありません。", "No such heading."))
+    } else {
+        ToolOutput::ok(cap(&out.join("\n"), MAX_CHARS))
+    }
+}
+
+/// `rag`'s description and schema.
+pub(crate) fn spec(l: Language, _approval: RunApproval) -> (String, Value) {
+    (
+            l.pick("登録された資料フォルダの Markdown を見出しで引きます（outline / search / read）。",
+                "Look up the Markdown of the declared source folders by heading (outline / search / read).",
+            ),
+            schema(
+                &[],
+                json!({
+                    "op": {"type": "string", "enum": ["outline", "search", "read"], "description": l.pick("操作。", "Operation.")},
+                    "path": prop("string", l.pick("ファイル。", "File.")),
+                    "pattern": prop("string", l.pick("search の正規表現。", "Regular expression for search.")),
+                    "section": prop("string", l.pick("read する見出し。", "Heading to read.")),
+                    "case_insensitive": prop("boolean", l.pick("大文字と小文字を区別しない。", "Ignore case."))
+                }),
+                l,
+            ),
+        )
 }

@@ -14,12 +14,14 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::run_policy::{Decision, decide, exact_allow_line, record_pending};
+use super::specs::{prop, schema};
 use super::{RunApproval, ToolContext, ToolOutput, cap, str_arg};
 use crate::process::{self, Confinement};
+use crate::village::Language;
 
 /// Characters of stdout shown.
 pub const STDOUT_MAX_CHARS: usize = 8_000;
@@ -320,4 +322,34 @@ fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
+}
+
+/// `run`'s description and schema.
+pub(crate) fn spec(l: Language, approval: RunApproval) -> (String, Value) {
+    let mut d = l.pick("許可されたコマンドを実行します（シェルは使いません）。run.json の許可に無いコマンドは断られ、人の承認待ちに記録されます。結果は exit 行と stdout・stderr です。時間切れでは exit: timeout と、それまでの出力を返します。",
+                "Run an allowed command (no shell). A command not allowed in run.json is refused and recorded for a human to approve. The result is an exit line, stdout and stderr; on a timeout, exit: timeout with the output written until then.",
+            );
+    match approval {
+        RunApproval::Required => {}
+        RunApproval::AutoApprove => d.push_str(&l.pick(
+            "今は自動承認モードです。未知のコマンドは許可に追加されて実行されます。",
+            " Auto-approve mode is on: an unknown command is added to the allow list and run.",
+        )),
+        RunApproval::NoApproval => d.push_str(&l.pick(
+            "今は承認不要モードです。未知のコマンドもそのまま実行されます。",
+            " No-approval mode is on: an unknown command runs as it is.",
+        )),
+    }
+    (
+        d,
+        schema(
+            &["command"],
+            json!({
+                "command": prop("string", l.pick("実行するプログラム。", "The program.")),
+                "args": {"type": "array", "items": {"type": "string"}, "description": l.pick("引数。", "Arguments.")},
+                "stdin": prop("string", l.pick("コマンドの標準入力に渡すテキスト（任意、1 MiB まで）。", "Text given to the command on its standard input (optional, at most 1 MiB)."))
+            }),
+            l,
+        ),
+    )
 }

@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::sandbox::WorkDir;
-use super::{ToolContext, ToolOutput, bool_arg, cap, str_arg};
+use super::specs::{prop, schema};
+use super::{RunApproval, ToolContext, ToolOutput, bool_arg, cap, str_arg};
+use crate::village::Language;
 
 const MAX_LINES: usize = 500;
 const MAX_CHARS: usize = 12_000;
@@ -226,4 +228,44 @@ impl Sink for Collect<'_> {
         ));
         Ok(self.lines.lines.len() < MAX_LINES)
     }
+}
+
+/// `grep`'s description and schema.
+pub(crate) fn grep_spec(l: Language, _approval: RunApproval) -> (String, Value) {
+    (
+            l.pick("作業フォルダ内のファイルを正規表現で検索し、一致した行を返します。",
+                "Search files in the work folder with a regular expression and return the matching lines.",
+            ),
+            schema(
+                &["pattern"],
+                json!({
+                    "pattern": prop("string", l.pick("正規表現。", "Regular expression.")),
+                    "path": prop("string", l.pick("検索するファイルかフォルダ（作業フォルダからの相対パス）。省略時は作業フォルダ全体。", "File or folder to search, relative to the work folder. Default: the whole work folder.")),
+                    "case_insensitive": prop("boolean", l.pick("大文字と小文字を区別しない。", "Ignore case.")),
+                    "count_only": prop("boolean", l.pick("件数だけを返す。", "Return counts only.")),
+                    "include": prop("string", l.pick("ファイル名に当てる正規表現（glob ではない）。", "Regular expression matched against file names (not a glob).")),
+                    "context": {"type": "integer", "minimum": 0, "maximum": 3, "description": l.pick("前後に添える行数（0〜3）。", "Lines of context before and after (0-3).")}
+                }),
+                l,
+            ),
+        )
+}
+
+/// `fd`'s description and schema.
+pub(crate) fn fd_spec(l: Language, _approval: RunApproval) -> (String, Value) {
+    (
+        l.pick(
+            "作業フォルダ内のファイルを名前で探します。",
+            "Find files in the work folder by name.",
+        ),
+        schema(
+            &["pattern"],
+            json!({
+                "pattern": prop("string", l.pick("ファイル名に当てる正規表現。", "Regular expression matched against file names.")),
+                "path": prop("string", l.pick("探し始めるフォルダ（相対パス）。", "Folder to search from, relative.")),
+                "case_insensitive": prop("boolean", l.pick("大文字と小文字を区別しない（既定 true）。", "Ignore case (default true)."))
+            }),
+            l,
+        ),
+    )
 }

@@ -4,10 +4,12 @@
 
 use std::io::Write;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::sandbox::WriteMode;
-use super::{ToolContext, ToolOutput, WorkDir, bool_arg, cap, str_arg};
+use super::specs::{prop, schema};
+use super::{RunApproval, ToolContext, ToolOutput, WorkDir, bool_arg, cap, str_arg};
+use crate::village::Language;
 
 const MAX_CHARS: usize = 12_000;
 /// The most files `sd` previews at once.
@@ -449,6 +451,65 @@ fn to_toml(value: &Value) -> Result<toml_edit::Value, String> {
         }
         Value::Null => return Err("TOML has no null".into()),
     })
+}
+
+/// `diff`'s description and schema.
+pub(crate) fn diff_spec(l: Language, _approval: RunApproval) -> (String, Value) {
+    (
+        l.pick(
+            "2 つのファイルの差分を unified 形式で返します。",
+            "Return the unified diff of two files.",
+        ),
+        schema(
+            &["old_path", "new_path"],
+            json!({
+                "old_path": prop("string", l.pick("元のファイル。", "The original file.")),
+                "new_path": prop("string", l.pick("新しいファイル。", "The new file."))
+            }),
+            l,
+        ),
+    )
+}
+
+/// `sd`'s description and schema.
+pub(crate) fn sd_spec(l: Language, _approval: RunApproval) -> (String, Value) {
+    (
+            l.pick("正規表現で置換します。既定はプレビューで、apply:true のときだけ 1 ファイルを書き換えます。paths は最大 20 件で、プレビュー専用です。",
+                "Replace with a regular expression. Previews by default; only apply:true rewrites one file. paths takes up to 20 files and is preview-only.",
+            ),
+            schema(
+                &["pattern", "replacement"],
+                json!({
+                    "path": prop("string", l.pick("対象ファイル。", "The file.")),
+                    "paths": {"type": "array", "items": {"type": "string"}, "maxItems": 20, "description": l.pick("プレビューする複数のファイル。", "Several files to preview.")},
+                    "pattern": prop("string", l.pick("正規表現。", "Regular expression.")),
+                    "replacement": prop("string", l.pick("置換後の文字列（$1 で捕獲を参照）。", "Replacement ($1 refers to captures).")),
+                    "apply": prop("boolean", l.pick("true で書き換える。", "true to rewrite the file.")),
+                    "case_insensitive": prop("boolean", l.pick("大文字と小文字を区別しない。", "Ignore case."))
+                }),
+                l,
+            ),
+        )
+}
+
+/// `yq`'s description and schema.
+pub(crate) fn yq_spec(l: Language, _approval: RunApproval) -> (String, Value) {
+    (
+            l.pick("TOML か JSON の値を取得・設定・削除します（書式は保たれます）。set と remove は既定でプレビューです。",
+                "Get, set or remove a value in TOML or JSON, keeping the format. set and remove preview by default.",
+            ),
+            schema(
+                &["path", "op", "key"],
+                json!({
+                    "path": prop("string", l.pick("対象ファイル（.toml か .json）。", "The file (.toml or .json).")),
+                    "op": {"type": "string", "enum": ["get", "set", "remove"], "description": l.pick("操作。", "Operation.")},
+                    "key": prop("string", l.pick("キー（例 a.b[0].c）。", "Key, e.g. a.b[0].c.")),
+                    "value": {"description": l.pick("set する値（JSON の値）。", "Value to set (a JSON value).")},
+                    "apply": prop("boolean", l.pick("true で書き換える。", "true to rewrite the file."))
+                }),
+                l,
+            ),
+        )
 }
 
 #[cfg(test)]

@@ -22,11 +22,12 @@ impl Language {
         }
     }
 
-    /// Picks the Japanese or the English text.
-    pub fn pick(self, ja: &str, en: &str) -> String {
+    /// Picks the Japanese or the English text: the one chooser between two texts (only the
+    /// chosen one is converted).
+    pub fn pick(self, ja: impl Into<String>, en: impl Into<String>) -> String {
         match self {
-            Self::Ja => ja.to_owned(),
-            Self::En => en.to_owned(),
+            Self::Ja => ja.into(),
+            Self::En => en.into(),
         }
     }
 

@@ -103,10 +103,26 @@ fn normalize_name(name: &mut Option<String>, field: &str, notes: &mut Notes<'_>)
 const SAFE_ID_FIX: &str = "use 1-64 characters from A-Z a-z 0-9 _ - (ids double as folder names)";
 
 pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
+    validate_templates(world, file)?;
+    let mut seen = Seen::default();
+    validate_agents(world, file, &mut seen)?;
+    validate_judges(world, file, &mut seen)?;
+    validate_roles_and_groups(world, file)?;
+    validate_references(world, file)
+}
+
+/// The ids and names taken so far: agents and judges share both namespaces.
+#[derive(Default)]
+struct Seen<'a> {
+    ids: HashSet<&'a str>,
+    names: HashSet<&'a str>,
+}
+
+/// Template ids: plain keys, each once.
+fn validate_templates(world: &World, file: &Path) -> Result<(), VillageError> {
     let rule = |code, field: String, reason: String, fix: &str| {
         Err(VillageError::rule(code, file, field, reason, fix))
     };
-
     let mut template_ids = HashSet::new();
     for (i, t) in world.model_templates.iter().enumerate() {
         if !is_plain_key(t.id.as_str()) {
@@ -129,9 +145,18 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
             );
         }
     }
+    Ok(())
+}
 
-    let mut agent_ids = HashSet::new();
-    let mut names = HashSet::new();
+/// Agents: safe unique ids, visible unique names, safe edge targets.
+fn validate_agents<'a>(
+    world: &'a World,
+    file: &Path,
+    seen: &mut Seen<'a>,
+) -> Result<(), VillageError> {
+    let rule = |code, field: String, reason: String, fix: &str| {
+        Err(VillageError::rule(code, file, field, reason, fix))
+    };
     for (i, a) in world.agents.iter().enumerate() {
         if !a.id.is_safe() {
             return rule(
@@ -141,7 +166,7 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
                 SAFE_ID_FIX,
             );
         }
-        if !agent_ids.insert(a.id.as_str()) {
+        if !seen.ids.insert(a.id.as_str()) {
             return rule(
                 RuleCode::DuplicateAgent,
                 format!("agents[{i}].id"),
@@ -157,7 +182,7 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
                 "give the agent a visible name",
             );
         }
-        if !names.insert(a.name.as_str()) {
+        if !seen.names.insert(a.name.as_str()) {
             return rule(
                 RuleCode::DuplicateAgentName,
                 format!("agents[{i}].name"),
@@ -176,7 +201,18 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
             }
         }
     }
+    Ok(())
+}
 
+/// Judges: as agents, in the same namespaces.
+fn validate_judges<'a>(
+    world: &'a World,
+    file: &Path,
+    seen: &mut Seen<'a>,
+) -> Result<(), VillageError> {
+    let rule = |code, field: String, reason: String, fix: &str| {
+        Err(VillageError::rule(code, file, field, reason, fix))
+    };
     for (i, j) in world.judges.iter().enumerate() {
         if !j.id.is_safe() {
             return rule(
@@ -186,7 +222,7 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
                 SAFE_ID_FIX,
             );
         }
-        if !agent_ids.insert(j.id.as_str()) {
+        if !seen.ids.insert(j.id.as_str()) {
             return rule(
                 RuleCode::DuplicateAgent,
                 format!("judges[{i}].id"),
@@ -205,7 +241,7 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
                 "give the judge a visible name",
             );
         }
-        if !names.insert(j.name.as_str()) {
+        if !seen.names.insert(j.name.as_str()) {
             return rule(
                 RuleCode::DuplicateAgentName,
                 format!("judges[{i}].name"),
@@ -214,7 +250,14 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
             );
         }
     }
+    Ok(())
+}
 
+/// Role and group ids: plain keys, each once.
+fn validate_roles_and_groups(world: &World, file: &Path) -> Result<(), VillageError> {
+    let rule = |code, field: String, reason: String, fix: &str| {
+        Err(VillageError::rule(code, file, field, reason, fix))
+    };
     let mut role_ids = HashSet::new();
     for (i, r) in world.roles.iter().enumerate() {
         if !is_plain_key(&r.id) || !role_ids.insert(r.id.as_str()) {
@@ -237,7 +280,14 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
             );
         }
     }
+    Ok(())
+}
 
+/// `reception` and `defaultVerifier`: safe identifiers.
+fn validate_references(world: &World, file: &Path) -> Result<(), VillageError> {
+    let rule = |code, field: String, reason: String, fix: &str| {
+        Err(VillageError::rule(code, file, field, reason, fix))
+    };
     for (field, id) in [
         ("reception", &world.reception),
         ("defaultVerifier", &world.default_verifier),

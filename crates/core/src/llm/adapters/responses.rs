@@ -196,135 +196,37 @@ pub fn decode(body: Value, wire: Wire) -> Result<ChatResponse, LlmError> {
         .and_then(Value::as_array)
         .ok_or_else(|| LlmError::Decode("no output in the response".into()))?;
     if body.get("status").and_then(Value::as_str) == Some("failed") {
-        let error = body.get("error").cloned().unwrap_or(Value::Null);
-        let code = error.get("code").and_then(Value::as_str).map(str::to_owned);
-        let message = error
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("the response failed")
-            .to_owned();
-        return Err(LlmError::Provider(Box::new(ProviderError {
-            status: 200,
-            class: classify(0, code.as_deref(), &message),
-            code,
-            message,
-            retry_after: None,
-            hint_source: crate::llm::retry::HintSource::None,
-        })));
+        return Err(failed(&body));
     }
-    let mut content = Vec::new();
-    let mut before: Vec<Value> = Vec::new();
-    let mut reasoning_summary = Vec::new();
-    let mut grounding = Grounding {
-        engine: engine(wire).into(),
-        ..Grounding::default()
+    let mut read = Reading {
+        wire,
+        content: Vec::new(),
+        before: Vec::new(),
+        reasoning_summary: Vec::new(),
+        grounding: Grounding {
+            engine: engine(wire).into(),
+            ..Grounding::default()
+        },
+        refused: false,
     };
-    let mut refused = false;
     for item in output {
         match item.get("type").and_then(Value::as_str) {
-            Some("reasoning") => {
-                let summaries = item
-                    .get("summary")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten();
-                reasoning_summary.extend(
-                    summaries
-                        .filter_map(|s| s.get("text").and_then(Value::as_str))
-                        .map(str::to_owned),
-                );
-                before.push(item.clone());
-            }
-            Some("message") => {
-                for part in item
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    match part.get("type").and_then(Value::as_str) {
-                        Some("output_text") => {
-                            let text = part.get("text").and_then(Value::as_str).unwrap_or_default();
-                            collect_citations(part, &mut grounding);
-                            content.push(ContentBlock::Text {
-                                text: text.to_owned(),
-                                extra: take_before(&mut before, wire, Map::new()),
-                            });
-                        }
-                        Some("refusal") => {
-                            refused = true;
-                            let text = part
-                                .get("refusal")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default();
-                            content.push(ContentBlock::text(text));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            Some("function_call") => {
-                let mut data = Map::new();
-                for key in ["id", "thought_signature"] {
-                    if let Some(v) = item.get(key) {
-                        data.insert(key.into(), v.clone());
-                    }
-                }
-                let args = match item.get("arguments") {
-                    Some(Value::String(s)) => parse_args(s),
-                    Some(other) => other.clone(),
-                    None => json!({}),
-                };
-                content.push(ContentBlock::ToolUse(ToolCall {
-                    id: item
-                        .get("call_id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    name: item
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    args,
-                    extra: take_before(&mut before, wire, data),
-                }));
-            }
-            Some("web_search_call") => {
-                let query = item
-                    .get("action")
-                    .and_then(|a| a.get("query"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .or_else(|| {
-                        item.get("arguments")
-                            .and_then(Value::as_str)
-                            .map(parse_args)
-                            .and_then(|a| a.get("query").and_then(Value::as_str).map(str::to_owned))
-                    });
-                grounding.queries.extend(query);
-            }
-            Some("search_results") => {
-                let queries = item
-                    .get("queries")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten();
-                grounding
-                    .queries
-                    .extend(queries.filter_map(Value::as_str).map(str::to_owned));
-                for r in item
-                    .get("results")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    push_source(&mut grounding, r.get("url"), r.get("title"));
-                }
-            }
+            Some("reasoning") => read.reasoning(item),
+            Some("message") => read.message(item),
+            Some("function_call") => read.function_call(item),
+            Some("web_search_call") => read.web_search_call(item),
+            Some("search_results") => read.search_results(item),
             _ => {}
         }
     }
+    let Reading {
+        mut content,
+        mut before,
+        reasoning_summary,
+        grounding,
+        refused,
+        ..
+    } = read;
     if !before.is_empty() {
         content.push(ContentBlock::Text {
             text: String::new(),
@@ -355,6 +257,141 @@ pub fn decode(body: Value, wire: Wire) -> Result<ChatResponse, LlmError> {
         model: body.get("model").and_then(Value::as_str).map(str::to_owned),
         raw: body,
     })
+}
+
+/// The error of a `status: failed` body.
+fn failed(body: &Value) -> LlmError {
+    let error = body.get("error").cloned().unwrap_or(Value::Null);
+    let code = error.get("code").and_then(Value::as_str).map(str::to_owned);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the response failed")
+        .to_owned();
+    LlmError::Provider(Box::new(ProviderError {
+        status: 200,
+        class: classify(0, code.as_deref(), &message),
+        code,
+        message,
+        retry_after: None,
+        hint_source: crate::llm::retry::HintSource::None,
+    }))
+}
+
+/// What the output items have given so far.
+struct Reading {
+    wire: Wire,
+    content: Vec<ContentBlock>,
+    /// Reasoning items not yet attached to the block that follows them.
+    before: Vec<Value>,
+    reasoning_summary: Vec<String>,
+    grounding: Grounding,
+    refused: bool,
+}
+
+impl Reading {
+    fn reasoning(&mut self, item: &Value) {
+        let summaries = item
+            .get("summary")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        self.reasoning_summary.extend(
+            summaries
+                .filter_map(|s| s.get("text").and_then(Value::as_str))
+                .map(str::to_owned),
+        );
+        self.before.push(item.clone());
+    }
+
+    fn message(&mut self, item: &Value) {
+        for part in item
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            match part.get("type").and_then(Value::as_str) {
+                Some("output_text") => {
+                    let text = part.get("text").and_then(Value::as_str).unwrap_or_default();
+                    collect_citations(part, &mut self.grounding);
+                    self.content.push(ContentBlock::Text {
+                        text: text.to_owned(),
+                        extra: take_before(&mut self.before, self.wire, Map::new()),
+                    });
+                }
+                Some("refusal") => {
+                    self.refused = true;
+                    let text = part
+                        .get("refusal")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    self.content.push(ContentBlock::text(text));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn function_call(&mut self, item: &Value) {
+        let mut data = Map::new();
+        for key in ["id", "thought_signature"] {
+            if let Some(v) = item.get(key) {
+                data.insert(key.into(), v.clone());
+            }
+        }
+        let args = match item.get("arguments") {
+            Some(Value::String(s)) => parse_args(s),
+            Some(other) => other.clone(),
+            None => json!({}),
+        };
+        let text = |key: &str| {
+            item.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        self.content.push(ContentBlock::ToolUse(ToolCall {
+            id: text("call_id"),
+            name: text("name"),
+            args,
+            extra: take_before(&mut self.before, self.wire, data),
+        }));
+    }
+
+    fn web_search_call(&mut self, item: &Value) {
+        let query = item
+            .get("action")
+            .and_then(|a| a.get("query"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| {
+                item.get("arguments")
+                    .and_then(Value::as_str)
+                    .map(parse_args)
+                    .and_then(|a| a.get("query").and_then(Value::as_str).map(str::to_owned))
+            });
+        self.grounding.queries.extend(query);
+    }
+
+    fn search_results(&mut self, item: &Value) {
+        let queries = item
+            .get("queries")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        self.grounding
+            .queries
+            .extend(queries.filter_map(Value::as_str).map(str::to_owned));
+        for r in item
+            .get("results")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            push_source(&mut self.grounding, r.get("url"), r.get("title"));
+        }
+    }
 }
 
 fn incomplete_reason(body: &Value) -> Option<&str> {

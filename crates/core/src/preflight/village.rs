@@ -1,0 +1,118 @@
+//! Preflight checks of who runs and answers: plan review, the reception, the door, judges.
+
+use super::{Findings, Input, Level};
+
+/// A start agent with plan review on waits for a review no one gives (unless bypassed).
+pub(super) fn plan_review_waits(i: &Input<'_>, out: &mut Findings) {
+    let view = i.view;
+    let started = &i.started[..];
+    if !view.bypass_plan_review {
+        for a in started.iter().filter(|a| a.plan_review) {
+            out.add(
+                Level::Reject,
+                "PLAN_REVIEW_WAITS",
+                format!(
+                    "{} は計画の確認が ON です。画面の無い実行では確認が永久に来ません。",
+                    a.id
+                ),
+                format!(
+                    "{} has plan review on; without a GUI no one will ever review its plans.",
+                    a.id
+                ),
+                "--bypass-plan-review を付けるか、この個体の planReview を切ってください。",
+                "Pass --bypass-plan-review, or turn planReview off for this agent.",
+            );
+        }
+    }
+}
+
+/// `ask` without a reception, or with one that is gone.
+pub(super) fn reception(i: &Input<'_>, out: &mut Findings) {
+    let world = i.world;
+    if i.ask() {
+        match &world.reception {
+            None => out.add(
+                Level::Reject,
+                "RECEPTION_UNSET",
+                "窓口の個体が決まっていません。".into(),
+                "The village has no reception agent.".into(),
+                "world.json の reception に個体の ID を書いてください。",
+                "Set reception in world.json to an agent id.",
+            ),
+            Some(r) if world.agent(r).is_none() => out.add(
+                Level::Reject,
+                "RECEPTION_MISSING",
+                format!("窓口の {r} はもういません。"),
+                format!("The reception {r} no longer exists."),
+                "world.json の reception を今いる個体に直してください。",
+                "Point reception in world.json at an existing agent.",
+            ),
+            Some(_) => {}
+        }
+    }
+}
+
+/// `serve --door-port` without the door token.
+pub(super) fn door_token_missing(i: &Input<'_>, out: &mut Findings) {
+    let view = i.view;
+    if i.serve() && view.door_port.is_some() && !(view.secret_present)("door_token") {
+        out.add(
+            Level::Reject,
+            "DOOR_TOKEN_MISSING",
+            "--door-port がありますが、扉のトークン door_token がありません。".into(),
+            "--door-port is given but the door token (door_token) is missing.".into(),
+            "秘密 door_token（環境変数 FUSEFORKS_SECRET_DOOR_TOKEN）を置いてください。",
+            "Provide the secret door_token (variable FUSEFORKS_SECRET_DOOR_TOKEN).",
+        );
+    }
+}
+
+/// Judges or pruning configured without the Jev token.
+pub(super) fn jev_token_missing(i: &Input<'_>, out: &mut Findings) {
+    let world = i.world;
+    let view = i.view;
+    if (!world.judges.is_empty() || view.jev_pruning_enabled)
+        && !(view.secret_present)("jev_api_token")
+    {
+        out.add(
+            Level::Warn,
+            "JEV_TOKEN_MISSING",
+            "判断役かツール結果の圧縮がありますが、Jev のトークンがありません。".into(),
+            "Judges or tool-result pruning are configured, but the Jev token is missing.".into(),
+            "秘密 jev_api_token を置いてください。無いと判断役は無効で、圧縮は走りません。",
+            "Provide jev_api_token; without it judges are disabled and pruning does not run.",
+        );
+    }
+}
+
+/// `ask`: the reception's peers that will not run.
+pub(super) fn reception_targets_outside(i: &Input<'_>, out: &mut Findings) {
+    let world = i.world;
+    let view = i.view;
+    if i.ask()
+        && let Some(reception) = world.reception.as_ref().and_then(|r| world.agent(r))
+    {
+        let outside: Vec<String> = reception
+            .connected_agents
+            .iter()
+            .filter(|c| world.agent(c).is_some() && !view.start.contains(c.as_str()))
+            .map(|c| c.to_string())
+            .collect();
+        if !outside.is_empty() {
+            out.add(
+                Level::Info,
+                "RECEPTION_TARGETS_OUTSIDE",
+                format!(
+                    "窓口の相手 {} は起動しません。委譲は NOT_RUNNING で返ります。",
+                    outside.join(", ")
+                ),
+                format!(
+                    "The reception's peers {} will not run; delegating to them answers NOT_RUNNING.",
+                    outside.join(", ")
+                ),
+                "要るなら --start に含めてください。",
+                "Include them in --start if they are needed.",
+            );
+        }
+    }
+}
