@@ -3,10 +3,11 @@
 //! with `--stdin` (one trailing newline dropped); no value is ever printed. `list` shows the keys
 //! the village uses and whether each is present. Every command says which store it used.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+use fuseforks_core::error::Coded;
 use fuseforks_host::HostPaths;
 use fuseforks_host::secret_names::{NeededKey, needed_keys};
 use fuseforks_host::secrets::{KeyringSecretStore, SecretError, SecretStore};
@@ -66,7 +67,14 @@ pub struct Place {
 }
 
 /// A refusal: exit code, machine code, message, fix.
-struct Refusal(u8, &'static str, String, Option<&'static str>);
+struct Refusal(u8, &'static str, String, Option<String>);
+
+impl Refusal {
+    /// A typed error as a refusal with `exit`: its code, message and fix.
+    fn of(exit: u8, e: &dyn Coded) -> Self {
+        Self(exit, e.code(), e.to_string(), e.fix())
+    }
+}
 
 /// Runs `secrets`.
 pub fn run(args: &SecretsArgs, out: &Out) -> u8 {
@@ -78,7 +86,7 @@ pub fn run(args: &SecretsArgs, out: &Out) -> u8 {
     match result {
         Ok(()) => exit::OK,
         Err(Refusal(code, name, message, fix)) => {
-            out.cli("error", name, &message, fix);
+            out.cli("error", name, &message, fix.as_deref());
             code
         }
     }
@@ -87,7 +95,7 @@ pub fn run(args: &SecretsArgs, out: &Out) -> u8 {
 fn set(key: &str, from_stdin: bool, place: &Place, out: &Out) -> Result<(), Refusal> {
     check_key(key)?;
     let needed = needed_keys(&HostPaths::new(&place.data_dir)).ok();
-    let value = read_value(key, from_stdin)?;
+    let value = read_value(key, from_stdin, out)?;
     let store = open(out)?;
     store.set(key, &value).map_err(store_refusal)?;
     drop(value);
@@ -126,18 +134,12 @@ fn list(place: &Place, as_json: bool, out: &Out) -> Result<(), Refusal> {
                 "{}: no village here (world.json is missing)",
                 world.display()
             ),
-            Some("run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at a village"),
+            Some(
+                "run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at a village".into(),
+            ),
         ));
     }
-    let needed = needed_keys(&paths).map_err(|e| {
-        let text = e.to_string();
-        Refusal(
-            exit::BOOT_FAILED,
-            e.code(),
-            without_code(&text, e.code()),
-            None,
-        )
-    })?;
+    let needed = needed_keys(&paths).map_err(|e| Refusal::of(exit::BOOT_FAILED, &e))?;
     let store = open(out)?;
     let mut rows = Vec::new();
     for n in &needed {
@@ -197,14 +199,14 @@ fn check_key(key: &str) -> Result<(), Refusal> {
             format!(
                 "the key must be 1 to {MAX_KEY_CHARS} characters without spaces or control characters"
             ),
-            Some("use a template id, mcp:NAME, door_token or jev_api_token"),
+            Some("use a template id, mcp:NAME, door_token or jev_api_token".into()),
         ));
     }
     Ok(())
 }
 
 /// Reads the value: stdin with `--stdin`, else the terminal without echo.
-fn read_value(key: &str, from_stdin: bool) -> Result<String, Refusal> {
+fn read_value(key: &str, from_stdin: bool, out: &Out) -> Result<String, Refusal> {
     let raw = if from_stdin {
         let mut buf = Vec::new();
         std::io::stdin()
@@ -219,15 +221,13 @@ fn read_value(key: &str, from_stdin: bool) -> Result<String, Refusal> {
                 exit::USAGE,
                 "USAGE",
                 "stdin is not a terminal, so the value cannot be typed without echo".into(),
-                Some("pass --stdin to read the value from stdin"),
+                Some("pass --stdin to read the value from stdin".into()),
             ));
         }
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "Value for {key} (not shown): ");
-        let _ = err.flush();
-        let line = no_echo::read_line().map_err(|e| read_refusal(&e))?;
-        let _ = writeln!(err);
-        line
+        out.prompt(&format!("Value for {key} (not shown): "));
+        let line = no_echo::read_line().map_err(|e| read_refusal(&e));
+        out.prompt_done();
+        line?
     };
     let value = String::from_utf8(strip_newline(raw)).map_err(|_| {
         Refusal(
@@ -242,7 +242,7 @@ fn read_value(key: &str, from_stdin: bool) -> Result<String, Refusal> {
             exit::USAGE,
             "SECRET_VALUE_EMPTY",
             "the value is empty; nothing was stored".into(),
-            Some("to remove a key use `fuseforks-cli secrets delete KEY`"),
+            Some("to remove a key use `fuseforks-cli secrets delete KEY`".into()),
         ));
     }
     if value.len() > MAX_VALUE_BYTES {
@@ -277,20 +277,7 @@ fn read_refusal(e: &std::io::Error) -> Refusal {
 }
 
 fn store_refusal(e: SecretError) -> Refusal {
-    let code = match e {
-        SecretError::Unavailable(_) => "SECRET_STORE_UNAVAILABLE",
-        SecretError::ReadOnly => "SECRET_STORE_READ_ONLY",
-        SecretError::Failed(_) => "SECRET_STORE_FAILED",
-    };
-    let text = e.to_string();
-    Refusal(exit::BOOT_FAILED, code, without_code(&text, code), None)
-}
-
-/// A message without a leading `[CODE] ` (errors written before the one-rendering rule).
-fn without_code(text: &str, code: &str) -> String {
-    text.strip_prefix(&format!("[{code}] "))
-        .unwrap_or(text)
-        .to_owned()
+    Refusal::of(exit::BOOT_FAILED, &e)
 }
 
 #[cfg(unix)]

@@ -12,7 +12,6 @@ fn options() -> HostBootOptions {
     HostBootOptions {
         app_version: "test".into(),
         secrets: SecretSource::Env,
-        run_schedules: false,
         open_door: false,
         door_port: None,
         log_echo: None,
