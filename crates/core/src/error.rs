@@ -72,12 +72,3 @@ pub trait Coded: std::error::Error {
         None
     }
 }
-
-/// The message and its fix in one line (`message. Fix: fix`), for a place that has only one
-/// line of text (a log line, a tool result): never parsed back.
-pub fn with_fix(error: &dyn Coded) -> String {
-    match error.fix() {
-        Some(fix) => format!("{error}. Fix: {fix}"),
-        None => error.to_string(),
-    }
-}

@@ -338,8 +338,17 @@ mod tests {
     }
 
     #[test]
-    fn messages_lose_a_leading_code_once() {
-        assert_eq!(without_code("[X_Y] text", "X_Y"), "text");
-        assert_eq!(without_code("text", "X_Y"), "text");
+    fn a_store_error_keeps_its_code_and_fix_apart_from_the_message() {
+        let Refusal(exit, code, message, fix) =
+            store_refusal(SecretError::Unavailable("no bus".into()));
+        assert_eq!(
+            (exit, code),
+            (exit::BOOT_FAILED, "SECRET_STORE_UNAVAILABLE")
+        );
+        assert!(
+            !message.contains("Fix") && !message.starts_with('['),
+            "{message}"
+        );
+        assert!(fix.is_some_and(|f| f.contains("--secrets env")));
     }
 }

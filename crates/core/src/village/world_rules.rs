@@ -103,6 +103,17 @@ fn normalize_name(name: &mut Option<String>, field: &str, notes: &mut Notes<'_>)
 const SAFE_ID_FIX: &str = "use 1-64 characters from A-Z a-z 0-9 _ - (ids double as folder names)";
 
 pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
+    validate_templates(world, file)?;
+    // Agents and judges share one id namespace and one name namespace.
+    let mut agent_ids = HashSet::new();
+    let mut names = HashSet::new();
+    validate_agents(world, file, &mut agent_ids, &mut names)?;
+    validate_judges(world, file, &mut agent_ids, &mut names)?;
+    validate_roles_and_groups(world, file)?;
+    validate_references(world, file)
+}
+
+fn validate_templates(world: &World, file: &Path) -> Result<(), VillageError> {
     let rule = |code, field: String, reason: String, fix: &str| {
         Err(VillageError::rule(code, file, field, reason, fix))
     };
@@ -129,9 +140,18 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
             );
         }
     }
+    Ok(())
+}
 
-    let mut agent_ids = HashSet::new();
-    let mut names = HashSet::new();
+fn validate_agents<'w>(
+    world: &'w World,
+    file: &Path,
+    agent_ids: &mut HashSet<&'w str>,
+    names: &mut HashSet<&'w str>,
+) -> Result<(), VillageError> {
+    let rule = |code, field: String, reason: String, fix: &str| {
+        Err(VillageError::rule(code, file, field, reason, fix))
+    };
     for (i, a) in world.agents.iter().enumerate() {
         if !a.id.is_safe() {
             return rule(
@@ -176,7 +196,18 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
             }
         }
     }
+    Ok(())
+}
 
+fn validate_judges<'w>(
+    world: &'w World,
+    file: &Path,
+    agent_ids: &mut HashSet<&'w str>,
+    names: &mut HashSet<&'w str>,
+) -> Result<(), VillageError> {
+    let rule = |code, field: String, reason: String, fix: &str| {
+        Err(VillageError::rule(code, file, field, reason, fix))
+    };
     for (i, j) in world.judges.iter().enumerate() {
         if !j.id.is_safe() {
             return rule(
@@ -214,7 +245,13 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
             );
         }
     }
+    Ok(())
+}
 
+fn validate_roles_and_groups(world: &World, file: &Path) -> Result<(), VillageError> {
+    let rule = |code, field: String, reason: String, fix: &str| {
+        Err(VillageError::rule(code, file, field, reason, fix))
+    };
     let mut role_ids = HashSet::new();
     for (i, r) in world.roles.iter().enumerate() {
         if !is_plain_key(&r.id) || !role_ids.insert(r.id.as_str()) {
@@ -237,7 +274,14 @@ pub(crate) fn validate(world: &World, file: &Path) -> Result<(), VillageError> {
             );
         }
     }
+    Ok(())
+}
 
+/// The ids named at the top of `world.json` (`reception`, `defaultVerifier`).
+fn validate_references(world: &World, file: &Path) -> Result<(), VillageError> {
+    let rule = |code, field: String, reason: String, fix: &str| {
+        Err(VillageError::rule(code, file, field, reason, fix))
+    };
     for (field, id) in [
         ("reception", &world.reception),
         ("defaultVerifier", &world.default_verifier),
