@@ -46,7 +46,7 @@ pub const TABLE: [(u8, &str); 11] = [
     ),
     (
         NO_ANSWER,
-        "no answer (stderr says why: a failed model call with its code, HTTP status or network class, template and host; the tool-round cap maxToolIterations; the repeat guard — each with its own line on stdout)",
+        "no answer; stderr says why (a failed model call with its code, HTTP status or\n      network class, template and host; the tool-round cap maxToolIterations; the repeat\n      guard), and stdout has a line of its own",
     ),
     (TIMED_OUT, "timed out"),
     (INTERRUPTED, "interrupted"),
