@@ -30,6 +30,39 @@ pub const BUDGET_EXHAUSTED: u8 = 9;
 /// The output already holds state (`init`: a village exists at `--data-dir`).
 pub const OUTPUT_EXISTS: u8 = 11;
 
+/// Every exit code with its meaning, as `--help` prints it (and the README's table says).
+pub const TABLE: [(u8, &str); 11] = [
+    (OK, "ok"),
+    (CORE_ERROR, "core error"),
+    (
+        USAGE,
+        "usage error (init: also a --base-url the endpoint rule refuses)",
+    ),
+    (REJECTED, "preflight rejected"),
+    (LOCKED, "village locked by another process"),
+    (
+        BOOT_FAILED,
+        "boot failure (broken or missing world.json, secret-name collision)",
+    ),
+    (
+        NO_ANSWER,
+        "no answer; stderr says why (a failed model call with its code, HTTP status or\n      network class, template and host; the tool-round cap maxToolIterations; the repeat\n      guard), and stdout has a line of its own",
+    ),
+    (TIMED_OUT, "timed out"),
+    (INTERRUPTED, "interrupted"),
+    (BUDGET_EXHAUSTED, "budget exhausted"),
+    (OUTPUT_EXISTS, "init: a village already exists"),
+];
+
+/// The `Exit codes:` paragraph of `--help`, from [`TABLE`].
+pub fn help_table() -> String {
+    let mut text = String::from("Exit codes:");
+    for (code, meaning) in TABLE {
+        text.push_str(&format!("\n  {code:>2}  {meaning}"));
+    }
+    text
+}
+
 /// The exit code for a village error.
 pub fn for_village_error(err: &fuseforks_core::village::VillageError) -> u8 {
     match err {
@@ -73,6 +106,17 @@ pub fn for_preflight_error(err: &PreflightError) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_help_table_names_every_code_once() {
+        let codes: Vec<u8> = TABLE.iter().map(|(c, _)| *c).collect();
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11]);
+        let help = help_table();
+        assert!(
+            help.contains("\n  11  init: a village already exists"),
+            "{help}"
+        );
+    }
 
     #[test]
     fn outcomes_map_to_the_table() {

@@ -25,17 +25,16 @@ Examples:
     fuseforks-cli secrets set openai --data-dir ~/villages/demo
     fuseforks-cli secrets list --data-dir ~/villages/demo
   Keep the batch-start agents running until Ctrl+C:
-    fuseforks-cli serve --data-dir ~/villages/demo --start batch --secrets env
+    fuseforks-cli serve --data-dir ~/villages/demo --start batch --secrets env";
 
-Exit codes: 0 ok, 1 core error, 2 usage, 3 preflight rejected, 4 village locked,
-5 boot failure (broken or missing world.json, secret-name collision), 6 no answer
-(stderr says why: a failed model call with its code, HTTP status or network class, template
-and host; the tool-round cap maxToolIterations; the repeat guard — each with its own line on
-stdout), 7 timed out, 8 interrupted, 9 budget exhausted, 11 init: a village already exists.";
+/// The text after `--help`: the examples, then the exit codes from `exit.rs`.
+fn after_help() -> String {
+    format!("{EXAMPLES}\n\n{}", exit::help_table())
+}
 
 /// Fuseforks: keep a village of AI agents on this machine, from the command line.
 #[derive(Debug, Parser)]
-#[command(name = "fuseforks-cli", version = env!("FUSEFORKS_VERSION"), after_help = EXAMPLES)]
+#[command(name = "fuseforks-cli", version = env!("FUSEFORKS_VERSION"), after_help = after_help())]
 struct Cli {
     /// One JSON object per stderr line (CoreEvents, CLI lines, log lines).
     #[arg(long, value_enum, global = true)]
@@ -100,7 +99,7 @@ fn main() -> std::process::ExitCode {
         verbose,
     };
     let code = match cli.command {
-        Command::Init(args) => cmd::init::run(&args),
+        Command::Init(args) => cmd::init::run(&args, &out),
         Command::Secrets(args) => cmd::secrets::run(&args, &out),
         Command::Check(args) => cmd::check::run(&args, &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {

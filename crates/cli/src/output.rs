@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
+use fuseforks_core::error::Coded;
 use fuseforks_core::log::LogSink;
 
 use crate::terminal::for_stderr;
@@ -22,11 +23,9 @@ pub struct Out {
 impl Out {
     /// A CLI line: an error, a finding, a note. Rendered once, the same way everywhere:
     /// `level: [CODE] message` then `Fix: …` on the next line (human), or
-    /// `{"type":"cli",level,code,message[,fix]}` (jsonl). `message` is an error's `Display`:
-    /// a leading `[CODE] ` equal to `code` is dropped (never printed twice), and when `fix` is
-    /// `None`, a trailing `. Fix: …` is split off into the fix.
+    /// `{"type":"cli",level,code,message[,fix]}` (jsonl). Nothing is parsed out of `message`:
+    /// code and fix come in their own arguments (for an error, from its [`Coded`]).
     pub fn cli(&self, level: &str, code: &str, message: &str, fix: Option<&str>) {
-        let (message, fix) = split_message(code, message, fix);
         let mut err = std::io::stderr().lock();
         if self.jsonl {
             let mut line = json!({"type": "cli", "level": level, "code": code, "message": message});
@@ -36,6 +35,39 @@ impl Out {
             let _ = writeln!(err, "{line}");
         } else {
             let _ = writeln!(err, "{}", human_line(level, code, message, fix));
+        }
+    }
+
+    /// An error line from a typed error: its `code()`, its `Display` and its `fix()`.
+    pub fn error(&self, err: &dyn Coded) {
+        self.cli("error", err.code(), &err.to_string(), err.fix().as_deref());
+    }
+
+    /// A command's result on stdout, as it is (`init`'s summary). Results never go to stderr.
+    pub fn result(&self, text: &str) {
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    }
+
+    /// A prompt on the terminal (the value `secrets set` reads without echo): the text as it
+    /// is, without a newline (human), or `{"type":"prompt",message}` (jsonl).
+    pub fn prompt(&self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        if self.jsonl {
+            let _ = writeln!(
+                err,
+                "{}",
+                json!({"type": "prompt", "message": text.trim_end()})
+            );
+        } else {
+            let _ = write!(err, "{text}");
+            let _ = err.flush();
+        }
+    }
+
+    /// The end of the line a [`Self::prompt`] left open (human only).
+    pub fn prompt_done(&self) {
+        if !self.jsonl {
+            let _ = writeln!(std::io::stderr().lock());
         }
     }
 
@@ -112,27 +144,6 @@ pub fn usage_parts(text: &str) -> (String, String) {
     )
 }
 
-/// An error's text as message and fix: without a leading `[CODE] ` (that is `code`, already
-/// shown) and, when no separate fix is given, with a trailing `. Fix: …` split off.
-pub fn split_message<'a>(
-    code: &str,
-    message: &'a str,
-    fix: Option<&'a str>,
-) -> (&'a str, Option<&'a str>) {
-    let mut message = message.trim_start();
-    let prefix = format!("[{code}] ");
-    while let Some(rest) = message.strip_prefix(&prefix) {
-        message = rest.trim_start();
-    }
-    match fix {
-        Some(fix) => (message, Some(fix)),
-        None => match message.rfind(". Fix: ") {
-            Some(at) => (&message[..at], Some(&message[at + ". Fix: ".len()..])),
-            None => (message, None),
-        },
-    }
-}
-
 #[derive(Debug)]
 struct ChildLines {
     jsonl: bool,
@@ -171,7 +182,7 @@ impl LogSink for StderrLog {
 
 #[cfg(test)]
 mod tests {
-    use super::{split_message, usage_parts};
+    use super::usage_parts;
 
     #[test]
     fn a_parser_error_is_one_message_line_and_a_fix() {
@@ -182,30 +193,6 @@ mod tests {
                 "unrecognized subcommand 'chek'".to_owned(),
                 "a similar subcommand exists: 'check'; usage: fuseforks-cli [OPTIONS] <COMMAND>; see --help".to_owned()
             )
-        );
-    }
-
-    #[test]
-    fn a_code_is_never_doubled_and_the_fix_is_split_off() {
-        assert_eq!(
-            split_message("USAGE", "[USAGE] bad --start", None),
-            ("bad --start", None)
-        );
-        assert_eq!(
-            split_message(
-                "VILLAGE_MISSING",
-                "/x/world.json: no village. Fix: run init",
-                None
-            ),
-            ("/x/world.json: no village", Some("run init"))
-        );
-        assert_eq!(
-            split_message("W", "text. Fix: inner", Some("given")),
-            ("text. Fix: inner", Some("given"))
-        );
-        assert_eq!(
-            split_message("OTHER", "[USAGE] kept", None),
-            ("[USAGE] kept", None)
         );
     }
 }

@@ -1,4 +1,5 @@
-//! `CoreError`: what the orchestrator's API can fail with, each with a stable code.
+//! `CoreError`: what the orchestrator's API can fail with, each with a stable code; and
+//! [`Coded`], the one way every error of the workspace gives its code and fix to an edge.
 
 use crate::sessions::SessionError;
 use crate::village::VillageError;
@@ -19,7 +20,7 @@ pub enum CoreError {
     #[error("agent {0} is not running")]
     NotRunning(String),
     /// The village has no reception agent.
-    #[error("the village has no reception agent. Fix: set `reception` in world.json")]
+    #[error("the village has no reception agent")]
     ReceptionUnset,
     /// The wave is not waiting for review.
     #[error("plan {0} is not waiting for review")]
@@ -41,5 +42,33 @@ impl CoreError {
             Self::PlanWaveNotPending(_) => "PLAN_WAVE_NOT_PENDING",
             Self::PlanDispatchInvalid(_) => "PLAN_DISPATCH_INVALID",
         }
+    }
+}
+
+impl Coded for CoreError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        match self {
+            Self::Village(e) => e.fix(),
+            Self::Sessions(e) => e.fix(),
+            Self::ReceptionUnset => Some("set `reception` in world.json".into()),
+            _ => None,
+        }
+    }
+}
+
+/// An error with a stable machine code (UPPER_SNAKE) and, where it has one, what to change.
+/// Its `Display` is the message alone: no `[CODE] ` prefix and no `Fix:` text, so that an
+/// edge (the CLI, the door, the GUI) renders code, message and fix from these fields and never
+/// parses text.
+pub trait Coded: std::error::Error {
+    /// The stable machine code.
+    fn code(&self) -> &'static str;
+    /// What to change, when the error has a fix.
+    fn fix(&self) -> Option<String> {
+        None
     }
 }

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use fuseforks_core::error::CoreError;
-use fuseforks_core::llm::{ApiKey, LlmClient};
+use fuseforks_core::error::{Coded, CoreError};
+use fuseforks_core::llm::{ApiKey, LlmClient, LlmError};
 use fuseforks_core::log::{LogSink, VillageLog};
 use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
 use fuseforks_core::sessions::SessionError;
@@ -36,8 +36,6 @@ pub struct HostBootOptions {
     pub app_version: String,
     /// Where secrets come from.
     pub secrets: SecretSource,
-    /// Run the schedule ticker (GUI, serve).
-    pub run_schedules: bool,
     /// Open the door per `mcp_server.json` (GUI, serve).
     pub open_door: bool,
     /// `serve --door-port`: open the door here with the secret `door_token`.
@@ -77,6 +75,9 @@ pub enum HostError {
     /// The log could not be opened.
     #[error("{0}")]
     Log(String),
+    /// The LLM client (its HTTP stack) could not be built.
+    #[error("cannot build the LLM client: {0}")]
+    LlmClient(#[source] LlmError),
 }
 
 impl HostError {
@@ -91,6 +92,26 @@ impl HostError {
             Self::SecretNameCollision(e) => e.code(),
             Self::Core(e) => e.code(),
             Self::Log(_) => "LOG_UNAVAILABLE",
+            Self::LlmClient(_) => "LLM_CLIENT_FAILED",
+        }
+    }
+}
+
+impl Coded for HostError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        match self {
+            Self::VillageMissing(e) => e.fix(),
+            Self::Lock(e) => e.fix(),
+            Self::Village(e) => e.fix(),
+            Self::SessionStoreLocked(e) => e.fix(),
+            Self::Secrets(e) => e.fix(),
+            Self::SecretNameCollision(e) => e.fix(),
+            Self::Core(e) => e.fix(),
+            Self::Log(_) | Self::LlmClient(_) => None,
         }
     }
 }
@@ -149,7 +170,7 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
     let lookup = Arc::new(move |id: &str| lookup_store.get(id).ok().flatten().map(ApiKey::new));
     let sink: Arc<dyn LogSink> = log.clone();
     let llm = LlmClient::new()
-        .map_err(|e| HostError::Log(e.to_string()))?
+        .map_err(HostError::LlmClient)?
         .with_log(Arc::clone(&sink));
     let orchestrator = Orchestrator::bootstrap(OrchestratorConfig {
         workspace: workspace.clone(),

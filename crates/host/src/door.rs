@@ -42,17 +42,13 @@ const MAX_BODY_BYTES: usize = 1024 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum DoorError {
     /// The token is empty.
-    #[error(
-        "[DOOR_TOKEN_MISSING] the door has no token. Fix: set the secret door_token (FUSEFORKS_SECRET_DOOR_TOKEN) or `token` in mcp_server.json"
-    )]
+    #[error("the door has no token")]
     TokenMissing,
     /// `mcp_server.json` is broken.
     #[error(transparent)]
     Settings(#[from] fuseforks_core::village::VillageError),
     /// The port is taken or cannot be bound.
-    #[error(
-        "[DOOR_BIND_FAILED] cannot listen on 127.0.0.1:{port}: {reason}. Fix: choose another port (--door-port or `port` in mcp_server.json) or stop what holds it"
-    )]
+    #[error("cannot listen on 127.0.0.1:{port}: {reason}")]
     Bind {
         /// The port asked for.
         port: u16,
@@ -68,6 +64,20 @@ impl DoorError {
             Self::TokenMissing => "DOOR_TOKEN_MISSING",
             Self::Settings(e) => e.code(),
             Self::Bind { .. } => "DOOR_BIND_FAILED",
+        }
+    }
+}
+
+impl fuseforks_core::error::Coded for DoorError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        match self {
+            Self::TokenMissing => Some("set the secret door_token (FUSEFORKS_SECRET_DOOR_TOKEN) or `token` in mcp_server.json".into()),
+            Self::Settings(e) => fuseforks_core::error::Coded::fix(e),
+            Self::Bind { .. } => Some("choose another port (--door-port or `port` in mcp_server.json) or stop what holds it".into()),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `fuseforks-host`: a running Fuseforks process around the core — the one boot wiring
-//! (`build_host`), the village lock, the secret stores, and the host's side of the headless
-//! preflight, and the door (the village's MCP server). Schedules' ticker and the GUI's HTTP API
-//! arrive with their issues.
+//! (`build_host`), the village lock, the secret stores (OS keyring or environment), the host's
+//! side of the headless preflight, and the door (the village's MCP server). The schedule ticker
+//! and the GUI's HTTP API arrive with their issues.
 
 pub mod boot;
 pub mod door;

@@ -12,9 +12,7 @@ pub const LOCK_FILE: &str = ".fuseforks.lock";
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     /// Another process holds it (the GUI or another fuseforks-cli).
-    #[error(
-        "{0}: this village is open in another process (the Fuseforks GUI or fuseforks-cli). Fix: close that one first"
-    )]
+    #[error("{0}: this village is open in another process (the Fuseforks GUI or fuseforks-cli)")]
     Held(PathBuf),
     /// The lock file could not be created or locked.
     #[error("{0}: {1}")]
@@ -27,6 +25,19 @@ impl LockError {
         match self {
             Self::Held(_) => "VILLAGE_LOCKED",
             Self::Io(..) => "VILLAGE_LOCK_FAILED",
+        }
+    }
+}
+
+impl fuseforks_core::error::Coded for LockError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        match self {
+            Self::Held(_) => Some("close that one first".into()),
+            Self::Io(..) => None,
         }
     }
 }

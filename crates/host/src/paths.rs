@@ -76,7 +76,7 @@ impl HostPaths {
 
 /// `VILLAGE_MISSING`: no `world.json` at `data_dir/workspace`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: no village here (world.json is missing). Fix: {fix}", .file.display())]
+#[error("{}: no village here (world.json is missing)", .file.display())]
 pub struct VillageMissing {
     /// The missing `world.json`.
     pub file: PathBuf,
@@ -88,6 +88,16 @@ impl VillageMissing {
     /// The stable machine code.
     pub fn code(&self) -> &'static str {
         "VILLAGE_MISSING"
+    }
+}
+
+impl fuseforks_core::error::Coded for VillageMissing {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        Some(self.fix.clone())
     }
 }
 

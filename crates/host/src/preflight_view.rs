@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use fuseforks_core::error::Coded;
 use fuseforks_core::preflight::{Finding, HeadlessMode, HostView, headless_preflight, probe_key};
 use fuseforks_core::tools::RunApproval;
 use fuseforks_core::village::mcp_config::{McpConfig, McpServerEntry};
@@ -32,23 +33,24 @@ impl StartSpec {
     /// Parses `batch` | `reception` | `id,id,…`. An id named twice is refused (never folded):
     /// `reception,reception` and `a,b,a` are usage errors. Whether `batch` or `reception` is
     /// the keyword or an agent's id is decided against the village ([`resolve_start`]).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, StartError> {
         match text.trim() {
-            "" => Err(format!("--start is empty. Fix: {START_FIX}")),
+            "" => Err(StartError::new("--start is empty", START_FIX)),
             "batch" => Ok(Self::Batch),
             "reception" => Ok(Self::Reception),
             list => {
                 let mut ids: Vec<String> = Vec::new();
                 for id in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                     if ids.iter().any(|seen| seen == id) {
-                        return Err(format!(
-                            "--start names {id:?} twice. Fix: name each agent once"
+                        return Err(StartError::new(
+                            format!("--start names {id:?} twice"),
+                            "name each agent once",
                         ));
                     }
                     ids.push(id.to_owned());
                 }
                 if ids.is_empty() {
-                    return Err(format!("--start names no agent. Fix: {START_FIX}"));
+                    return Err(StartError::new("--start names no agent", START_FIX));
                 }
                 Ok(Self::Ids(ids))
             }
@@ -74,6 +76,35 @@ impl StartSpec {
     }
 }
 
+/// `--start` that names nothing the command can start (`USAGE`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct StartError {
+    /// What is wrong.
+    pub message: String,
+    /// What to give instead.
+    pub fix: String,
+}
+
+impl StartError {
+    fn new(message: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            fix: fix.into(),
+        }
+    }
+}
+
+impl Coded for StartError {
+    fn code(&self) -> &'static str {
+        "USAGE"
+    }
+
+    fn fix(&self) -> Option<String> {
+        Some(self.fix.clone())
+    }
+}
+
 /// Why the preflight could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum PreflightError {
@@ -87,8 +118,12 @@ pub enum PreflightError {
     #[error(transparent)]
     Secrets(#[from] SecretError),
     /// `--start` names something that is not an agent, or `reception` outside `ask`.
-    #[error("{0}")]
-    Usage(String),
+    #[error(transparent)]
+    Usage(StartError),
+    /// Under `--secrets env`, two keys map to one variable: the boot would refuse (exit 5),
+    /// so `check` refuses the same way.
+    #[error(transparent)]
+    Collision(#[from] crate::secrets::SecretNameCollision),
 }
 
 impl PreflightError {
@@ -99,6 +134,23 @@ impl PreflightError {
             Self::Village(e) => e.code(),
             Self::Secrets(e) => e.code(),
             Self::Usage(_) => "USAGE",
+            Self::Collision(e) => e.code(),
+        }
+    }
+}
+
+impl Coded for PreflightError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        match self {
+            Self::VillageMissing(e) => e.fix(),
+            Self::Village(e) => e.fix(),
+            Self::Secrets(e) => e.fix(),
+            Self::Usage(e) => e.fix(),
+            Self::Collision(e) => e.fix(),
         }
     }
 }
@@ -154,9 +206,10 @@ pub fn resolve_start(
         StartSpec::Batch => world.batch_start_ids().into_iter().collect(),
         StartSpec::Reception if mode == HeadlessMode::Ask => BTreeSet::new(),
         StartSpec::Reception => {
-            return Err(PreflightError::Usage(
-                "--start reception (the keyword: no agent has the id `reception`) is for ask only. Fix: name agents by id, or use batch".into(),
-            ));
+            return Err(PreflightError::Usage(StartError::new(
+                "--start reception (the keyword: no agent has the id `reception`) is for ask only",
+                "name agents by id, or use batch",
+            )));
         }
         StartSpec::Ids(ids) => {
             for id in ids {
@@ -165,8 +218,9 @@ pub fn resolve_start(
                     .and_then(|a| world.agent(&a).map(|_| ()))
                     .is_some();
                 if !known {
-                    return Err(PreflightError::Usage(format!(
-                        "--start names {id:?}, which is not an agent of this village. Fix: {START_FIX}"
+                    return Err(PreflightError::Usage(StartError::new(
+                        format!("--start names {id:?}, which is not an agent of this village"),
+                        START_FIX,
                     )));
                 }
             }
@@ -245,7 +299,12 @@ pub fn run_preflight(
     if let Some(notice) = secrets.notice() {
         findings.push(store_notice(notice));
     }
-    findings.extend(store_findings(&world, paths, inputs.secrets, &*secrets));
+    let keys = crate::secrets::village_keys(&world, paths);
+    if inputs.secrets == SecretSource::Env {
+        // The boot refuses two keys that map to one variable (exit 5); `check` says it first.
+        crate::secrets::check_secret_names(keys.iter().map(String::as_str))?;
+    }
+    findings.extend(invalid_values(&keys, &*secrets));
     Ok(PreflightReport {
         findings,
         start,
@@ -264,38 +323,19 @@ fn store_notice(notice: &str) -> Finding {
     }
 }
 
-/// What the store's contents say about the village: a value that cannot be a secret (a
-/// pasted line break), and — with `--secrets env` — two keys that map to one variable (the
-/// boot refuses those; `check` says so first).
-fn store_findings(
-    world: &World,
-    paths: &HostPaths,
-    source: SecretSource,
-    secrets: &dyn crate::secrets::SecretStore,
-) -> Vec<Finding> {
-    let keys = crate::secrets::village_keys(world, paths);
-    let mut findings: Vec<Finding> = keys
-        .iter()
+/// A value in the store that cannot be a secret (a pasted line break), as a warning beside the
+/// `SECRET_MISSING` it causes; never the value.
+fn invalid_values(keys: &[String], secrets: &dyn crate::secrets::SecretStore) -> Vec<Finding> {
+    keys.iter()
         .filter_map(|key| secrets.get(key).err())
         .filter(|e| matches!(e, SecretError::Invalid { .. }))
         .map(|e| Finding {
             level: fuseforks_core::preflight::Level::Warn,
             code: e.code(),
             message: e.to_string(),
-            fix: "store the key again without line breaks or tabs (`fuseforks-cli secrets set KEY --data-dir D`, or the FUSEFORKS_SECRET_* variable)".into(),
+            fix: fuseforks_core::error::Coded::fix(&e).unwrap_or_default(),
         })
-        .collect();
-    if source == SecretSource::Env
-        && let Err(collision) = crate::secrets::check_secret_names(keys.iter().map(String::as_str))
-    {
-        findings.push(Finding {
-            level: fuseforks_core::preflight::Level::Reject,
-            code: collision.code(),
-            message: crate::secrets::describe(&collision.0),
-            fix: "rename the template ids (or MCP secret names) so that each maps to its own variable".into(),
-        });
-    }
-    findings
+        .collect()
 }
 
 /// Whether a program can be run: an absolute or relative path that exists, or a name on PATH.
@@ -370,7 +410,10 @@ mod tests {
     fn start_keywords_yield_to_agents_of_that_id_and_ids_are_named_once() {
         assert_eq!(
             StartSpec::parse("reception,reception"),
-            Err("--start names \"reception\" twice. Fix: name each agent once".into())
+            Err(StartError::new(
+                "--start names \"reception\" twice",
+                "name each agent once"
+            ))
         );
         assert_eq!(StartSpec::parse("reception"), Ok(StartSpec::Reception));
         let mut world = World::default();

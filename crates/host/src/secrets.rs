@@ -17,9 +17,7 @@ pub const FIXED_KEYS: [&str; 2] = ["jev_api_token", "door_token"];
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SecretError {
     /// The store cannot be used on this machine.
-    #[error(
-        "the OS keyring is not available here ({0}). Fix: pass --secrets env and set FUSEFORKS_SECRET_* variables"
-    )]
+    #[error("the OS keyring is not available here ({0})")]
     Unavailable(String),
     /// The store is read-only.
     #[error("--secrets env is read-only; set the variable in the environment instead")]
@@ -45,6 +43,24 @@ impl SecretError {
             Self::ReadOnly => "SECRET_STORE_READ_ONLY",
             Self::Failed(_) => "SECRET_STORE_FAILED",
             Self::Invalid { .. } => "SECRET_VALUE_INVALID",
+        }
+    }
+}
+
+impl fuseforks_core::error::Coded for SecretError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        match self {
+            Self::Unavailable(_) => {
+                Some("pass --secrets env and set FUSEFORKS_SECRET_* variables".into())
+            }
+            Self::Invalid { .. } => Some(
+                "store the key again, alone on one line (`fuseforks-cli secrets set KEY --data-dir D`, or the FUSEFORKS_SECRET_* variable)".into(),
+            ),
+            Self::ReadOnly | Self::Failed(_) => None,
         }
     }
 }
@@ -166,7 +182,7 @@ impl SecretStore for KeyringSecretStore {
 
 /// Two or more keys that map to one environment variable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}. Fix: rename the template ids (or MCP secret names) so that each maps to its own variable", describe(.0))]
+#[error("{}", describe(.0))]
 pub struct SecretNameCollision(pub BTreeMap<String, Vec<String>>);
 
 impl SecretNameCollision {
@@ -176,7 +192,20 @@ impl SecretNameCollision {
     }
 }
 
-pub(crate) fn describe(collisions: &BTreeMap<String, Vec<String>>) -> String {
+impl fuseforks_core::error::Coded for SecretNameCollision {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        Some(
+            "rename the template ids (or MCP secret names) so that each maps to its own variable"
+                .into(),
+        )
+    }
+}
+
+fn describe(collisions: &BTreeMap<String, Vec<String>>) -> String {
     collisions
         .iter()
         .map(|(var, keys)| format!("{var} would hold the keys {}", keys.join(", ")))

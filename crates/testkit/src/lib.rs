@@ -1,7 +1,7 @@
 //! Test support for Fuseforks: where the shared reference material lives, temporary villages,
-//! the "maximal" `world.json`, and loopback stub servers for every LLM wire (scripted replies in
-//! each wire's JSON, recorded fixtures, captured requests). MCP stubs arrive with their issue.
-//! A dev-dependency only.
+//! the "maximal" `world.json`, loopback stub servers for every LLM wire (scripted replies in
+//! each wire's JSON, recorded fixtures, captured requests), a log capture, and the MCP peers in
+//! `mcp/` (Python). A dev-dependency only.
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -69,7 +69,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
         );
         return exit::INTERRUPTED;
     }
-    let host = match boot(&args.common, out, false, false, None) {
+    let host = match boot(&args.common, out, false, None) {
         Ok(h) => h,
         Err(code) => return code,
     };

@@ -92,7 +92,7 @@ impl Common {
         out: &Out,
     ) -> Result<PreflightReport, u8> {
         let start = StartSpec::parse(&self.start).map_err(|e| {
-            out.cli("error", "USAGE", &e, None);
+            out.error(&e);
             exit::USAGE
         })?;
         let inputs = PreflightInputs {
@@ -105,7 +105,7 @@ impl Common {
             os_locale: os_locale(),
         };
         run_preflight(&HostPaths::new(&self.data_dir), &inputs).map_err(|e| {
-            out.cli("error", e.code(), &e.to_string(), None);
+            out.error(&e);
             exit::for_preflight_error(&e)
         })
     }
@@ -138,13 +138,11 @@ pub fn boot(
     common: &Common,
     out: &Out,
     open_door: bool,
-    run_schedules: bool,
     door_port: Option<u16>,
 ) -> Result<Host, u8> {
     let options = HostBootOptions {
         app_version: env!("FUSEFORKS_VERSION").to_owned(),
         secrets: common.secret_source(),
-        run_schedules,
         open_door,
         door_port,
         log_echo: out.log_echo(),
@@ -152,7 +150,7 @@ pub fn boot(
         mcp_child_output: out.child_output(),
     };
     build_host(&HostPaths::new(&common.data_dir), options).map_err(|e| {
-        out.cli("error", e.code(), &e.to_string(), None);
+        out.error(&e);
         exit::for_host_error(&e)
     })
 }
@@ -166,7 +164,7 @@ pub fn start_agents(
     let mut started = Vec::new();
     for id in &report.start {
         if let Err(e) = orchestrator.start_agent(id) {
-            out.cli("error", e.code(), &e.to_string(), None);
+            out.error(&e);
             return Err(exit::CORE_ERROR);
         }
         started.push(id.clone());

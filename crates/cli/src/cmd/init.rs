@@ -1,11 +1,14 @@
 //! `fuseforks-cli init`: founds a village in `DATA_DIR/workspace` and says what to do next.
-//! Refuses (exit 11, nothing touched) when `world.json` already exists there, and (exit 2,
-//! nothing written) a `--base-url` the endpoint rule refuses.
+//! Refuses (`exit::OUTPUT_EXISTS`, nothing touched) when `world.json` already exists there, and
+//! (`exit::USAGE`, nothing written) a `--base-url` the endpoint rule refuses. Everything it
+//! says goes through [`Out`]: the summary to stdout, a refusal to stderr (JSON under
+//! `--events jsonl`).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use fuseforks_core::error::Coded;
 use fuseforks_core::village::founding::{FoundingReport, found_village_with};
 use fuseforks_core::village::presets::{PRESETS, ProviderPreset, preset};
 use fuseforks_core::village::template::{EndpointProblem, EndpointSecurity, endpoint_security};
@@ -14,7 +17,6 @@ use fuseforks_host::HostPaths;
 use fuseforks_host::secret_names::env_var_name;
 
 use crate::exit;
-
 use crate::output::Out;
 
 /// Examples shown by `init --help`.
@@ -96,7 +98,7 @@ fn model_name(text: &str) -> Result<String, String> {
 }
 
 /// Runs `init`; returns the exit code.
-pub fn run(args: &InitArgs) -> u8 {
+pub fn run(args: &InitArgs, out: &Out) -> u8 {
     let language = match args.language {
         Some(LanguageArg::Ja) => Language::Ja,
         Some(LanguageArg::En) => Language::En,
@@ -105,22 +107,18 @@ pub fn run(args: &InitArgs) -> u8 {
     let template = match first_template(args) {
         Ok(t) => t,
         Err((code, message, fix)) => {
-            Out {
-                jsonl: false,
-                verbose: false,
-            }
-            .cli("error", code, &message, Some(&fix));
+            out.cli("error", code, &message, Some(&fix));
             return exit::USAGE;
         }
     };
     let paths = HostPaths::new(&args.data_dir);
     match found_village_with(&paths.village(), language, &template) {
         Ok(report) => {
-            print!("{}", summary(&paths, &template, &report));
+            out.result(&summary(&paths, &template, &report));
             exit::OK
         }
         Err(err) => {
-            crate::output::Out::default().cli("error", err.code(), &err.to_string(), None);
+            out.error(&err);
             exit::for_village_error(&err)
         }
     }
@@ -157,13 +155,7 @@ fn first_template(args: &InitArgs) -> Result<ModelTemplate, Refusal> {
                 "use https, or pass --allow-insecure-http for a model server on your own network (the key then travels in clear text)"
             }
         };
-        // The message without a `[CODE] ` prefix (the line adds the code once).
-        let text = problem.to_string();
-        let message = text
-            .strip_prefix(&format!("[{}] ", problem.code()))
-            .unwrap_or(&text)
-            .to_owned();
-        (problem.code(), message, fix.to_owned())
+        (problem.code(), problem.to_string(), fix.to_owned())
     })?;
     let loopback = security == EndpointSecurity::Loopback;
     let host = host_of(base_url);
@@ -194,7 +186,10 @@ fn preset_template(
     name: &str,
     base_url: &str,
 ) -> Result<ModelTemplate, Refusal> {
-    let id = TemplateId::new(id).map_err(|e| ("USAGE", e.to_string(), "see --help".into()))?;
+    let id = TemplateId::new(id).map_err(|e| {
+        let fix = e.fix().unwrap_or_else(|| "see --help".into());
+        ("USAGE", e.to_string(), fix)
+    })?;
     let mut t = ModelTemplate::new(id, name, base_url, preset.model);
     t.provider = Some(preset.provider);
     t.credential = preset.credential;

@@ -27,7 +27,7 @@ pub fn run(common: &Common, report: &mut PreflightReport, out: &Out) {
     let world = match paths.village().load_world() {
         Ok(loaded) => loaded.value,
         Err(e) => {
-            out.cli("error", e.code(), &e.to_string(), None);
+            out.error(&e);
             return;
         }
     };

@@ -3,10 +3,11 @@
 //! with `--stdin` (one trailing newline dropped); no value is ever printed. `list` shows the keys
 //! the village uses and whether each is present. Every command says which store it used.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+use fuseforks_core::error::Coded;
 use fuseforks_host::HostPaths;
 use fuseforks_host::secret_names::{NeededKey, needed_keys};
 use fuseforks_host::secrets::{KeyringSecretStore, SecretError, SecretStore, value_problem};
@@ -68,6 +69,13 @@ pub struct Place {
 /// A refusal: exit code, machine code, message, fix.
 struct Refusal(u8, &'static str, String, Option<String>);
 
+impl Refusal {
+    /// A typed error as a refusal with `exit`: its code, message and fix.
+    fn of(exit: u8, e: &dyn Coded) -> Self {
+        Self(exit, e.code(), e.to_string(), e.fix())
+    }
+}
+
 /// Runs `secrets`.
 pub fn run(args: &SecretsArgs, out: &Out) -> u8 {
     let result = match &args.action {
@@ -87,7 +95,7 @@ pub fn run(args: &SecretsArgs, out: &Out) -> u8 {
 fn set(key: &str, from_stdin: bool, place: &Place, out: &Out) -> Result<(), Refusal> {
     check_key(key)?;
     let needed = needed_keys(&village(place)?).ok();
-    let value = read_value(key, from_stdin)?;
+    let value = read_value(key, from_stdin, out)?;
     let store = open(out)?;
     store.set(key, &value).map_err(store_refusal)?;
     drop(value);
@@ -121,15 +129,7 @@ fn delete(key: &str, place: &Place, out: &Out) -> Result<(), Refusal> {
 
 fn list(place: &Place, as_json: bool, out: &Out) -> Result<(), Refusal> {
     let paths = village(place)?;
-    let needed = needed_keys(&paths).map_err(|e| {
-        let text = e.to_string();
-        Refusal(
-            exit::BOOT_FAILED,
-            e.code(),
-            without_code(&text, e.code()),
-            None,
-        )
-    })?;
+    let needed = needed_keys(&paths).map_err(|e| Refusal::of(exit::BOOT_FAILED, &e))?;
     let store = open(out)?;
     let mut rows = Vec::new();
     for n in &needed {
@@ -171,15 +171,7 @@ fn village(place: &Place) -> Result<HostPaths, Refusal> {
     let paths = HostPaths::new(&place.data_dir);
     match paths.village_missing() {
         None => Ok(paths),
-        Some(missing) => Err(Refusal(
-            exit::BOOT_FAILED,
-            missing.code(),
-            format!(
-                "{}: no village here (world.json is missing)",
-                missing.file.display()
-            ),
-            Some(missing.fix),
-        )),
+        Some(missing) => Err(Refusal::of(exit::BOOT_FAILED, &missing)),
     }
 }
 
@@ -215,7 +207,7 @@ fn check_key(key: &str) -> Result<(), Refusal> {
 }
 
 /// Reads the value: stdin with `--stdin`, else the terminal without echo.
-fn read_value(key: &str, from_stdin: bool) -> Result<String, Refusal> {
+fn read_value(key: &str, from_stdin: bool, out: &Out) -> Result<String, Refusal> {
     let raw = if from_stdin {
         let mut buf = Vec::new();
         std::io::stdin()
@@ -233,12 +225,10 @@ fn read_value(key: &str, from_stdin: bool) -> Result<String, Refusal> {
                 Some("pass --stdin to read the value from stdin".into()),
             ));
         }
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "Value for {key} (not shown): ");
-        let _ = err.flush();
-        let line = no_echo::read_line().map_err(|e| read_refusal(&e))?;
-        let _ = writeln!(err);
-        line
+        out.prompt(&format!("Value for {key} (not shown): "));
+        let line = no_echo::read_line().map_err(|e| read_refusal(&e));
+        out.prompt_done();
+        line?
     };
     let value = String::from_utf8(strip_newline(raw)).map_err(|_| {
         Refusal(
@@ -298,16 +288,7 @@ fn read_refusal(e: &std::io::Error) -> Refusal {
 }
 
 fn store_refusal(e: SecretError) -> Refusal {
-    let code = e.code();
-    let text = e.to_string();
-    Refusal(exit::BOOT_FAILED, code, without_code(&text, code), None)
-}
-
-/// A message without a leading `[CODE] ` (errors written before the one-rendering rule).
-fn without_code(text: &str, code: &str) -> String {
-    text.strip_prefix(&format!("[{code}] "))
-        .unwrap_or(text)
-        .to_owned()
+    Refusal::of(exit::BOOT_FAILED, &e)
 }
 
 #[cfg(unix)]
@@ -368,8 +349,17 @@ mod tests {
     }
 
     #[test]
-    fn messages_lose_a_leading_code_once() {
-        assert_eq!(without_code("[X_Y] text", "X_Y"), "text");
-        assert_eq!(without_code("text", "X_Y"), "text");
+    fn a_store_error_keeps_its_code_and_fix_apart_from_the_message() {
+        let Refusal(exit, code, message, fix) =
+            store_refusal(SecretError::Unavailable("no bus".into()));
+        assert_eq!(
+            (exit, code),
+            (exit::BOOT_FAILED, "SECRET_STORE_UNAVAILABLE")
+        );
+        assert!(
+            !message.contains("Fix") && !message.starts_with('['),
+            "{message}"
+        );
+        assert!(fix.is_some_and(|f| f.contains("--secrets env")));
     }
 }

@@ -40,7 +40,7 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     if *signals.borrow() > 0 {
         return exit::OK;
     }
-    let host = match boot(&args.common, out, true, true, args.door_port) {
+    let host = match boot(&args.common, out, true, args.door_port) {
         Ok(h) => h,
         Err(code) => return code,
     };
@@ -53,7 +53,7 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     let door = match fuseforks_host::door::open_for_host(&host).await {
         Ok(door) => door,
         Err(e) => {
-            out.cli("error", e.code(), &e.to_string(), None);
+            out.error(&e);
             let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
             close(&orchestrator, &mut signals, out, cut_at).await;
             return exit::BOOT_FAILED;

@@ -189,3 +189,56 @@ fn version_and_help_with_examples() {
         "{help}"
     );
 }
+
+/// `--events jsonl` covers `init` too (issue 12): its refusals are `{"type":"cli",…}` lines
+/// with the code and the fix apart, and its summary stays on stdout.
+#[test]
+fn init_refusals_are_json_lines_under_events_jsonl() {
+    let data = TempDataDir::new();
+    let dir = data.data_dir().join("v");
+    let dir = dir.to_str().unwrap();
+    let first = cli(&["--events", "jsonl", "init", "--data-dir", dir]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(stdout(&first).starts_with("Founded a village"));
+    assert!(stderr(&first).is_empty(), "{}", stderr(&first));
+    for (args, code, status) in [
+        (vec!["init", "--data-dir", dir], "VILLAGE_EXISTS", 11),
+        (
+            vec![
+                "init",
+                "--data-dir",
+                "/nowhere/else",
+                "--base-url",
+                "http://10.0.0.2/v1",
+                "--model",
+                "m",
+            ],
+            "ENDPOINT_INSECURE",
+            2,
+        ),
+    ] {
+        let mut all = vec!["--events", "jsonl"];
+        all.extend(args);
+        let out = cli(&all);
+        assert_eq!(out.status.code(), Some(status), "{}", stderr(&out));
+        let lines: Vec<serde_json::Value> = stderr(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}")))
+            .collect();
+        assert_eq!(lines.len(), 1, "{}", stderr(&out));
+        let line = &lines[0];
+        assert_eq!(
+            (line["type"].as_str(), line["code"].as_str()),
+            (Some("cli"), Some(code))
+        );
+        let message = line["message"].as_str().unwrap();
+        assert!(
+            !message.contains("Fix:") && !message.starts_with('['),
+            "{message}"
+        );
+        assert!(
+            line["fix"].as_str().is_some_and(|f| !f.is_empty()),
+            "{line}"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! What a key's value, a key's village and a template's URL may be: a value with a line break is
 //! refused where it is stored and named where it is read (not blamed on the network); `check`
-//! says a secret-name collision as `ask` does; `secrets` names a missing village and a broken
+//! refuses a secret-name collision as `ask` does (exit 5, reference §3.11); `secrets` names a missing village and a broken
 //! `mcp.json`; a `baseUrl` with a user name or password is refused.
 
 use fuseforks_core::village::{TemplateId, VillageStore};
@@ -95,7 +95,7 @@ fn check_says_a_secret_name_collision_as_ask_does() {
     let dir = data.data_dir().display().to_string();
     let env = [("FUSEFORKS_SECRET_A_B", "sk-x")];
     let check = check_env(&dir, &env);
-    assert_eq!(check.status.code(), Some(3), "{}", all_output(&check));
+    assert_eq!(check.status.code(), Some(5), "{}", all_output(&check));
     assert!(
         all_output(&check).contains("SECRET_NAME_COLLISION"),
         "{}",
@@ -115,7 +115,7 @@ fn check_says_a_secret_name_collision_as_ask_does() {
         &env,
         None,
     );
-    assert_ne!(ask.status.code(), Some(0), "{}", all_output(&ask));
+    assert_eq!(ask.status.code(), Some(5), "{}", all_output(&ask));
     assert!(all_output(&ask).contains("SECRET_NAME_COLLISION"));
 }
 

@@ -186,7 +186,7 @@ impl NetworkKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmError {
     /// The request asks for something the wire or model cannot do. Nothing was sent.
-    #[error("{wire} cannot {what}. Fix: {fix}")]
+    #[error("{wire} cannot {what}")]
     CapabilityUnsupported {
         /// The wire.
         wire: &'static str,
@@ -205,13 +205,11 @@ pub enum LlmError {
     #[error("{0}")]
     InvalidRequest(String),
     /// The template needs an API key and none was given.
-    #[error(
-        "no API key for template {0}. Fix: store the key under the template id, or set its FUSEFORKS_SECRET_ variable with --secrets env"
-    )]
+    #[error("no API key for template {0}")]
     KeyMissing(String),
     /// The answer body is over the template's cap. Never retried; nothing of the body is kept.
     #[error(
-        "the model's answer is over {limit} bytes (template {template}); it was not read further and nothing of it was kept. Fix: raise maxResponseBytes of the template, or ask for a shorter answer"
+        "the model's answer is over {limit} bytes (template {template}); it was not read further and nothing of it was kept"
     )]
     ResponseTooLarge {
         /// The template.
@@ -221,7 +219,7 @@ pub enum LlmError {
     },
     /// The answer would parse into more JSON values than a turn may hold. Never retried.
     #[error(
-        "the model's answer holds more than {limit} JSON values (template {template}); it was not parsed. Fix: ask for a shorter answer or smaller tool arguments"
+        "the model's answer holds more than {limit} JSON values (template {template}); it was not parsed"
     )]
     ResponseTooComplex {
         /// The template.
@@ -230,13 +228,30 @@ pub enum LlmError {
         limit: usize,
     },
     /// The template's `baseUrl` breaks the endpoint rule. Nothing was sent.
-    #[error("{problem} (template {template}). Fix: {}", problem_fix(.problem))]
+    #[error("{problem} (template {template})")]
     Endpoint {
         /// The template.
         template: String,
         /// What is wrong.
         problem: crate::village::EndpointProblem,
     },
+}
+
+impl crate::error::Coded for LlmError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        match self {
+            Self::CapabilityUnsupported { fix, .. } => Some(fix.clone()),
+            Self::KeyMissing(_) => Some("store the key under the template id, or set its FUSEFORKS_SECRET_ variable with --secrets env".into()),
+            Self::ResponseTooLarge { .. } => Some("raise maxResponseBytes of the template, or ask for a shorter answer".into()),
+            Self::ResponseTooComplex { .. } => Some("ask for a shorter answer or smaller tool arguments".into()),
+            Self::Endpoint { problem, .. } => Some(problem_fix(problem).into()),
+            Self::Provider(_) | Self::Decode(_) | Self::InvalidRequest(_) => None,
+        }
+    }
 }
 
 fn problem_fix(problem: &crate::village::EndpointProblem) -> &'static str {

@@ -61,17 +61,10 @@ impl TurnFailure {
                 ),
                 Some(network_fix(kind, template, at)),
             ),
-            (None, None) => {
-                let text = e.to_string();
-                let (what, fix) = match text.split_once(". Fix: ") {
-                    Some((what, fix)) => (what.to_owned(), Some(fix.to_owned())),
-                    None => (text, None),
-                };
-                (
-                    format!("the model call failed: {what} (agent {agent_id})"),
-                    fix,
-                )
-            }
+            (None, None) => (
+                format!("the model call failed: {e} (agent {agent_id})"),
+                crate::error::Coded::fix(e),
+            ),
         };
         Self {
             agent_id: agent_id.to_owned(),

@@ -295,10 +295,14 @@ fn prepare(
     let key = (inner.secrets)(template.id.as_str());
     let endpoint = LlmEndpoint::for_template(&template, key)
         .map_err(|e| TurnFailure::llm(agent_id, template.id.as_str(), &template.base_url, &e))?;
-    let files = inner
-        .store
-        .agent_files(&id)
-        .map_err(|e| TurnFailure::setup(agent_id, e.code(), e.to_string(), None))?;
+    let files = inner.store.agent_files(&id).map_err(|e| {
+        TurnFailure::setup(
+            agent_id,
+            e.code(),
+            e.to_string(),
+            crate::error::Coded::fix(&e),
+        )
+    })?;
     let work_dir = agent
         .work_dir
         .as_deref()

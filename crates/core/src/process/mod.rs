@@ -53,6 +53,15 @@ impl SpawnError {
     }
 }
 
+impl crate::error::Coded for SpawnError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Io(_) => "SPAWN_FAILED",
+            Self::Sandbox(_) => "SPAWN_SANDBOX_FAILED",
+        }
+    }
+}
+
 /// What to confine a child to (Linux; elsewhere children run unconfined).
 #[cfg(not(target_os = "linux"))]
 #[derive(Debug, Clone, Default)]

@@ -19,9 +19,7 @@ pub const MAX_TITLE_CHARS: usize = 30;
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     /// Another process has `sessions.redb` open (the second net behind the village lock).
-    #[error(
-        "{0}: another process has the conversation store open. Fix: close the other Fuseforks (GUI or fuseforks-cli) using this village"
-    )]
+    #[error("{0}: another process has the conversation store open")]
     Locked(PathBuf),
     /// The database failed.
     #[error("{0}")]
@@ -42,6 +40,21 @@ impl SessionError {
             Self::Storage(_) => "SESSION_STORE_FAILED",
             Self::NotFound(_) => "SESSION_NOT_FOUND",
             Self::Export(_) => "SESSION_EXPORT_FAILED",
+        }
+    }
+}
+
+impl crate::error::Coded for SessionError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        match self {
+            Self::Locked(_) => {
+                Some("close the other Fuseforks (GUI or fuseforks-cli) using this village".into())
+            }
+            _ => None,
         }
     }
 }

@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum VillageError {
     /// `world.json` is absent: there is no village at this path.
-    #[error("{}: no village here (world.json is missing). Fix: run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at an existing village", .file.display())]
+    #[error("{}: no village here (world.json is missing)", .file.display())]
     Missing {
         /// The missing `world.json`.
         file: PathBuf,
     },
     /// The file exists but could not be read (permissions, I/O).
-    #[error("{}: {source}. Fix: check that the file is readable by this user", .file.display())]
+    #[error("{}: {source}", .file.display())]
     Unreadable {
         /// The file.
         file: PathBuf,
@@ -33,7 +33,7 @@ pub enum VillageError {
     #[error("{0}")]
     Rule(Box<RuleViolation>),
     /// Writing the file failed; the previous file (if any) is intact.
-    #[error("{}: {source}. The previous file is unchanged. Fix: check free space and permissions of the folder", .file.display())]
+    #[error("{}: {source}. The previous file is unchanged", .file.display())]
     WriteFailed {
         /// The file that was being written.
         file: PathBuf,
@@ -42,7 +42,7 @@ pub enum VillageError {
         source: io::Error,
     },
     /// The file on disk could not be read, so the store refused to write over it.
-    #[error("{}: not written, because the file on disk could not be read ({reason}). Fix: repair or move the file by hand, then save again", .file.display())]
+    #[error("{}: not written, because the file on disk could not be read ({reason})", .file.display())]
     WriteRefused {
         /// The file that was not written.
         file: PathBuf,
@@ -50,7 +50,7 @@ pub enum VillageError {
         reason: String,
     },
     /// A file that must be created fresh already exists.
-    #[error("{}: already exists; nothing was changed. Fix: {}", .file.display(), exists_fix(*.data_dir_is_workspace))]
+    #[error("{}: already exists; nothing was changed", .file.display())]
     AlreadyExists {
         /// The file that already exists.
         file: PathBuf,
@@ -128,6 +128,27 @@ impl VillageError {
     }
 }
 
+impl crate::error::Coded for VillageError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        Some(match self {
+            Self::Missing { .. } => "run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at an existing village".into(),
+            Self::Unreadable { .. } => "check that the file is readable by this user".into(),
+            Self::Invalid(invalid) => invalid.fix.clone(),
+            Self::Rule(rule) => rule.fix.clone(),
+            Self::WriteFailed { .. } => "check free space and permissions of the folder".into(),
+            Self::WriteRefused { .. } => "repair or move the file by hand, then save again".into(),
+            Self::AlreadyExists {
+                data_dir_is_workspace,
+                ..
+            } => exists_fix(*data_dir_is_workspace).into(),
+        })
+    }
+}
+
 fn exists_fix(data_dir_is_workspace: bool) -> &'static str {
     if data_dir_is_workspace {
         "--data-dir points at a village's workspace folder; use its parent (the folder that holds workspace/)"
@@ -162,7 +183,7 @@ impl fmt::Display for InvalidFile {
         if let Some(field) = &self.field {
             write!(f, ": field `{field}`")?;
         }
-        write!(f, ": {}. Fix: {}", self.reason, self.fix)
+        write!(f, ": {}", self.reason)
     }
 }
 
@@ -185,11 +206,10 @@ impl fmt::Display for RuleViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: field `{}`: {}. Fix: {}",
+            "{}: field `{}`: {}",
             self.file.display(),
             self.field,
-            self.reason,
-            self.fix
+            self.reason
         )
     }
 }

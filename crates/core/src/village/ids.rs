@@ -87,10 +87,20 @@ pub fn is_plain_key(id: &str) -> bool {
 
 /// An id that breaks its rule.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid id {id:?}: use 1-64 characters from A-Z a-z 0-9 _ -")]
+#[error("invalid id {id:?}")]
 pub struct InvalidIdError {
     /// The refused id.
     pub id: String,
+}
+
+impl crate::error::Coded for InvalidIdError {
+    fn code(&self) -> &'static str {
+        "INVALID_ID"
+    }
+
+    fn fix(&self) -> Option<String> {
+        Some("use 1-64 characters from A-Z a-z 0-9 _ -".into())
+    }
 }
 
 #[cfg(test)]

@@ -340,6 +340,12 @@ impl EndpointProblem {
     }
 }
 
+impl crate::error::Coded for EndpointProblem {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+}
+
 /// The endpoint rule on a URL (see [`ModelTemplate::endpoint_security`]).
 pub fn endpoint_security(
     base_url: &str,

@@ -26,6 +26,7 @@ mod preflight;
 mod round_trip;
 mod sessions;
 mod stopping;
+mod tidy;
 mod together;
 mod tools_files;
 mod tools_hardening;

@@ -91,6 +91,12 @@ impl SandboxError {
     }
 }
 
+impl crate::error::Coded for SandboxError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+}
+
 /// Text read from a file, at most what the caller may show.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoundedText {
@@ -262,6 +268,15 @@ pub enum ReadError {
     /// The bytes are not UTF-8 text.
     #[error("not a UTF-8 text file")]
     NotText,
+}
+
+impl crate::error::Coded for ReadError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Refused(e) => e.code(),
+            Self::NotText => "READ_NOT_TEXT",
+        }
+    }
 }
 
 /// Keeps `fd` only when it is a regular file; clears the non-blocking flag it was opened with.

@@ -18,7 +18,6 @@ fn options(open_door: bool) -> HostBootOptions {
     HostBootOptions {
         app_version: "test".into(),
         secrets: SecretSource::Env,
-        run_schedules: false,
         open_door,
         door_port: None,
         log_echo: None,

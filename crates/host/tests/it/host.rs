@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use fuseforks_core::error::Coded;
 use fuseforks_host::lock::{LOCK_FILE, LockError, VillageLock};
 use fuseforks_host::secrets::{KeyringSecretStore, SecretError, SecretStore};
 use fuseforks_host::{HostBootOptions, HostError, HostPaths, SecretSource, build_host};
@@ -12,7 +13,6 @@ fn options() -> HostBootOptions {
     HostBootOptions {
         app_version: "test".into(),
         secrets: SecretSource::Env,
-        run_schedules: false,
         open_door: false,
         door_port: None,
         log_echo: None,
@@ -68,6 +68,20 @@ fn a_missing_village_creates_nothing() {
     assert!(matches!(err, HostError::VillageMissing(_)));
     assert_eq!(snapshot(data.data_dir()), before);
     assert!(!data.workspace().exists());
+    // Code, message and fix apart (issue 12): no `[CODE]`, no `Fix:` in the text.
+    let text = err.to_string();
+    assert!(!text.starts_with('[') && !text.contains("Fix:"), "{text}");
+    assert_eq!(Coded::code(&err), "VILLAGE_MISSING");
+    assert!(Coded::fix(&err).is_some_and(|f| f.contains("init")));
+}
+
+#[test]
+fn an_llm_client_failure_has_its_own_code() {
+    let err = HostError::LlmClient(fuseforks_core::llm::LlmError::InvalidRequest(
+        "cannot build the HTTP client: no TLS".into(),
+    ));
+    assert_eq!(err.code(), "LLM_CLIENT_FAILED");
+    assert_eq!(Coded::code(&err), "LLM_CLIENT_FAILED");
 }
 
 #[tokio::test]

@@ -1,0 +1,5 @@
+//! Integration tests of `fuseforks-host`, one binary: the lock, the secret stores and
+//! `build_host`'s refusals (`host`); the door opened from `mcp_server.json` (`door`).
+
+mod door;
+mod host;
