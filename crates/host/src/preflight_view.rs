@@ -15,8 +15,7 @@ use crate::boot::{SecretSource, secret_store};
 use crate::paths::HostPaths;
 use crate::secrets::SecretError;
 
-const START_FIX: &str =
-    "give batch, reception (ask only) or agent ids from world.json, separated by commas";
+const START_FIX: &str = "give batch alone, reception alone (ask only), or agent ids from world.json separated by commas";
 
 /// What `--start` asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,10 +217,14 @@ pub fn resolve_start(
                     .and_then(|a| world.agent(&a).map(|_| ()))
                     .is_some();
                 if !known {
-                    return Err(PreflightError::Usage(StartError::new(
-                        format!("--start names {id:?}, which is not an agent of this village"),
-                        START_FIX,
-                    )));
+                    let message = if ids.len() > 1 && matches!(id.as_str(), "batch" | "reception") {
+                        format!(
+                            "--start names {id:?} beside other ids: a keyword stands alone (and no agent has the id {id:?})"
+                        )
+                    } else {
+                        format!("--start names {id:?}, which is not an agent of this village")
+                    };
+                    return Err(PreflightError::Usage(StartError::new(message, START_FIX)));
                 }
             }
             ids.iter().cloned().collect()
@@ -428,5 +431,21 @@ mod tests {
             StartSpec::Ids(vec!["reception".into()])
         );
         assert_eq!(StartSpec::Batch.against(&world), StartSpec::Batch);
+    }
+
+    #[test]
+    fn a_keyword_beside_ids_is_told_to_stand_alone() {
+        let mut world = World::default();
+        world.agents.push(fuseforks_core::village::AgentSpec::new(
+            AgentId::new("front").unwrap(),
+            "Front",
+            fuseforks_core::village::TemplateId::new("t").unwrap(),
+        ));
+        let spec = StartSpec::parse("batch,front").unwrap();
+        let err = resolve_start(&world, &spec, HeadlessMode::Ask).unwrap_err();
+        assert!(err.to_string().contains("a keyword stands alone"), "{err}");
+        let spec = StartSpec::parse("nobody").unwrap();
+        let err = resolve_start(&world, &spec, HeadlessMode::Ask).unwrap_err();
+        assert!(err.to_string().contains("not an agent"), "{err}");
     }
 }

@@ -31,8 +31,14 @@ pub(super) fn template_key_missing(i: &Input<'_>, out: &mut Findings) {
                         "No API key for template {} (key {} / variable {var}).",
                         t.id, t.id
                     ),
-                    "資格情報ストアに鍵を置くか、--secrets env で環境変数を設定してください。",
-                    "Store the key in the OS keyring, or set the variable and pass --secrets env.",
+                    &format!(
+                        "`fuseforks-cli secrets set {} --data-dir <DIR>` で資格情報ストアに置くか、環境変数 {var} を設定して --secrets env を付けてください。",
+                        t.id
+                    ),
+                    &format!(
+                        "Store it with `fuseforks-cli secrets set {} --data-dir <DIR>`, or set {var} and pass --secrets env.",
+                        t.id
+                    ),
                 );
             }
         }
@@ -54,10 +60,10 @@ pub(super) fn mcp_secret_missing(i: &Input<'_>, out: &mut Findings) {
                     "The secret {key} referenced by an MCP header is missing (variable {var})."
                 ),
                 &format!(
-                    "秘密 {key}（環境変数 {var}）を置いてください。無いとそのサーバーには繋がりません。"
+                    "`fuseforks-cli secrets set {key} --data-dir <DIR>` で置くか、環境変数 {var} を設定してください。無いとそのサーバーには繋がりません。"
                 ),
                 &format!(
-                    "Provide the secret {key} (variable {var}); without it that server is not connected."
+                    "Store it with `fuseforks-cli secrets set {key} --data-dir <DIR>`, or set {var} and pass --secrets env; without it that server is not connected."
                 ),
             );
         }
