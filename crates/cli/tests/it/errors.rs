@@ -274,7 +274,7 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
     let report = stdout(&check);
     assert!(
         report.contains("\nreject [SECRET_MISSING] No API key")
-            && report.contains("\nFix: Store the key")
+            && report.contains("\nFix: Store it with `fuseforks-cli secrets set stub")
             && !report.contains("Reject")
             && !report.contains("  fix:"),
         "{report}"
