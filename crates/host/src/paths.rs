@@ -50,7 +50,7 @@ impl HostPaths {
         let fix = match self.parent_when_workspace() {
             Some(parent) => format!(
                 "--data-dir points at a village's workspace folder; use its parent: --data-dir {}",
-                parent.display()
+                shell_word(&parent.display().to_string())
             ),
             None => "run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at a village (the folder that holds workspace/)".to_owned(),
         };
@@ -101,6 +101,20 @@ impl fuseforks_core::error::Coded for VillageMissing {
     }
 }
 
+/// `text` as one POSIX shell word, for commands printed to be pasted: as it is when it holds
+/// only characters no shell treats specially, else in single quotes (a `'` inside as `'\''`).
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_alphanumeric() || "/._-+:,@%".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +143,16 @@ mod tests {
             .village_missing()
             .unwrap();
         assert!(!elsewhere.fix.contains("parent"), "{}", elsewhere.fix);
+    }
+
+    #[test]
+    fn shell_words_quote_what_a_shell_would_split_or_expand() {
+        assert_eq!(shell_word("/srv/village-1"), "/srv/village-1");
+        assert_eq!(shell_word("my village"), "'my village'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("~x"), "'~x'");
+        assert_eq!(shell_word("=ls"), "'=ls'");
     }
 }

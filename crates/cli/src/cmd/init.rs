@@ -218,7 +218,7 @@ fn os_locale() -> Option<String> {
 }
 
 fn summary(paths: &HostPaths, template: &ModelTemplate, report: &FoundingReport) -> String {
-    let data_dir = paths.data_dir().display();
+    let data_dir = fuseforks_host::paths::shell_word(&paths.data_dir().display().to_string());
     let mut out = String::new();
     let _ = writeln!(out, "Founded a village in {}", report.workspace.display());
     let _ = writeln!(out, "  village id: {}", report.village_id);

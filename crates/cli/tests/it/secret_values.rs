@@ -183,3 +183,38 @@ fn init_refuses_a_base_url_with_a_user_name_or_password() {
             .exists()
     );
 }
+
+#[test]
+fn init_quotes_its_printed_commands_so_they_paste_into_a_shell() {
+    let data = TempDataDir::new();
+    let dir = data.data_dir().join("my v'illage").display().to_string();
+    let out = cli(
+        &[
+            "init",
+            "--data-dir",
+            &dir,
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+        ],
+        &[],
+        None,
+    );
+    let text = all_output(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let check = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("fuseforks-cli check "))
+        .unwrap_or_else(|| panic!("no check line: {text}"))
+        .replace(" --probe-endpoints", "");
+    let bin = env!("CARGO_BIN_EXE_fuseforks-cli");
+    let line = check.replacen("fuseforks-cli", &format!("'{bin}'"), 1);
+    let ran = std::process::Command::new("sh")
+        .args(["-c", &line])
+        .env("LANG", "C.UTF-8")
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(0), "{line}: {}", all_output(&ran));
+}
