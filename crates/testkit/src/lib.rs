@@ -1,4 +1,5 @@
 //! Test support for Fuseforks: where the shared reference material lives, temporary villages,
+//! the stub village builder (`TestVillage::builder()`),
 //! the "maximal" `world.json`, and loopback stub servers for every LLM wire (scripted replies in
 //! each wire's JSON, recorded fixtures, captured requests). MCP stubs arrive with their issue.
 //! A dev-dependency only.
@@ -9,7 +10,10 @@ use std::path::{Path, PathBuf};
 pub mod log_capture;
 pub mod maximal;
 pub mod stub;
+pub mod village;
 pub mod wire_replies;
+
+pub use village::{TestVillage, TestVillageBuilder, provider, stub_template};
 
 /// The read-only `shared/` folder beside the repository (override with `FUSEFORKS_SHARED`).
 pub fn shared_dir() -> PathBuf {
@@ -197,28 +201,20 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
 
 /// The two worlds the crash test alternates between.
 pub mod crash_worlds {
-    use fuseforks_core::village::{AgentId, AgentSpec, ModelTemplate, Provider, TemplateId, World};
+    use fuseforks_core::village::{ModelTemplate, Provider, TemplateId, World};
+
+    use crate::TestVillage;
 
     fn world(agents: usize) -> World {
         let template = TemplateId::new("stub").unwrap_or_else(|e| panic!("{e}"));
-        let mut model = ModelTemplate::new(template.clone(), "stub", "http://127.0.0.1:9/v1", "m");
+        let mut model = ModelTemplate::new(template, "stub", "http://127.0.0.1:9/v1", "m");
         // Written explicitly so that the world read back equals this one.
         model.provider = Some(Provider::OpenAiCompat);
-        let mut world = World {
-            model_templates: vec![model],
-            ..World::default()
-        };
+        let mut village = TestVillage::builder().language(None).template(model);
         for i in 0..agents {
-            let id = AgentId::new(format!("agent_{i}")).unwrap_or_else(|e| panic!("{e}"));
-            let mut agent = AgentSpec::new(
-                id,
-                format!("Agent {i} {}", "x".repeat(200)),
-                template.clone(),
-            );
-            agent.order = u32::try_from(i).unwrap_or(u32::MAX);
-            world.agents.push(agent);
+            village = village.agent(&format!("agent_{i}"), &format!("Agent {i} {}", "x".repeat(200)));
         }
-        world
+        village.to_world()
     }
 
     /// One agent.

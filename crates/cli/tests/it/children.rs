@@ -13,7 +13,7 @@ use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir, mcp_script};
 use serde_json::{Value, json};
 
-use crate::headless::{command, signal, village, wait_for};
+use crate::headless::{alive, command, gone_within, read_pid, signal, village, wait_for};
 
 const CANARY: &str = "canary-SECRET-value-5d21";
 
@@ -60,40 +60,6 @@ fn real_python() -> String {
 
 fn file(data: &TempDataDir, name: &str) -> PathBuf {
     data.data_dir().join(name)
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z')
-        })
-        .unwrap_or(false)
-}
-
-/// Waits up to `limit` for `pid` to be gone (or a zombie).
-async fn gone_within(pid: u32, limit: Duration) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    !alive(pid)
-}
-
-async fn read_pid(path: &Path) -> u32 {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("{} was never written", path.display());
 }
 
 /// Kills a helper left behind (so a red test does not leave it for 10 minutes).

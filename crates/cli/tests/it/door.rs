@@ -4,9 +4,8 @@
 //! MCP child behind), `check` naming a missing header secret, and MCP children's stderr wrapped
 //! under `--events jsonl`.
 
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fuseforks_core::llm::Wire;
 use fuseforks_core::sessions::SessionStore;
@@ -15,8 +14,10 @@ use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
 use serde_json::{Value, json};
 
-use crate::headless::{U, args, command, log, run, signal, village, wait_for};
-use crate::stderr;
+use crate::headless::{
+    U, alive, command, gone_within, log, read_pid, run, signal, village, wait_for,
+};
+use crate::{stderr, words};
 
 const DOOR_TOKEN: &str = "door-CANARY-token-7f3e";
 
@@ -63,41 +64,6 @@ async fn door_client(args: Vec<String>) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| {
-            // The state follows the parenthesised command name; Z = a zombie, already dead.
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z')
-        })
-        .unwrap_or(false)
-}
-
-async fn wait_until_gone(pid: u32) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
-
-async fn read_pid(path: &Path) -> u32 {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let log = std::fs::read_to_string(path.with_file_name("workspace").join("fuseforks.log"));
-    panic!("the MCP child never wrote its pid: {log:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -172,7 +138,7 @@ async fn the_python_sdk_asks_through_the_door_strangers_are_refused_and_sigterm_
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
-        wait_until_gone(child_pid).await,
+        gone_within(child_pid, Duration::from_secs(5)).await,
         "the MCP child outlived serve"
     );
     let log = log(&data);
@@ -379,15 +345,7 @@ async fn a_door_port_without_its_token_is_rejected_before_anything_runs() {
     .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(stderr(&out).contains("DOOR_TOKEN_MISSING"));
-    let zero = crate::cli(&[
-        "serve",
-        "--data-dir",
-        "x",
-        "--start",
-        "batch",
-        "--door-port",
-        "0",
-    ]);
+    let zero = crate::cli("serve --data-dir x --start batch --door-port 0");
     assert_eq!(zero.status.code(), Some(2), "port 0 is a usage error");
     assert!(stub.requests().is_empty());
 }
@@ -471,18 +429,7 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
     );
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "--events",
-            "jsonl",
-            "hi",
-        ]),
+        words(&format!("ask --data-dir {dir} --start reception --secrets env --events jsonl hi")),
         true,
     )
     .await;

@@ -14,7 +14,7 @@ use fuseforks_testkit::stub::StubServer;
 use serde_json::Value;
 
 use crate::headless::{args, run, village};
-use crate::{cli, stderr, stdout};
+use crate::{words, cli, stderr, stdout};
 
 /// Whether `text` starts with `[UPPER_SNAKE]`.
 fn starts_with_code(text: &str) -> bool {
@@ -256,17 +256,7 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
     );
     assert_eq!(first_cli(&json)["level"], "reject");
     let check = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-        ]),
+        words(&format!("check --for ask --data-dir {dir} --start batch --secrets env")),
         false,
     )
     .await;
@@ -420,7 +410,7 @@ async fn a_workspace_given_as_data_dir_is_told_to_use_its_parent() {
         let fix = first_cli(&json)["fix"].as_str().unwrap().to_owned();
         assert!(fix.contains("use its parent"), "{fix}");
     }
-    let init = cli(&["init", "--data-dir", &workspace, "--language", "en"]);
+    let init = cli(&format!("init --data-dir {workspace} --language en"));
     assert_eq!(init.status.code(), Some(11), "{}", stderr(&init));
     scan("init into a workspace", &init, false);
     assert!(
@@ -435,7 +425,7 @@ async fn a_workspace_given_as_data_dir_is_told_to_use_its_parent() {
         !data.workspace().join("workspace").exists(),
         "no village nested in a village"
     );
-    let again = cli(&["init", "--data-dir", &data.data_dir().display().to_string()]);
+    let again = cli(&format!("init --data-dir {}", data.data_dir().display().to_string()));
     assert_eq!(again.status.code(), Some(11));
     scan("init again", &again, false);
     assert!(
@@ -482,16 +472,7 @@ async fn an_agent_naming_a_missing_template_is_a_preflight_finding() {
     );
     assert!(stdout(&json).contains("MODEL_TEMPLATE_MISSING"));
     let ask = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
         true,
     )
     .await;

@@ -5,16 +5,14 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use fuseforks_core::village::{
-    AgentId, AgentSpec, Credential, Language, LanguageTag, ModelTemplate, Provider, TemplateId,
-    VillageStore, World,
-};
+use fuseforks_core::llm::Wire;
+use fuseforks_core::village::{TemplateId, VillageStore};
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
-use fuseforks_testkit::{KillOnDrop, TempDataDir, snapshot};
+use fuseforks_testkit::{KillOnDrop, TempDataDir, TestVillage, snapshot};
 use serde_json::json;
 
-use crate::{stderr, stdout};
+use crate::{words, stderr, stdout};
 
 pub(crate) const U: ScriptUsage = ScriptUsage {
     prompt: 400,
@@ -25,31 +23,12 @@ pub(crate) const U: ScriptUsage = ScriptUsage {
 pub(crate) const KEY: &str = "sk-headless-test-KEY-93e1";
 
 pub(crate) fn village(data: &TempDataDir, stub: &str, budget: Option<u64>) {
-    let mut t = ModelTemplate::new(
-        TemplateId::new("stub").unwrap(),
-        "stub",
-        format!("{stub}/v1"),
-        "stub-model",
-    );
-    t.provider = Some(Provider::OpenAiCompat);
-    t.credential = Credential::Keyring;
-    t.max_retries = 1;
-    let rec = AgentSpec::new(
-        AgentId::new("rec").unwrap(),
-        "Reception",
-        TemplateId::new("stub").unwrap(),
-    );
-    let world = World {
-        agents: vec![rec],
-        model_templates: vec![t],
-        token_budget: budget,
-        language: Some(LanguageTag::of(Language::En)),
-        reception: Some(AgentId::new("rec").unwrap()),
-        ..World::default()
-    };
-    VillageStore::new(data.workspace())
-        .save_world(&world)
-        .unwrap();
+    TestVillage::builder()
+        .stub(Wire::OpenAiCompat, stub)
+        .agent("rec", "Reception")
+        .reception("rec")
+        .budget(budget)
+        .write(data);
 }
 
 pub(crate) fn command(args: &[&str], with_key: bool) -> Command {
@@ -76,15 +55,7 @@ pub(crate) async fn run(args: Vec<String>, with_key: bool) -> Output {
 /// `ask` on the village in `dir` (reception started, secrets from the environment), with
 /// `extra` options before the message.
 pub(crate) fn ask_args(dir: &str, extra: &[&str], message: &str) -> Vec<String> {
-    let mut all = args(&[
-        "ask",
-        "--data-dir",
-        dir,
-        "--start",
-        "reception",
-        "--secrets",
-        "env",
-    ]);
+    let mut all = words(&format!("ask --data-dir {dir} --start reception --secrets env"));
     all.extend(args(extra));
     all.push(message.to_owned());
     all
@@ -101,7 +72,7 @@ pub(crate) fn log(data: &TempDataDir) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_answers_on_stdout_and_exits_0() {
     let stub = StubServer::start(vec![wire_replies::text(
-        fuseforks_core::llm::Wire::OpenAiCompat,
+        Wire::OpenAiCompat,
         "The answer.",
         U,
     )])
@@ -110,16 +81,7 @@ async fn ask_answers_on_stdout_and_exits_0() {
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "What is it?",
-        ]),
+        words(&format!("ask --data-dir {dir} --start reception --secrets env 'What is it?'")),
         true,
     )
     .await;
@@ -144,7 +106,7 @@ async fn ask_answers_on_stdout_and_exits_0() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
     let stub = StubServer::start(vec![wire_replies::text(
-        fuseforks_core::llm::Wire::OpenAiCompat,
+        Wire::OpenAiCompat,
         "never",
         U,
     )])
@@ -154,17 +116,7 @@ async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
     let before = snapshot(data.data_dir());
     let dir = data.data_dir().display().to_string();
     let check = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-        ]),
+        words(&format!("check --for ask --data-dir {dir} --start reception --secrets env")),
         false,
     )
     .await;
@@ -176,16 +128,7 @@ async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
         stdout(&check)
     );
     let ask = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
         false,
     )
     .await;
@@ -208,48 +151,23 @@ async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
 async fn usage_and_boot_failures_have_their_codes() {
     let data = TempDataDir::new();
     let dir = data.data_dir().display().to_string();
-    let no_start = run(args(&["ask", "--data-dir", &dir, "hi"]), true).await;
+    let no_start = run(words(&format!("ask --data-dir {dir} hi")), true).await;
     assert_eq!(no_start.status.code(), Some(2));
     let missing = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!("ask --data-dir {dir} --start batch --secrets env hi")),
         true,
     )
     .await;
     assert_eq!(missing.status.code(), Some(5), "{}", stderr(&missing));
     assert!(stderr(&missing).contains("VILLAGE_MISSING"));
     let serve = run(
-        args(&[
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-        ]),
+        words(&format!("serve --data-dir {dir} --start batch --secrets env")),
         true,
     )
     .await;
     assert_eq!(serve.status.code(), Some(5));
     let check = run(
-        args(&[
-            "check",
-            "--for",
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-        ]),
+        words(&format!("check --for serve --data-dir {dir} --start batch")),
         true,
     )
     .await;
@@ -261,29 +179,13 @@ async fn usage_and_boot_failures_have_their_codes() {
     let stub = StubServer::start(vec![]).await;
     village(&data, stub.base_url(), None);
     let unknown = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "ghost",
-        ]),
+        words(&format!("check --for ask --data-dir {dir} --start ghost")),
         true,
     )
     .await;
     assert_eq!(unknown.status.code(), Some(2));
     let reception_for_serve = run(
-        args(&[
-            "check",
-            "--for",
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-        ]),
+        words(&format!("check --for serve --data-dir {dir} --start reception")),
         true,
     )
     .await;
@@ -293,7 +195,7 @@ async fn usage_and_boot_failures_have_their_codes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_jsonl_makes_every_stderr_line_json() {
     let stub = StubServer::start(vec![wire_replies::text(
-        fuseforks_core::llm::Wire::OpenAiCompat,
+        Wire::OpenAiCompat,
         "ok",
         U,
     )])
@@ -302,18 +204,7 @@ async fn events_jsonl_makes_every_stderr_line_json() {
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "--events",
-            "jsonl",
-            "hi",
-        ]),
+        words(&format!("ask --data-dir {dir} --start reception --secrets env --events jsonl hi")),
         true,
     )
     .await;
@@ -333,8 +224,8 @@ async fn events_jsonl_makes_every_stderr_line_json() {
     );
     assert_eq!(stdout(&out), "ok\n");
     for bad in [
-        args(&["ask", "--events", "jsonl", "--data-dir", &dir, "hi"]),
-        args(&["frob", "--events", "jsonl"]),
+        words(&format!("ask --events jsonl --data-dir {dir} hi")),
+        words("frob --events jsonl"),
     ] {
         let out = run(bad, true).await;
         assert_eq!(out.status.code(), Some(2));
@@ -364,7 +255,7 @@ async fn the_budget_ceiling_exits_9() {
         args: json!({"note": "x"}),
     };
     let stub = StubServer::start(vec![wire_replies::tool_calls(
-        fuseforks_core::llm::Wire::OpenAiCompat,
+        Wire::OpenAiCompat,
         &[call],
         big,
     )])
@@ -373,16 +264,7 @@ async fn the_budget_ceiling_exits_9() {
     village(&data, stub.base_url(), Some(10_000));
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "go",
-        ]),
+        words(&format!("ask --data-dir {dir} --start reception --secrets env go")),
         true,
     )
     .await;
@@ -421,6 +303,44 @@ pub(crate) async fn wait_for(path: &Path, needle: &str) {
     panic!("{needle:?} never appeared in {}", path.display());
 }
 
+/// Whether `pid` runs (a zombie counts as gone).
+pub(crate) fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            // The state follows the parenthesised command name; Z = a zombie, already dead.
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// Waits up to `limit` for `pid` to be gone (or a zombie).
+pub(crate) async fn gone_within(pid: u32, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    !alive(pid)
+}
+
+/// Waits up to 30 s for a process to write its pid into `path` (under `data_dir`).
+pub(crate) async fn read_pid(path: &Path) -> u32 {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(30) {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let log = std::fs::read_to_string(path.with_file_name("workspace").join("fuseforks.log"));
+    panic!("{} was never written: {log:?}", path.display());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_holds_the_lock_and_closes_on_sigterm() {
     let stub = StubServer::start(vec![]).await;
@@ -442,16 +362,7 @@ async fn serve_holds_the_lock_and_closes_on_sigterm() {
     )
     .await;
     let second = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
         true,
     )
     .await;
@@ -480,16 +391,7 @@ async fn a_store_open_elsewhere_exits_4() {
             .unwrap();
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
         true,
     )
     .await;
@@ -500,7 +402,7 @@ async fn a_store_open_elsewhere_exits_4() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_during_a_slow_answer_interrupts_and_records_the_turn() {
-    let wire = fuseforks_core::llm::Wire::OpenAiCompat;
+    let wire = Wire::OpenAiCompat;
     let slow = |id: &str| {
         let call = ScriptCall {
             id: id.into(),
@@ -558,17 +460,7 @@ async fn the_original_village_passes_check_with_its_key_and_fails_without() {
     let data = TempDataDir::with_original_village();
     let dir = data.data_dir().display().to_string();
     let with = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-        ]),
+        words(&format!("check --for ask --data-dir {dir} --start reception --secrets env")),
         true,
     )
     .await;
@@ -580,18 +472,7 @@ async fn the_original_village_passes_check_with_its_key_and_fails_without() {
         stderr(&with)
     );
     let without = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "--json",
-        ]),
+        words(&format!("check --for ask --data-dir {dir} --start reception --secrets env --json")),
         false,
     )
     .await;
@@ -614,16 +495,7 @@ async fn a_secret_name_collision_stops_the_boot_naming_names_not_values() {
     store.save_world(&world).unwrap();
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
         true,
     )
     .await;

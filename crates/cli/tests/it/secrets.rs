@@ -8,12 +8,10 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use fuseforks_core::village::{
-    AgentId, AgentSpec, Credential, Language, LanguageTag, ModelTemplate, Provider, TemplateId,
-    VillageStore, World,
-};
+use fuseforks_core::llm::Wire;
+use fuseforks_core::village::TemplateId;
 use fuseforks_testkit::stub::StubServer;
-use fuseforks_testkit::{KillOnDrop, TempDataDir, wire_replies};
+use fuseforks_testkit::{KillOnDrop, TempDataDir, TestVillage, stub_template, wire_replies};
 
 use crate::headless::U;
 use crate::{stderr, stdout};
@@ -30,29 +28,13 @@ fn unique_id() -> String {
 
 /// A village whose reception uses the template `id` at `base` (a key in the keyring).
 fn village(data: &TempDataDir, id: &str, base: &str) {
-    let mut t = ModelTemplate::new(
-        TemplateId::new(id).unwrap(),
-        "stub",
-        format!("{base}/v1"),
-        "stub-model",
-    );
-    t.provider = Some(Provider::OpenAiCompat);
-    t.credential = Credential::Keyring;
-    t.max_retries = 1;
-    let world = World {
-        agents: vec![AgentSpec::new(
-            AgentId::new("rec").unwrap(),
-            "Reception",
-            TemplateId::new(id).unwrap(),
-        )],
-        model_templates: vec![t],
-        language: Some(LanguageTag::of(Language::En)),
-        reception: Some(AgentId::new("rec").unwrap()),
-        ..World::default()
-    };
-    VillageStore::new(data.workspace())
-        .save_world(&world)
-        .unwrap();
+    let mut t = stub_template(Wire::OpenAiCompat, base);
+    t.id = TemplateId::new(id).unwrap();
+    TestVillage::builder()
+        .template(t)
+        .agent("rec", "Reception")
+        .reception("rec")
+        .write(data);
 }
 
 /// The binary with `env` set on top of a clean environment for the store choice.
@@ -88,7 +70,7 @@ const KEYUTILS: &[(&str, &str)] = &[("FUSEFORKS_KEYRING", "keyutils")];
 async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     let value = format!("sk-keyring-VALUE-{}", unique_id());
     let stub = StubServer::start(vec![wire_replies::text(
-        fuseforks_core::llm::Wire::OpenAiCompat,
+        Wire::OpenAiCompat,
         "Hi.",
         U,
     )])

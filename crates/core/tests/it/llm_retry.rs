@@ -151,7 +151,8 @@ async fn the_api_key_never_reaches_an_error() {
     assert!(shown.contains("<api key>"), "{shown}");
 }
 
-#[tokio::test]
+// Paused time: the stub's delay and the test's sleeps are virtual, so the order is exact.
+#[tokio::test(start_paused = true)]
 async fn a_cancel_during_the_wait_returns_at_once() {
     let wire = Wire::Anthropic;
     let stub = StubServer::start(vec![
@@ -161,7 +162,7 @@ async fn a_cancel_during_the_wait_returns_at_once() {
     .await;
     let request = plain_request();
     let cancel = request.cancel.clone();
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(300)).await;
         cancel.cancel();
@@ -174,10 +175,10 @@ async fn a_cancel_during_the_wait_returns_at_once() {
     canceller.await.unwrap();
     assert_eq!(response.stop, StopReason::Aborted);
     assert_eq!(response.usage, None, "no usage is invented");
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(300),
+        "back at the cancel, not after the 30 s wait"
     );
     assert_eq!(
         stub.requests().len(),
@@ -186,7 +187,8 @@ async fn a_cancel_during_the_wait_returns_at_once() {
     );
 }
 
-#[tokio::test]
+// Paused time: the stub's delay and the test's sleeps are virtual, so the order is exact.
+#[tokio::test(start_paused = true)]
 async fn abort_drops_the_request_in_flight_and_finish_waits_for_it() {
     let wire = Wire::OpenAiResponses;
     let slow = || wire_replies::text(wire, "slow answer", FIRST).after(Duration::from_secs(3));
@@ -200,16 +202,16 @@ async fn abort_drops_the_request_in_flight_and_finish_waits_for_it() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         cancel.cancel();
     });
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let response = client
         .chat(&endpoint(wire, stub.base_url()), &abort)
         .await
         .unwrap();
     assert_eq!((response.stop, response.usage), (StopReason::Aborted, None));
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(200),
+        "back at the cancel, not after the 3 s answer"
     );
 
     // The default lets a paid call finish so its usage is recorded.
@@ -219,11 +221,13 @@ async fn abort_drops_the_request_in_flight_and_finish_waits_for_it() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         cancel.cancel();
     });
+    let started = tokio::time::Instant::now();
     let response = client
         .chat(&endpoint(wire, stub.base_url()), &finish)
         .await
         .unwrap();
     assert_eq!(response.text().as_deref(), Some("slow answer"));
+    assert!(started.elapsed() >= Duration::from_secs(3), "it waited for the answer");
     assert!(response.usage.is_some());
 }
 
