@@ -352,8 +352,7 @@ async fn bodies_and_secrets_never_reach_the_log() {
     }
 }
 
-// Paused time: the stub's delay and the test's sleeps are virtual, so the order is exact.
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn an_interrupt_takes_effect_at_the_next_round_and_keeps_what_was_paid() {
     let wire = Wire::OpenAiCompat;
     let slow = |id: &str| {

@@ -64,8 +64,7 @@ fn unknown_calls(orch: &fuseforks_core::orchestrator::Orchestrator) -> u64 {
 
 /// `stop_agent` is for one agent: when it overruns its grace, only its calls are cut; the
 /// other agents' calls go on and later ones are sent normally.
-// Paused time: the stub's delay and the test's sleeps are virtual, so the order is exact.
-#[tokio::test(start_paused = true)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_agents_overrun_cuts_only_that_agent() {
     let stub = StubServer::start(vec![
         text("a1 too late").after(Duration::from_secs(2)),
@@ -104,8 +103,7 @@ async fn one_agents_overrun_cuts_only_that_agent() {
 
 /// A stopped agent's task ends with the stop (it is not left running detached), and a task
 /// ended by the stop is not an agent failure.
-// Paused time: the stub's delay and the test's sleeps are virtual, so the order is exact.
-#[tokio::test(start_paused = true)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_cut_by_its_stop_does_not_run_on() {
     let stub = StubServer::start(vec![
         tool("ask_b2", json!({"message": "help"})),
@@ -127,7 +125,7 @@ async fn an_agent_cut_by_its_stop_does_not_run_on() {
     .await;
     // a1 waits on b2 (not cut by a1's stop): the cut cannot end a1's turn.
     assert!(!orch.stop_agent("a1", Duration::from_millis(200)).await);
-    let stopped_at = tokio::time::Instant::now();
+    let stopped_at = Instant::now();
     assert_eq!(orch.status("a1"), AgentStatus::Idle);
     assert!(
         asking.await.unwrap().is_err(),
@@ -149,8 +147,7 @@ async fn an_agent_cut_by_its_stop_does_not_run_on() {
 
 /// Messages queued behind a stopping agent's turn are answered as interrupted without a turn
 /// (no paid call during the grace).
-// Paused time: the stub's delay and the test's sleeps are virtual, so the order is exact.
-#[tokio::test(start_paused = true)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_queued_behind_a_stop_start_no_turn() {
     let stub = StubServer::start(vec![text("first").after(Duration::from_millis(800))]).await;
     let v = Village::new(WIRE, stub.base_url(), None);
@@ -259,8 +256,7 @@ async fn an_interrupt_during_the_mcp_connect_keeps_the_tools() {
 /// askTimeoutSecs ran out): the rest of the turn's records land in the same stored
 /// conversation, so its calls are not counted as unknown usage and no stray conversation
 /// appears.
-// Paused time: the stub's delay and the test's sleeps are virtual, so the order is exact.
-#[tokio::test(start_paused = true)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversation_closed_under_a_running_turn_keeps_its_records_together() {
     let stub = StubServer::start(vec![
         tool("grep", json!({"pattern": "error"})).after(Duration::from_millis(800)),
