@@ -35,7 +35,7 @@ pub type Extra = serde_json::Map<String, serde_json::Value>;
 
 /// Replaces `path` with `bytes` atomically (temp file, fsync, rename), for files outside the
 /// village model that must never be half-written (exports, logs' side files).
-pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     atomic::write_atomic(path, bytes, atomic::Permissions::KeepExisting)
 }
 
