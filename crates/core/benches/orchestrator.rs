@@ -16,9 +16,9 @@ use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
 use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::tools::TrashTarget;
 use fuseforks_core::village::{AgentId, ModelTemplate, TemplateId};
-use fuseforks_testkit::{TempDataDir, TestVillage, stub_template};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
+use fuseforks_testkit::{TempDataDir, TestVillage, stub_template};
 use serde_json::json;
 
 const WIRE: Wire = Wire::OpenAiCompat;

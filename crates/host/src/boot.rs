@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use fuseforks_core::error::CoreError;
+use fuseforks_core::CoreError;
 use fuseforks_core::llm::{ApiKey, LlmClient};
 use fuseforks_core::log::{LogSink, VillageLog};
 use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};

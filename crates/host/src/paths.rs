@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fuseforks_core::village::shelf_store::names::WORKSPACE;
+use fuseforks_core::village::WORKSPACE;
 use fuseforks_core::village::{ShelfStore, VillageStore};
 
 /// The paths of one running village, derived from a single `data_dir`.

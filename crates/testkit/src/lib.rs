@@ -212,7 +212,10 @@ pub mod crash_worlds {
         model.provider = Some(Provider::OpenAiCompat);
         let mut village = TestVillage::builder().language(None).template(model);
         for i in 0..agents {
-            village = village.agent(&format!("agent_{i}"), &format!("Agent {i} {}", "x".repeat(200)));
+            village = village.agent(
+                &format!("agent_{i}"),
+                &format!("Agent {i} {}", "x".repeat(200)),
+            );
         }
         village.to_world()
     }

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use fuseforks_core::llm::probe::{NetworkClass, ProbeOutcome, ProbeReport, probe};
 use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient};
+use fuseforks_core::llm::{NetworkClass, ProbeOutcome, ProbeReport, probe};
 use fuseforks_core::preflight::{Finding, Level};
 use fuseforks_core::village::{Credential, Language, ModelTemplate, World};
 use fuseforks_host::HostPaths;

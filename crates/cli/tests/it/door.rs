@@ -429,7 +429,9 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
     );
     let dir = data.data_dir().display().to_string();
     let out = run(
-        words(&format!("ask --data-dir {dir} --start reception --secrets env --events jsonl hi")),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env --events jsonl hi"
+        )),
         true,
     )
     .await;

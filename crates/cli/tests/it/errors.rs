@@ -14,7 +14,7 @@ use fuseforks_testkit::stub::StubServer;
 use serde_json::Value;
 
 use crate::headless::{args, run, village};
-use crate::{words, cli, stderr, stdout};
+use crate::{cli, stderr, stdout, words};
 
 /// Whether `text` starts with `[UPPER_SNAKE]`.
 fn starts_with_code(text: &str) -> bool {
@@ -256,7 +256,9 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
     );
     assert_eq!(first_cli(&json)["level"], "reject");
     let check = run(
-        words(&format!("check --for ask --data-dir {dir} --start batch --secrets env")),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start batch --secrets env"
+        )),
         false,
     )
     .await;
@@ -425,7 +427,10 @@ async fn a_workspace_given_as_data_dir_is_told_to_use_its_parent() {
         !data.workspace().join("workspace").exists(),
         "no village nested in a village"
     );
-    let again = cli(&format!("init --data-dir {}", data.data_dir().display().to_string()));
+    let again = cli(&format!(
+        "init --data-dir {}",
+        data.data_dir().display().to_string()
+    ));
     assert_eq!(again.status.code(), Some(11));
     scan("init again", &again, false);
     assert!(
@@ -472,7 +477,9 @@ async fn an_agent_naming_a_missing_template_is_a_preflight_finding() {
     );
     assert!(stdout(&json).contains("MODEL_TEMPLATE_MISSING"));
     let ask = run(
-        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .await;

@@ -12,7 +12,7 @@ use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
 use fuseforks_testkit::{KillOnDrop, TempDataDir, TestVillage, snapshot};
 use serde_json::json;
 
-use crate::{words, stderr, stdout};
+use crate::{stderr, stdout, words};
 
 pub(crate) const U: ScriptUsage = ScriptUsage {
     prompt: 400,
@@ -55,7 +55,9 @@ pub(crate) async fn run(args: Vec<String>, with_key: bool) -> Output {
 /// `ask` on the village in `dir` (reception started, secrets from the environment), with
 /// `extra` options before the message.
 pub(crate) fn ask_args(dir: &str, extra: &[&str], message: &str) -> Vec<String> {
-    let mut all = words(&format!("ask --data-dir {dir} --start reception --secrets env"));
+    let mut all = words(&format!(
+        "ask --data-dir {dir} --start reception --secrets env"
+    ));
     all.extend(args(extra));
     all.push(message.to_owned());
     all
@@ -81,7 +83,9 @@ async fn ask_answers_on_stdout_and_exits_0() {
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
     let out = run(
-        words(&format!("ask --data-dir {dir} --start reception --secrets env 'What is it?'")),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env 'What is it?'"
+        )),
         true,
     )
     .await;
@@ -105,18 +109,15 @@ async fn ask_answers_on_stdout_and_exits_0() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
-    let stub = StubServer::start(vec![wire_replies::text(
-        Wire::OpenAiCompat,
-        "never",
-        U,
-    )])
-    .await;
+    let stub = StubServer::start(vec![wire_replies::text(Wire::OpenAiCompat, "never", U)]).await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let before = snapshot(data.data_dir());
     let dir = data.data_dir().display().to_string();
     let check = run(
-        words(&format!("check --for ask --data-dir {dir} --start reception --secrets env")),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start reception --secrets env"
+        )),
         false,
     )
     .await;
@@ -128,7 +129,9 @@ async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
         stdout(&check)
     );
     let ask = run(
-        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         false,
     )
     .await;
@@ -154,14 +157,18 @@ async fn usage_and_boot_failures_have_their_codes() {
     let no_start = run(words(&format!("ask --data-dir {dir} hi")), true).await;
     assert_eq!(no_start.status.code(), Some(2));
     let missing = run(
-        words(&format!("ask --data-dir {dir} --start batch --secrets env hi")),
+        words(&format!(
+            "ask --data-dir {dir} --start batch --secrets env hi"
+        )),
         true,
     )
     .await;
     assert_eq!(missing.status.code(), Some(5), "{}", stderr(&missing));
     assert!(stderr(&missing).contains("VILLAGE_MISSING"));
     let serve = run(
-        words(&format!("serve --data-dir {dir} --start batch --secrets env")),
+        words(&format!(
+            "serve --data-dir {dir} --start batch --secrets env"
+        )),
         true,
     )
     .await;
@@ -185,7 +192,9 @@ async fn usage_and_boot_failures_have_their_codes() {
     .await;
     assert_eq!(unknown.status.code(), Some(2));
     let reception_for_serve = run(
-        words(&format!("check --for serve --data-dir {dir} --start reception")),
+        words(&format!(
+            "check --for serve --data-dir {dir} --start reception"
+        )),
         true,
     )
     .await;
@@ -194,17 +203,14 @@ async fn usage_and_boot_failures_have_their_codes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_jsonl_makes_every_stderr_line_json() {
-    let stub = StubServer::start(vec![wire_replies::text(
-        Wire::OpenAiCompat,
-        "ok",
-        U,
-    )])
-    .await;
+    let stub = StubServer::start(vec![wire_replies::text(Wire::OpenAiCompat, "ok", U)]).await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
     let out = run(
-        words(&format!("ask --data-dir {dir} --start reception --secrets env --events jsonl hi")),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env --events jsonl hi"
+        )),
         true,
     )
     .await;
@@ -264,7 +270,9 @@ async fn the_budget_ceiling_exits_9() {
     village(&data, stub.base_url(), Some(10_000));
     let dir = data.data_dir().display().to_string();
     let out = run(
-        words(&format!("ask --data-dir {dir} --start reception --secrets env go")),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env go"
+        )),
         true,
     )
     .await;
@@ -362,7 +370,9 @@ async fn serve_holds_the_lock_and_closes_on_sigterm() {
     )
     .await;
     let second = run(
-        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .await;
@@ -391,7 +401,9 @@ async fn a_store_open_elsewhere_exits_4() {
             .unwrap();
     let dir = data.data_dir().display().to_string();
     let out = run(
-        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .await;
@@ -460,7 +472,9 @@ async fn the_original_village_passes_check_with_its_key_and_fails_without() {
     let data = TempDataDir::with_original_village();
     let dir = data.data_dir().display().to_string();
     let with = run(
-        words(&format!("check --for ask --data-dir {dir} --start reception --secrets env")),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start reception --secrets env"
+        )),
         true,
     )
     .await;
@@ -472,7 +486,9 @@ async fn the_original_village_passes_check_with_its_key_and_fails_without() {
         stderr(&with)
     );
     let without = run(
-        words(&format!("check --for ask --data-dir {dir} --start reception --secrets env --json")),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start reception --secrets env --json"
+        )),
         false,
     )
     .await;
@@ -495,7 +511,9 @@ async fn a_secret_name_collision_stops_the_boot_naming_names_not_values() {
     store.save_world(&world).unwrap();
     let dir = data.data_dir().display().to_string();
     let out = run(
-        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .await;

@@ -11,7 +11,10 @@ use crate::{cli, stderr, stdout};
 fn init_founds_a_village_that_loads_and_says_what_to_do_next() {
     let data = TempDataDir::new();
     let dir = data.data_dir().join("nested/new");
-    let out = cli(&format!("init --data-dir {} --language en --provider anthropic", dir.to_str().unwrap()));
+    let out = cli(&format!(
+        "init --data-dir {} --language en --provider anthropic",
+        dir.to_str().unwrap()
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("FUSEFORKS_SECRET_ANTHROPIC"), "{text}");
@@ -45,7 +48,9 @@ fn init_founds_a_village_that_loads_and_says_what_to_do_next() {
 fn init_in_japanese_with_a_local_model_needs_no_key() {
     let data = TempDataDir::new();
     let dir = data.data_dir().to_str().unwrap();
-    let out = cli(&format!("init --data-dir {dir} --language ja --provider ollama"));
+    let out = cli(&format!(
+        "init --data-dir {dir} --language ja --provider ollama"
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         !stdout(&out).contains("FUSEFORKS_SECRET_"),
@@ -87,7 +92,10 @@ fn the_language_defaults_to_the_os_locale() {
 fn init_refuses_an_existing_village_with_exit_11_and_touches_nothing() {
     let data = TempDataDir::with_original_village();
     let before = snapshot(data.data_dir());
-    let out = cli(&format!("init --data-dir {} --provider gemini", data.data_dir().to_str().unwrap()));
+    let out = cli(&format!(
+        "init --data-dir {} --provider gemini",
+        data.data_dir().to_str().unwrap()
+    ));
     assert_eq!(out.status.code(), Some(11));
     let err = stderr(&out);
     assert!(
@@ -100,7 +108,10 @@ fn init_refuses_an_existing_village_with_exit_11_and_touches_nothing() {
     // The same for a village this binary founded.
     let fresh = TempDataDir::new();
     let dir = fresh.data_dir().to_str().unwrap();
-    assert_eq!(cli(&format!("init --data-dir {dir}")).status.code(), Some(0));
+    assert_eq!(
+        cli(&format!("init --data-dir {dir}")).status.code(),
+        Some(0)
+    );
     let before = snapshot(fresh.data_dir());
     assert_eq!(
         cli(&format!("init --data-dir {dir} --language ja"))
@@ -137,7 +148,10 @@ fn a_write_failure_exits_5_and_leaves_no_half_village() {
     // A file where the data folder should be: nothing can be created under it.
     let blocker = data.data_dir().join("blocker");
     fs::write(&blocker, b"x").unwrap();
-    let out = cli(&format!("init --data-dir {}", blocker.join("dir").to_str().unwrap()));
+    let out = cli(&format!(
+        "init --data-dir {}",
+        blocker.join("dir").to_str().unwrap()
+    ));
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("VILLAGE_WRITE_FAILED"),

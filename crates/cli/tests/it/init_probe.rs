@@ -10,7 +10,7 @@ use fuseforks_testkit::wire_replies;
 use serde_json::{Value, json};
 
 use crate::headless::{KEY, U, args, command, run, village};
-use crate::{words, stderr, stdout};
+use crate::{stderr, stdout, words};
 
 fn init(dir: &str, extra: &[&str]) -> std::process::Output {
     let mut all = vec!["init", "--data-dir", dir, "--language", "en"];
@@ -211,7 +211,9 @@ fn init_with_a_provider_and_another_model_keeps_the_providers_endpoint() {
 }
 
 fn check_args(dir: &str, extra: &[&str]) -> Vec<String> {
-    let mut all = words(&format!("check --for ask --data-dir {dir} --start reception --secrets env"));
+    let mut all = words(&format!(
+        "check --for ask --data-dir {dir} --start reception --secrets env"
+    ));
     all.extend(args(extra));
     all
 }

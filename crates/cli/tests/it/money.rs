@@ -15,7 +15,7 @@ use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 
 use crate::headless::{U, command, log, run, village};
-use crate::{words, stderr, stdout};
+use crate::{stderr, stdout, words};
 
 const MB: u64 = 1_000_000;
 
@@ -211,7 +211,9 @@ async fn check_and_ask_refuse_bad_endpoints_and_the_village_still_opens() {
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let check = words(&format!("check --for ask --data-dir {dir} --start reception --secrets env"));
+    let check = words(&format!(
+        "check --for ask --data-dir {dir} --start reception --secrets env"
+    ));
     for (url, allow, code, exit) in [
         ("not a url", false, "ENDPOINT_INVALID", 3),
         ("file:///etc/passwd", false, "ENDPOINT_INVALID", 3),

@@ -69,12 +69,7 @@ const KEYUTILS: &[(&str, &str)] = &[("FUSEFORKS_KEYRING", "keyutils")];
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     let value = format!("sk-keyring-VALUE-{}", unique_id());
-    let stub = StubServer::start(vec![wire_replies::text(
-        Wire::OpenAiCompat,
-        "Hi.",
-        U,
-    )])
-    .await;
+    let stub = StubServer::start(vec![wire_replies::text(Wire::OpenAiCompat, "Hi.", U)]).await;
     let data = TempDataDir::new();
     let id = unique_id();
     village(&data, &id, stub.base_url());

@@ -8,7 +8,7 @@ use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 
 use crate::headless::{U, args, log, run, signal, spawn, village, wait_for};
-use crate::{words, stderr, stdout};
+use crate::{stderr, stdout, words};
 
 /// The stub village plus an agent whose id is `reception` (the reception stays `rec`).
 fn village_with_an_agent_named_reception(data: &TempDataDir, stub: &str) {
@@ -35,7 +35,9 @@ async fn serve_starts_the_agent_whose_id_is_reception() {
     village_with_an_agent_named_reception(&data, stub.base_url());
     let dir = data.data_dir().display().to_string();
     let check = run(
-        words(&format!("check --for serve --data-dir {dir} --start reception --secrets env --json")),
+        words(&format!(
+            "check --for serve --data-dir {dir} --start reception --secrets env --json"
+        )),
         true,
     )
     .await;
@@ -80,14 +82,18 @@ async fn ask_starts_the_agent_whose_id_is_reception_and_the_reception() {
     village_with_an_agent_named_reception(&data, stub.base_url());
     let dir = data.data_dir().display().to_string();
     let check = run(
-        words(&format!("check --for ask --data-dir {dir} --start reception --secrets env --json")),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start reception --secrets env --json"
+        )),
         true,
     )
     .await;
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     assert_eq!(start_of(&check), ["rec", "reception"]);
     let ask = run(
-        words(&format!("ask --data-dir {dir} --start reception --secrets env hi")),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .await;
@@ -107,14 +113,18 @@ async fn the_keyword_wins_only_when_no_agent_has_the_id() {
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
     let ask = run(
-        words(&format!("check --for ask --data-dir {dir} --start reception --secrets env --json")),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start reception --secrets env --json"
+        )),
         true,
     )
     .await;
     assert_eq!(ask.status.code(), Some(0), "{}", stderr(&ask));
     assert_eq!(start_of(&ask), ["rec"], "the keyword: the reception only");
     let serve = run(
-        words(&format!("check --for serve --data-dir {dir} --start reception")),
+        words(&format!(
+            "check --for serve --data-dir {dir} --start reception"
+        )),
         true,
     )
     .await;

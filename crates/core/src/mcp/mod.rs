@@ -7,7 +7,7 @@
 //! A server that fails leaves the agent running without its tools, and says why in one `mcp:`
 //! line.
 
-pub mod naming;
+pub(crate) mod naming;
 
 use std::collections::HashMap;
 use std::process::Stdio;

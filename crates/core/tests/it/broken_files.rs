@@ -5,11 +5,11 @@
 use std::fs;
 use std::path::PathBuf;
 
-use fuseforks_core::village::mcp_config::McpConfig;
-use fuseforks_core::village::run_policy::CommandPolicy;
-use fuseforks_core::village::schedule::Schedules;
-use fuseforks_core::village::shelf::{DoorSettings, JevSettings, PricingSource, ProbeApprovals};
+use fuseforks_core::village::CommandPolicy;
+use fuseforks_core::village::McpConfig;
+use fuseforks_core::village::Schedules;
 use fuseforks_core::village::{AgentId, ShelfStore, VillageError, VillageStore, World};
+use fuseforks_core::village::{DoorSettings, JevSettings, PricingSource, ProbeApprovals};
 use fuseforks_testkit::TempDataDir;
 use fuseforks_testkit::maximal::maximal_world;
 use serde_json::{Value, json};

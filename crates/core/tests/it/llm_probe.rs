@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use fuseforks_core::llm::probe::{NetworkClass, ProbeOutcome, probe};
 use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient, LlmError, Wire};
+use fuseforks_core::llm::{NetworkClass, ProbeOutcome, probe};
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use serde_json::json;
 

@@ -227,7 +227,10 @@ async fn abort_drops_the_request_in_flight_and_finish_waits_for_it() {
         .await
         .unwrap();
     assert_eq!(response.text().as_deref(), Some("slow answer"));
-    assert!(started.elapsed() >= Duration::from_secs(3), "it waited for the answer");
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "it waited for the answer"
+    );
     assert!(response.usage.is_some());
 }
 

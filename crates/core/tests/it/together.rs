@@ -15,9 +15,9 @@ use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::stats::{Period, aggregate};
 use fuseforks_core::tools::TrashTarget;
 use fuseforks_core::village::{AgentId, TemplateId, VillageStore, World};
-use fuseforks_testkit::{TempDataDir, TestVillage, stub_template};
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
+use fuseforks_testkit::{TempDataDir, TestVillage, stub_template};
 use serde_json::{Value, json};
 
 const W: Wire = Wire::OpenAiCompat;
@@ -61,16 +61,14 @@ impl Town {
             t.id = TemplateId::new(format!("t_{id}")).unwrap();
             t.name = (*id).to_owned();
             t.model = format!("model-{id}");
-            village = village
-                .template(t)
-                .agent_with(id, &id.to_uppercase(), |a| {
-                    a.connected_agents = connected
-                        .iter()
-                        .map(|c| AgentId::new(*c).unwrap())
-                        .collect();
-                    a.plan_review = *review;
-                    a.work_dir = Some(TestVillage::WORK.into());
-                });
+            village = village.template(t).agent_with(id, &id.to_uppercase(), |a| {
+                a.connected_agents = connected
+                    .iter()
+                    .map(|c| AgentId::new(*c).unwrap())
+                    .collect();
+                a.plan_review = *review;
+                a.work_dir = Some(TestVillage::WORK.into());
+            });
             stubs.push(((*id).to_owned(), stub));
         }
         if let Some((first, ..)) = agents.first() {
