@@ -281,8 +281,11 @@ async fn the_budget_ceiling_exits_9() {
     assert!(log(&data).contains("stop=budget_exhausted"));
 }
 
-pub(crate) fn spawn(args: &[&str]) -> Child {
-    command(args, true)
+/// The binary on the arguments of `line` (see [`crate::words`]), stdout and stderr piped.
+pub(crate) fn spawn(line: &str) -> Child {
+    let args = words(line);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    command(&args, true)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -355,15 +358,9 @@ async fn serve_holds_the_lock_and_closes_on_sigterm() {
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let mut serving = KillOnDrop::new(spawn(&[
-        "serve",
-        "--data-dir",
-        &dir,
-        "--start",
-        "batch",
-        "--secrets",
-        "env",
-    ]));
+    let mut serving = KillOnDrop::new(spawn(&format!(
+        "serve --data-dir {dir} --start batch --secrets env"
+    )));
     wait_for(
         &data.workspace().join("fuseforks.log"),
         "agent started: agent=rec",
@@ -432,16 +429,9 @@ async fn sigint_during_a_slow_answer_interrupts_and_records_the_turn() {
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let mut asking = KillOnDrop::new(spawn(&[
-        "ask",
-        "--data-dir",
-        &dir,
-        "--start",
-        "reception",
-        "--secrets",
-        "env",
-        "keep going",
-    ]));
+    let mut asking = KillOnDrop::new(spawn(&format!(
+        "ask --data-dir {dir} --start reception --secrets env 'keep going'"
+    )));
     wait_for(
         &data.workspace().join("fuseforks.log"),
         "turn start: agent=rec",

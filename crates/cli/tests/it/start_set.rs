@@ -43,15 +43,9 @@ async fn serve_starts_the_agent_whose_id_is_reception() {
     .await;
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     assert_eq!(start_of(&check), ["reception"]);
-    let mut serving = KillOnDrop::new(spawn(&[
-        "serve",
-        "--data-dir",
-        &dir,
-        "--start",
-        "reception",
-        "--secrets",
-        "env",
-    ]));
+    let mut serving = KillOnDrop::new(spawn(&format!(
+        "serve --data-dir {dir} --start reception --secrets env"
+    )));
     wait_for(
         &data.workspace().join("fuseforks.log"),
         "agent started: agent=reception",
