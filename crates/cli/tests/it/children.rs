@@ -14,6 +14,7 @@ use fuseforks_testkit::{KillOnDrop, TempDataDir, mcp_script};
 use serde_json::{Value, json};
 
 use crate::headless::{alive, command, gone_within, read_pid, signal, village, wait_for};
+use crate::words;
 
 const CANARY: &str = "canary-SECRET-value-5d21";
 
@@ -30,16 +31,10 @@ async fn serve_with(data: &TempDataDir, options: &[&str]) -> (StubServer, KillOn
             .to_string(),
     );
     let dir = data.data_dir().display().to_string();
-    let args = [
-        "serve",
-        "--data-dir",
-        &dir,
-        "--start",
-        "batch",
-        "--secrets",
-        "env",
-    ];
-    let child = command(&args, true)
+    let args = words(&format!(
+        "serve --data-dir {dir} --start batch --secrets env"
+    ));
+    let child = command(args, true)
         .env("FUSEFORKS_SECRET_CANARY", CANARY)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -306,7 +301,7 @@ async fn escape_sequences_an_mcp_child_writes_to_stderr_never_reach_a_terminal()
     let binary = env!("CARGO_BIN_EXE_fuseforks-cli");
     let line = format!("{binary} ask --data-dir {dir} --start reception --secrets env hi");
     // Under a pseudo-terminal: stdout and stderr both reach `script`'s output.
-    let on_tty = command(&[], true)
+    let on_tty = command(words(""), true)
         .get_envs()
         .fold(std::process::Command::new("script"), |mut c, (k, v)| {
             match v {

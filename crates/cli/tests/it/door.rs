@@ -25,18 +25,10 @@ const DOOR_TOKEN: &str = "door-CANARY-token-7f3e";
 fn serve_command(data: &TempDataDir, port: u16) -> Command {
     let dir = data.data_dir().display().to_string();
     let port = port.to_string();
-    let args = [
-        "serve",
-        "--data-dir",
-        &dir,
-        "--start",
-        "batch",
-        "--secrets",
-        "env",
-        "--door-port",
-        &port,
-    ];
-    command(&args, true)
+    let args = words(&format!(
+        "serve --data-dir {dir} --start batch --secrets env --door-port {port}"
+    ));
+    command(args, true)
 }
 
 fn serve_with_door(data: &TempDataDir, port: u16) -> Child {
@@ -366,18 +358,9 @@ async fn check_names_a_missing_mcp_header_secret_and_never_its_value() {
         let dir = dir.clone();
         tokio::task::spawn_blocking(move || {
             let mut c = command(
-                &[
-                    "check",
-                    "--for",
-                    "serve",
-                    "--data-dir",
-                    &dir,
-                    "--start",
-                    "batch",
-                    "--secrets",
-                    "env",
-                    "--json",
-                ],
+                words(&format!(
+                    "check --for serve --data-dir {dir} --start batch --secrets env --json"
+                )),
                 true,
             );
             c.env_remove("FUSEFORKS_SECRET_MCP_REMOTE_KEY");

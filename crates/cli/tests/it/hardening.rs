@@ -13,7 +13,7 @@ use fuseforks_testkit::{KillOnDrop, TempDataDir};
 use serde_json::json;
 
 use crate::headless::{U, ask_args, command, log, signal, village, wait_for};
-use crate::{stderr, stdout};
+use crate::{stderr, stdout, words};
 
 fn ask(dir: &str, extra: &[&str], message: &str) -> std::process::Command {
     let all = ask_args(dir, extra, message);
@@ -211,7 +211,7 @@ async fn escape_sequences_in_an_answer_never_reach_a_terminal() {
     assert_eq!(stdout(&piped), format!("{hostile}\n"));
     let binary = env!("CARGO_BIN_EXE_fuseforks-cli");
     let line = format!("{binary} ask --data-dir {dir} --start reception --secrets env hi");
-    let on_tty = command(&[], true)
+    let on_tty = command(words(""), true)
         .get_envs()
         .fold(std::process::Command::new("script"), |mut c, (k, v)| {
             match v {
@@ -270,16 +270,9 @@ async fn a_work_folder_containing_the_village_cannot_rewrite_its_rights() {
     store.save_world(&world).unwrap();
     let dir = data.data_dir().display().to_string();
     let _ = command(
-        &[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ],
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .output()
@@ -334,16 +327,9 @@ async fn a_work_folder_inside_the_village_cannot_rewrite_its_rights_through_run(
     .unwrap();
     let dir = data.data_dir().display().to_string();
     let out = command(
-        &[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ],
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .output()

@@ -31,7 +31,11 @@ pub(crate) fn village(data: &TempDataDir, stub: &str, budget: Option<u64>) {
         .write(data);
 }
 
-pub(crate) fn command(args: &[&str], with_key: bool) -> Command {
+/// The binary on `args` with a clean locale, and the stub's key when `with_key`.
+pub(crate) fn command<S: AsRef<std::ffi::OsStr>>(
+    args: impl IntoIterator<Item = S>,
+    with_key: bool,
+) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"));
     c.args(args)
         .env("LANG", "C.UTF-8")
@@ -44,12 +48,9 @@ pub(crate) fn command(args: &[&str], with_key: bool) -> Command {
 }
 
 pub(crate) async fn run(args: Vec<String>, with_key: bool) -> Output {
-    tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        command(&args, with_key).output().unwrap()
-    })
-    .await
-    .unwrap()
+    tokio::task::spawn_blocking(move || command(args, with_key).output().unwrap())
+        .await
+        .unwrap()
 }
 
 /// `ask` on the village in `dir` (reception started, secrets from the environment), with
@@ -283,9 +284,7 @@ async fn the_budget_ceiling_exits_9() {
 
 /// The binary on the arguments of `line` (see [`crate::words`]), stdout and stderr piped.
 pub(crate) fn spawn(line: &str) -> Child {
-    let args = words(line);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    command(&args, true)
+    command(words(line), true)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -13,9 +13,9 @@ use crate::headless::{KEY, U, args, command, run, village};
 use crate::{stderr, stdout, words};
 
 fn init(dir: &str, extra: &[&str]) -> std::process::Output {
-    let mut all = vec!["init", "--data-dir", dir, "--language", "en"];
-    all.extend_from_slice(extra);
-    command(&all, false).output().unwrap()
+    let mut all = words(&format!("init --data-dir {dir} --language en"));
+    all.extend(extra.iter().map(|s| (*s).to_owned()));
+    command(all, false).output().unwrap()
 }
 
 /// The `fuseforks-cli …` command `init` printed for `what` (`check` or `ask`), as arguments.

@@ -14,7 +14,7 @@ use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
 use serde_json::{Value, json};
 
 use crate::headless::{KEY, U, ask_args, command, log, run, village, wait_for};
-use crate::{stderr, stdout};
+use crate::{stderr, stdout, words};
 
 /// Every stderr line as JSON (under `--events jsonl`).
 fn json_lines(out: &Output) -> Vec<Value> {
@@ -318,17 +318,9 @@ async fn a_failed_turn_at_the_door_names_its_reason() {
     let port_arg = port.to_string();
     const TOKEN: &str = "door-outcomes-token-41a";
     let serve = command(
-        &[
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-            "--door-port",
-            &port_arg,
-        ],
+        words(&format!(
+            "serve --data-dir {dir} --start batch --secrets env --door-port {port_arg}"
+        )),
         true,
     )
     .env("FUSEFORKS_SECRET_DOOR_TOKEN", TOKEN)

@@ -14,7 +14,7 @@ use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::{KillOnDrop, TempDataDir, TestVillage, stub_template, wire_replies};
 
 use crate::headless::U;
-use crate::{stderr, stdout};
+use crate::{stderr, stdout, words};
 
 /// A template id of its own per test and process: keys live in one store per user.
 fn unique_id() -> String {
@@ -38,7 +38,11 @@ fn village(data: &TempDataDir, id: &str, base: &str) {
 }
 
 /// The binary with `env` set on top of a clean environment for the store choice.
-fn cli(args: &[&str], env: &[(&str, &str)], input: Option<&str>) -> Output {
+fn cli<S: AsRef<std::ffi::OsStr>>(
+    args: impl IntoIterator<Item = S>,
+    env: &[(&str, &str)],
+    input: Option<&str>,
+) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"));
     c.args(args)
         .env("LANG", "C.UTF-8")
@@ -86,7 +90,11 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     let keyring_check = [&check[..], &["--secrets", "keyring"]].concat();
     let mut seen = String::new();
 
-    let list = cli(&["secrets", "list", "--data-dir", &dir], KEYUTILS, None);
+    let list = cli(
+        words(&format!("secrets list --data-dir {dir}")),
+        KEYUTILS,
+        None,
+    );
     assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
     assert!(
         stdout(&list).contains("store: kernel keyutils"),
@@ -108,7 +116,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     assert_eq!(before.status.code(), Some(3), "{}", all_output(&before));
 
     let set = cli(
-        &["secrets", "set", &id, "--stdin", "--data-dir", &dir],
+        words(&format!("secrets set {id} --stdin --data-dir {dir}")),
         KEYUTILS,
         Some(&format!("{value}\n")),
     );
@@ -120,7 +128,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     assert_eq!(after.status.code(), Some(0), "{}", all_output(&after));
     seen += &all_output(&after);
     let list = cli(
-        &["secrets", "list", "--data-dir", &dir, "--json"],
+        words(&format!("secrets list --data-dir {dir} --json")),
         KEYUTILS,
         None,
     );
@@ -149,7 +157,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     seen += &all_output(&ask);
 
     let delete = cli(
-        &["secrets", "delete", &id, "--data-dir", &dir],
+        words(&format!("secrets delete {id} --data-dir {dir}")),
         KEYUTILS,
         None,
     );
@@ -158,7 +166,11 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
         stdout(&delete),
         format!("deleted: {id} in kernel keyutils\n")
     );
-    let list = cli(&["secrets", "list", "--data-dir", &dir], KEYUTILS, None);
+    let list = cli(
+        words(&format!("secrets list --data-dir {dir}")),
+        KEYUTILS,
+        None,
+    );
     assert!(
         stdout(&list)
             .lines()
@@ -208,7 +220,7 @@ fn set_refuses_empty_oversized_and_untyped_values_and_stores_nothing() {
     assert_eq!(piped2.status.code(), Some(2));
     assert!(stderr(&piped2).contains("--stdin"), "{}", stderr(&piped2));
     let bad_key = cli(
-        &["secrets", "set", "a b", "--stdin", "--data-dir", &dir],
+        words(&format!("secrets set 'a b' --stdin --data-dir {dir}")),
         KEYUTILS,
         Some("v"),
     );
@@ -217,7 +229,11 @@ fn set_refuses_empty_oversized_and_untyped_values_and_stores_nothing() {
         "{}",
         stderr(&bad_key)
     );
-    let list = cli(&["secrets", "list", "--data-dir", &dir], KEYUTILS, None);
+    let list = cli(
+        words(&format!("secrets list --data-dir {dir}")),
+        KEYUTILS,
+        None,
+    );
     assert!(
         stdout(&list)
             .lines()
@@ -232,7 +248,7 @@ fn a_bus_without_a_secret_service_falls_back_to_keyutils_and_says_so() {
     let dir = data.data_dir().display().to_string();
     let dead = format!("unix:path={}/no-bus", data.data_dir().display());
     let list = cli(
-        &["secrets", "list", "--data-dir", &dir],
+        words(&format!("secrets list --data-dir {dir}")),
         &[("DBUS_SESSION_BUS_ADDRESS", &dead)],
         None,
     );
@@ -250,7 +266,7 @@ fn a_bus_without_a_secret_service_falls_back_to_keyutils_and_says_so() {
     );
     // Forced, the Secret Service is not replaced silently.
     let forced = cli(
-        &["secrets", "list", "--data-dir", &dir],
+        words(&format!("secrets list --data-dir {dir}")),
         &[
             ("DBUS_SESSION_BUS_ADDRESS", &dead),
             ("FUSEFORKS_KEYRING", "secret-service"),
@@ -367,7 +383,7 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
 
     let value = format!("sk-secret-service-VALUE-{id}");
     let set = cli(
-        &["secrets", "set", &id, "--stdin", "--data-dir", &dir],
+        words(&format!("secrets set {id} --stdin --data-dir {dir}")),
         &env,
         Some(&format!("{value}\n")),
     );
@@ -397,7 +413,11 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
         "{}",
         all_output(&elsewhere)
     );
-    let delete = cli(&["secrets", "delete", &id, "--data-dir", &dir], &env, None);
+    let delete = cli(
+        words(&format!("secrets delete {id} --data-dir {dir}")),
+        &env,
+        None,
+    );
     assert_eq!(
         stdout(&delete),
         format!("deleted: {id} in Secret Service (D-Bus)\n")
