@@ -151,6 +151,15 @@ async fn the_api_key_never_reaches_an_error() {
     assert!(shown.contains("<api key>"), "{shown}");
 }
 
+/// Cancels `request` after `ms` (virtual time in the paused tests).
+fn cancel_after(request: &ChatRequest, ms: u64) -> tokio::task::JoinHandle<()> {
+    let cancel = request.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        cancel.cancel();
+    })
+}
+
 // Paused time: the stub's delay and the test's sleeps are virtual, so the order is exact.
 #[tokio::test(start_paused = true)]
 async fn a_cancel_during_the_wait_returns_at_once() {
@@ -161,12 +170,8 @@ async fn a_cancel_during_the_wait_returns_at_once() {
     ])
     .await;
     let request = plain_request();
-    let cancel = request.cancel.clone();
     let started = tokio::time::Instant::now();
-    let canceller = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        cancel.cancel();
-    });
+    let canceller = cancel_after(&request, 300);
     let response = LlmClient::new()
         .unwrap()
         .chat(&endpoint(wire, stub.base_url()), &request)
@@ -197,11 +202,7 @@ async fn abort_drops_the_request_in_flight_and_finish_waits_for_it() {
 
     let mut abort = plain_request();
     abort.in_flight = InFlight::Abort;
-    let cancel = abort.cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        cancel.cancel();
-    });
+    cancel_after(&abort, 200);
     let started = tokio::time::Instant::now();
     let response = client
         .chat(&endpoint(wire, stub.base_url()), &abort)
@@ -216,11 +217,7 @@ async fn abort_drops_the_request_in_flight_and_finish_waits_for_it() {
 
     // The default lets a paid call finish so its usage is recorded.
     let finish = plain_request();
-    let cancel = finish.cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        cancel.cancel();
-    });
+    cancel_after(&finish, 200);
     let started = tokio::time::Instant::now();
     let response = client
         .chat(&endpoint(wire, stub.base_url()), &finish)

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use fuseforks_core::llm::{ApiKey, LlmClient, Wire};
 use fuseforks_core::log::VillageLog;
 use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
+use fuseforks_core::sessions::SessionStore;
+use fuseforks_core::stats::{Period, aggregate};
 use fuseforks_core::tools::TrashTarget;
-use fuseforks_core::village::{AgentId, VillageStore};
+use fuseforks_core::village::{AgentId, VillageStore, World};
 use fuseforks_testkit::{TempDataDir, TestVillage};
 
 pub const API_KEY: &str = "sk-CANARY-KEY-5f2a9c";
@@ -75,4 +77,17 @@ impl Village {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.data.workspace().join("fuseforks.log")).unwrap_or_default()
     }
+}
+
+/// Calls whose usage the store cannot attribute (an intent without its exchange).
+pub fn unknown_calls(store: &SessionStore) -> u64 {
+    aggregate(
+        store,
+        &World::default(),
+        Period::All,
+        &jiff::tz::TimeZone::UTC,
+    )
+    .unwrap()
+    .totals
+    .unknown_usage_calls
 }
