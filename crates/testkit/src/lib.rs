@@ -138,6 +138,19 @@ impl TempDataDir {
         self.dir.path().join("workspace")
     }
 
+    /// Loads `workspace/world.json`, lets `edit` change it, and saves it.
+    pub fn edit_world(&self, edit: impl FnOnce(&mut fuseforks_core::village::World)) {
+        let store = fuseforks_core::village::VillageStore::new(self.workspace());
+        let mut world = store
+            .load_world()
+            .unwrap_or_else(|e| panic!("load world.json: {e}"))
+            .value;
+        edit(&mut world);
+        store
+            .save_world(&world)
+            .unwrap_or_else(|e| panic!("save world.json: {e}"));
+    }
+
     /// Writes a file under `workspace/`, creating folders.
     pub fn write(&self, relative: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
         let path = self.workspace().join(relative);

@@ -12,7 +12,7 @@ use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 use serde_json::json;
 
-use crate::headless::{U, ask_args, command, log, signal, village, wait_for};
+use crate::headless::{U, ask_args, command, log, signal, stub_village, village, wait_for};
 use crate::{stderr, stdout, words};
 
 fn ask(dir: &str, extra: &[&str], message: &str) -> std::process::Command {
@@ -263,11 +263,9 @@ async fn a_work_folder_containing_the_village_cannot_rewrite_its_rights() {
     ])
     .await;
     let data = TempDataDir::new();
-    village(&data, stub.base_url(), None);
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    world.agents[0].work_dir = Some(data.data_dir().display().to_string());
-    store.save_world(&world).unwrap();
+    stub_village(stub.base_url())
+        .world(|w| w.agents[0].work_dir = Some(data.data_dir().display().to_string()))
+        .write(&data);
     let dir = data.data_dir().display().to_string();
     let _ = command(
         words(&format!(
@@ -312,12 +310,12 @@ async fn a_work_folder_inside_the_village_cannot_rewrite_its_rights_through_run(
     ])
     .await;
     let data = TempDataDir::new();
-    village(&data, stub.base_url(), None);
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    world.agents[0].work_dir = Some(data.workspace().display().to_string());
-    world.agents[0].enabled_tools = Some(vec!["run".into()]);
-    store.save_world(&world).unwrap();
+    stub_village(stub.base_url())
+        .world(|w| {
+            w.agents[0].work_dir = Some(data.workspace().display().to_string());
+            w.agents[0].enabled_tools = Some(vec!["run".into()]);
+        })
+        .write(&data);
     let run_json = data.workspace().join("agents/rec/run.json");
     std::fs::create_dir_all(run_json.parent().unwrap()).unwrap();
     std::fs::write(

@@ -6,10 +6,12 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use fuseforks_core::llm::Wire;
-use fuseforks_core::village::{TemplateId, VillageStore};
+use fuseforks_core::village::TemplateId;
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
-use fuseforks_testkit::{KillOnDrop, TempDataDir, TestVillage, snapshot};
+use fuseforks_testkit::{
+    KillOnDrop, TempDataDir, TestVillage, TestVillageBuilder, snapshot, stub_template,
+};
 use serde_json::json;
 
 use crate::{stderr, stdout, words};
@@ -22,13 +24,17 @@ pub(crate) const U: ScriptUsage = ScriptUsage {
 };
 pub(crate) const KEY: &str = "sk-headless-test-KEY-93e1";
 
-pub(crate) fn village(data: &TempDataDir, stub: &str, budget: Option<u64>) {
+/// The CLI tests' village: agent `rec`, the reception, on template `stub` at the stub `stub`.
+pub(crate) fn stub_village(stub: &str) -> TestVillageBuilder {
     TestVillage::builder()
         .stub(Wire::OpenAiCompat, stub)
         .agent("rec", "Reception")
         .reception("rec")
-        .budget(budget)
-        .write(data);
+}
+
+/// [`stub_village`] with a token budget, written into `data`.
+pub(crate) fn village(data: &TempDataDir, stub: &str, budget: Option<u64>) {
+    stub_village(stub).budget(budget).write(data);
 }
 
 /// The binary on `args` with a clean locale, and the stub's key when `with_key`.
@@ -491,13 +497,9 @@ async fn the_original_village_passes_check_with_its_key_and_fails_without() {
 async fn a_secret_name_collision_stops_the_boot_naming_names_not_values() {
     let stub = StubServer::start(vec![]).await;
     let data = TempDataDir::new();
-    village(&data, stub.base_url(), None);
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    let mut twin = world.model_templates[0].clone();
+    let mut twin = stub_template(Wire::OpenAiCompat, stub.base_url());
     twin.id = TemplateId::new("STUB").unwrap(); // maps to FUSEFORKS_SECRET_STUB too
-    world.model_templates.push(twin);
-    store.save_world(&world).unwrap();
+    stub_village(stub.base_url()).template(twin).write(&data);
     let dir = data.data_dir().display().to_string();
     let out = run(
         words(&format!(

@@ -7,7 +7,6 @@ use std::process::Output;
 
 use fuseforks_core::llm::Wire;
 use fuseforks_core::sessions::{Record, SessionStore};
-use fuseforks_core::village::VillageStore;
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
@@ -42,10 +41,7 @@ fn failure_lines(out: &Output) -> (Value, Value) {
 
 /// The agent `rec`'s cap, written into the village of `headless::village`.
 fn set_cap(data: &TempDataDir, cap: u8) {
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    world.agents[0].max_tool_iterations = Some(cap);
-    store.save_world(&world).unwrap();
+    data.edit_world(|w| w.agents[0].max_tool_iterations = Some(cap));
 }
 
 fn remember(note: &str) -> StubReply {

@@ -2,25 +2,18 @@
 //! agent, on `serve` and `ask`; the keyword wins only when no agent has the id; an id named
 //! twice is refused (exit 2), never folded.
 
-use fuseforks_core::village::{AgentId, AgentSpec, TemplateId, VillageStore};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 
-use crate::headless::{U, args, log, run, signal, spawn, village, wait_for};
+use crate::headless::{U, args, log, run, signal, spawn, stub_village, village, wait_for};
 use crate::{stderr, stdout, words};
 
 /// The stub village plus an agent whose id is `reception` (the reception stays `rec`).
 fn village_with_an_agent_named_reception(data: &TempDataDir, stub: &str) {
-    village(data, stub, None);
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    world.agents.push(AgentSpec::new(
-        AgentId::new("reception").unwrap(),
-        "Front desk",
-        TemplateId::new("stub").unwrap(),
-    ));
-    store.save_world(&world).unwrap();
+    stub_village(stub)
+        .agent("reception", "Front desk")
+        .write(data);
 }
 
 fn start_of(out: &std::process::Output) -> Vec<String> {

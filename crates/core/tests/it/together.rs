@@ -14,7 +14,7 @@ use fuseforks_core::orchestrator::{
 use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::stats::{Period, aggregate};
 use fuseforks_core::tools::TrashTarget;
-use fuseforks_core::village::{AgentId, TemplateId, VillageStore, World};
+use fuseforks_core::village::{AgentId, TemplateId, World};
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
 use fuseforks_testkit::{TempDataDir, TestVillage, stub_template};
@@ -547,15 +547,10 @@ async fn stats_add_up_and_name_unpriced_models() {
         ("b", &[], false, vec![text("three")]),
     ])
     .await;
-    let mut world = VillageStore::new(town.data.workspace())
-        .load_world()
-        .unwrap()
-        .value;
-    world.model_templates[0].input_per_mtok = Some(3.0);
-    world.model_templates[0].output_per_mtok = Some(15.0);
-    VillageStore::new(town.data.workspace())
-        .save_world(&world)
-        .unwrap();
+    town.data.edit_world(|w| {
+        w.model_templates[0].input_per_mtok = Some(3.0);
+        w.model_templates[0].output_per_mtok = Some(15.0);
+    });
     let orch = town.open();
     for (to, text) in [("a", "1"), ("a", "2"), ("b", "3")] {
         orch.deliver_and_wait(to, Endpoint::User, text)
