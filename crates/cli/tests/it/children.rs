@@ -13,7 +13,7 @@ use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir, mcp_script};
 use serde_json::{Value, json};
 
-use crate::headless::{alive, command, gone_within, read_pid, signal, village, wait_for};
+use crate::headless::{alive, command, gone_within, read_pid, signal, village, wait_log};
 use crate::words;
 
 const CANARY: &str = "canary-SECRET-value-5d21";
@@ -89,11 +89,7 @@ async fn an_mcp_child_gets_no_secret_and_nothing_survives_sigkill_of_serve() {
         helper_file.to_str().unwrap(),
     ];
     let (_stub, mut serving) = serve_with(&data, &options).await;
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "mcp: agent=rec server=kid outcome=connected",
-    )
-    .await;
+    wait_log(&data, "mcp: agent=rec server=kid outcome=connected").await;
     let (kid, helper) = (read_pid(&pid_file).await, read_pid(&helper_file).await);
 
     let env: Value = serde_json::from_str(&std::fs::read_to_string(&env_file).unwrap()).unwrap();
@@ -149,11 +145,7 @@ async fn nothing_survives_sigterm_of_serve() {
         helper_file.to_str().unwrap(),
     ];
     let (_stub, mut serving) = serve_with(&data, &options).await;
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "mcp: agent=rec server=kid outcome=connected",
-    )
-    .await;
+    wait_log(&data, "mcp: agent=rec server=kid outcome=connected").await;
     let (kid, helper) = (read_pid(&pid_file).await, read_pid(&helper_file).await);
     let serve = serving.take();
     signal(&serve, "TERM");
@@ -178,11 +170,7 @@ async fn a_server_that_ignores_stdin_and_sigterm_dies_with_a_sigkilled_serve() {
     let pid_file = file(&data, "kid.pid");
     let options = ["--pid", pid_file.to_str().unwrap(), "--ignore-stdin"];
     let (_stub, mut serving) = serve_with(&data, &options).await;
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "mcp: agent=rec server=kid outcome=connected",
-    )
-    .await;
+    wait_log(&data, "mcp: agent=rec server=kid outcome=connected").await;
     let kid = read_pid(&pid_file).await;
     let serve = serving.take();
     signal(&serve, "KILL");

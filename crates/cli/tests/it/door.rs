@@ -15,7 +15,8 @@ use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
 use serde_json::{Value, json};
 
 use crate::headless::{
-    U, alive, command, gone_within, log, read_pid, run, signal, village, wait_for,
+    U, alive, command, gone_within, log, read_pid, run, signal_and_wait, village, wait_for,
+    wait_log,
 };
 use crate::{stderr, words};
 
@@ -123,11 +124,7 @@ async fn the_python_sdk_asks_through_the_door_strangers_are_refused_and_sigterm_
     }
     assert_eq!(stub.requests().len(), 1, "strangers cost nothing");
 
-    let serve = serving.take();
-    signal(&serve, "TERM");
-    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         gone_within(child_pid, Duration::from_secs(5)).await,
@@ -152,11 +149,7 @@ fn client_args(url: &str, mode: &str, rest: &[&str]) -> Vec<String> {
 
 /// Stops `serve` with SIGTERM and waits for its exit 0.
 async fn stop(serving: &mut KillOnDrop) {
-    let serve = serving.take();
-    signal(&serve, "TERM");
-    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = signal_and_wait(serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
@@ -175,11 +168,7 @@ async fn the_door_refuses_foreign_origins_and_ends_sessions_on_delete() {
     village(&data, stub.base_url(), None);
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        &format!("mcp server: 127.0.0.1:{port}/mcp"),
-    )
-    .await;
+    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
 
     // A call in an open session, sent with a foreign Origin, never reaches the model.
@@ -274,11 +263,7 @@ async fn each_door_session_is_its_own_conversation() {
     village(&data, stub.base_url(), None);
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        &format!("mcp server: 127.0.0.1:{port}/mcp"),
-    )
-    .await;
+    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let (a1, b1, a2) = ("alpha-ONE-7c1", "bravo-ONE-2d9", "alpha-TWO-5e4");
 
@@ -453,11 +438,7 @@ async fn many_door_sessions_do_not_grow_serve_without_bound() {
     village(&data, stub.base_url(), None);
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        &format!("mcp server: 127.0.0.1:{port}/mcp"),
-    )
-    .await;
+    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
     let script = r#"
 import http.client, json, sys
 port, token, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])

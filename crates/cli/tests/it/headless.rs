@@ -305,6 +305,20 @@ pub(crate) fn signal(child: &Child, name: &str) {
     assert!(status.success());
 }
 
+/// Sends signal `name` (`TERM`, `INT`) to the process `serving` guards and waits for its output.
+pub(crate) async fn signal_and_wait(serving: &mut KillOnDrop, name: &str) -> Output {
+    let child = serving.take();
+    signal(&child, name);
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// Waits up to 20 s for `needle` in the village log of `data`.
+pub(crate) async fn wait_log(data: &TempDataDir, needle: &str) {
+    wait_for(&data.workspace().join("fuseforks.log"), needle).await;
+}
+
 pub(crate) async fn wait_for(path: &Path, needle: &str) {
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(20) {
@@ -366,11 +380,7 @@ async fn serve_holds_the_lock_and_closes_on_sigterm() {
     let mut serving = KillOnDrop::new(spawn(&format!(
         "serve --data-dir {dir} --start batch --secrets env"
     )));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "agent started: agent=rec",
-    )
-    .await;
+    wait_log(&data, "agent started: agent=rec").await;
     let second = run(
         words(&format!(
             "ask --data-dir {dir} --start reception --secrets env hi"
@@ -380,11 +390,7 @@ async fn serve_holds_the_lock_and_closes_on_sigterm() {
     .await;
     assert_eq!(second.status.code(), Some(4), "{}", stderr(&second));
     assert!(stderr(&second).contains("VILLAGE_LOCKED"));
-    let serve = serving.take();
-    signal(&serve, "TERM");
-    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         log(&data).contains("agent stopped: agent=rec joined=true"),
@@ -437,17 +443,9 @@ async fn sigint_during_a_slow_answer_interrupts_and_records_the_turn() {
     let mut asking = KillOnDrop::new(spawn(&format!(
         "ask --data-dir {dir} --start reception --secrets env 'keep going'"
     )));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "turn start: agent=rec",
-    )
-    .await;
+    wait_log(&data, "turn start: agent=rec").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let ask = asking.take();
-    signal(&ask, "INT");
-    let out = tokio::task::spawn_blocking(move || ask.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = signal_and_wait(&mut asking, "INT").await;
     assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
     assert_eq!(stdout(&out), "(Interrupted.)\n");
     let log = log(&data);

@@ -12,7 +12,7 @@ use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
 use serde_json::{Value, json};
 
-use crate::headless::{KEY, U, ask_args, command, log, run, village, wait_for};
+use crate::headless::{KEY, U, ask_args, command, log, run, signal_and_wait, village, wait_log};
 use crate::{stderr, stdout, words};
 
 /// Every stderr line as JSON (under `--events jsonl`).
@@ -325,11 +325,7 @@ async fn a_failed_turn_at_the_door_names_its_reason() {
     .spawn()
     .unwrap();
     let mut serving = KillOnDrop::new(serve);
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        &format!("mcp server: 127.0.0.1:{port}/mcp"),
-    )
-    .await;
+    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let asked = tokio::task::spawn_blocking(move || {
         std::process::Command::new("python3")
@@ -349,11 +345,7 @@ async fn a_failed_turn_at_the_door_names_its_reason() {
     }
     assert!(!text.contains(KEY), "{text}");
 
-    let serve = serving.take();
-    crate::headless::signal(&serve, "TERM");
-    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = signal_and_wait(&mut serving, "TERM").await;
     let err = stderr(&out);
     assert!(
         err.contains("LLM_HTTP") && err.contains("401") && !err.contains(KEY),

@@ -6,7 +6,7 @@ use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 
-use crate::headless::{U, args, log, run, signal, spawn, stub_village, village, wait_for};
+use crate::headless::{U, args, log, run, signal_and_wait, spawn, stub_village, village, wait_log};
 use crate::{stderr, stdout, words};
 
 /// The stub village plus an agent whose id is `reception` (the reception stays `rec`).
@@ -39,16 +39,8 @@ async fn serve_starts_the_agent_whose_id_is_reception() {
     let mut serving = KillOnDrop::new(spawn(&format!(
         "serve --data-dir {dir} --start reception --secrets env"
     )));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "agent started: agent=reception",
-    )
-    .await;
-    let serve = serving.take();
-    signal(&serve, "TERM");
-    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    wait_log(&data, "agent started: agent=reception").await;
+    let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         !log(&data).contains("agent started: agent=rec "),
