@@ -308,10 +308,7 @@ async fn a_workspace_given_as_data_dir_is_told_to_use_its_parent() {
         !data.workspace().join("workspace").exists(),
         "no village nested in a village"
     );
-    let again = cli(&format!(
-        "init --data-dir {}",
-        data.data_dir().display().to_string()
-    ));
+    let again = cli(&format!("init --data-dir {}", data.data_dir().display()));
     assert_eq!(again.status.code(), Some(11));
     scan("init again", &again, false);
     assert!(

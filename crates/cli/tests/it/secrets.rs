@@ -38,11 +38,7 @@ fn village(data: &TempDataDir, id: &str, base: &str) {
 }
 
 /// The binary with `env` set on top of a clean environment for the store choice.
-fn cli<S: AsRef<std::ffi::OsStr>>(
-    args: impl IntoIterator<Item = S>,
-    env: &[(&str, &str)],
-    input: Option<&str>,
-) -> Output {
+fn cli<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)], input: Option<&str>) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"));
     c.args(args)
         .env("LANG", "C.UTF-8")
@@ -91,7 +87,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     let mut seen = String::new();
 
     let list = cli(
-        words(&format!("secrets list --data-dir {dir}")),
+        &words(&format!("secrets list --data-dir {dir}")),
         KEYUTILS,
         None,
     );
@@ -116,7 +112,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     assert_eq!(before.status.code(), Some(3), "{}", all_output(&before));
 
     let set = cli(
-        words(&format!("secrets set {id} --stdin --data-dir {dir}")),
+        &words(&format!("secrets set {id} --stdin --data-dir {dir}")),
         KEYUTILS,
         Some(&format!("{value}\n")),
     );
@@ -128,7 +124,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     assert_eq!(after.status.code(), Some(0), "{}", all_output(&after));
     seen += &all_output(&after);
     let list = cli(
-        words(&format!("secrets list --data-dir {dir} --json")),
+        &words(&format!("secrets list --data-dir {dir} --json")),
         KEYUTILS,
         None,
     );
@@ -157,7 +153,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     seen += &all_output(&ask);
 
     let delete = cli(
-        words(&format!("secrets delete {id} --data-dir {dir}")),
+        &words(&format!("secrets delete {id} --data-dir {dir}")),
         KEYUTILS,
         None,
     );
@@ -167,7 +163,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
         format!("deleted: {id} in kernel keyutils\n")
     );
     let list = cli(
-        words(&format!("secrets list --data-dir {dir}")),
+        &words(&format!("secrets list --data-dir {dir}")),
         KEYUTILS,
         None,
     );
@@ -220,7 +216,7 @@ fn set_refuses_empty_oversized_and_untyped_values_and_stores_nothing() {
     assert_eq!(piped2.status.code(), Some(2));
     assert!(stderr(&piped2).contains("--stdin"), "{}", stderr(&piped2));
     let bad_key = cli(
-        words(&format!("secrets set 'a b' --stdin --data-dir {dir}")),
+        &words(&format!("secrets set 'a b' --stdin --data-dir {dir}")),
         KEYUTILS,
         Some("v"),
     );
@@ -230,7 +226,7 @@ fn set_refuses_empty_oversized_and_untyped_values_and_stores_nothing() {
         stderr(&bad_key)
     );
     let list = cli(
-        words(&format!("secrets list --data-dir {dir}")),
+        &words(&format!("secrets list --data-dir {dir}")),
         KEYUTILS,
         None,
     );
@@ -248,7 +244,7 @@ fn a_bus_without_a_secret_service_falls_back_to_keyutils_and_says_so() {
     let dir = data.data_dir().display().to_string();
     let dead = format!("unix:path={}/no-bus", data.data_dir().display());
     let list = cli(
-        words(&format!("secrets list --data-dir {dir}")),
+        &words(&format!("secrets list --data-dir {dir}")),
         &[("DBUS_SESSION_BUS_ADDRESS", &dead)],
         None,
     );
@@ -266,7 +262,7 @@ fn a_bus_without_a_secret_service_falls_back_to_keyutils_and_says_so() {
     );
     // Forced, the Secret Service is not replaced silently.
     let forced = cli(
-        words(&format!("secrets list --data-dir {dir}")),
+        &words(&format!("secrets list --data-dir {dir}")),
         &[
             ("DBUS_SESSION_BUS_ADDRESS", &dead),
             ("FUSEFORKS_KEYRING", "secret-service"),
@@ -383,7 +379,7 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
 
     let value = format!("sk-secret-service-VALUE-{id}");
     let set = cli(
-        words(&format!("secrets set {id} --stdin --data-dir {dir}")),
+        &words(&format!("secrets set {id} --stdin --data-dir {dir}")),
         &env,
         Some(&format!("{value}\n")),
     );
@@ -414,7 +410,7 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
         all_output(&elsewhere)
     );
     let delete = cli(
-        words(&format!("secrets delete {id} --data-dir {dir}")),
+        &words(&format!("secrets delete {id} --data-dir {dir}")),
         &env,
         None,
     );
