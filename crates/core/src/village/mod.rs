@@ -60,6 +60,6 @@ pub use shelf_store::names::WORKSPACE;
 pub use store::VillageStore;
 pub use template::{
     Credential, DEFAULT_MAX_RESPONSE_BYTES, Effort, EndpointProblem, EndpointSecurity,
-    ModelTemplate, Provider, endpoint_security,
+    MAX_RESPONSE_BYTES_LIMIT, ModelTemplate, Provider, endpoint_security,
 };
 pub use world::World;

@@ -123,7 +123,7 @@ pub(crate) const DEFAULT_MAX_RETRIES: u32 = 3;
 /// The default cap on a model's answer body, in bytes (16 MiB).
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 /// The highest cap a template may set (256 MiB): larger values are read as this.
-pub(crate) const MAX_RESPONSE_BYTES_LIMIT: u64 = 256 * 1024 * 1024;
+pub const MAX_RESPONSE_BYTES_LIMIT: u64 = 256 * 1024 * 1024;
 
 /// One model template. Optional values are written as `null`, as the original writes them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
