@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use fuseforks_core::error::Coded;
+use fuseforks_core::Coded;
 use fuseforks_core::log::LogSink;
 
 use crate::terminal::for_stderr;

@@ -15,12 +15,10 @@ use fuseforks_core::log::VillageLog;
 use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
 use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::tools::TrashTarget;
-use fuseforks_core::village::{
-    AgentId, AgentSpec, Credential, ModelTemplate, Provider, TemplateId, VillageStore, World,
-};
-use fuseforks_testkit::TempDataDir;
+use fuseforks_core::village::{AgentId, ModelTemplate, TemplateId};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
+use fuseforks_testkit::{TempDataDir, TestVillage, stub_template};
 use serde_json::json;
 
 const WIRE: Wire = Wire::OpenAiCompat;
@@ -32,40 +30,23 @@ const USAGE: ScriptUsage = ScriptUsage {
 };
 
 fn template(base: &str) -> ModelTemplate {
-    let mut t = ModelTemplate::new(
-        TemplateId::new("stub").unwrap_or_else(|e| panic!("{e}")),
-        "stub",
-        format!("{base}/v1"),
-        "m",
-    );
-    t.provider = Some(Provider::OpenAiCompat);
-    t.credential = Credential::Keyring;
-    t.max_retries = 1;
+    let mut t = stub_template(WIRE, base);
+    t.model = "m".into();
     t
 }
 
 fn village(data: &TempDataDir, base: &str, agents: usize) {
-    let work = data.data_dir().join("work");
-    std::fs::create_dir_all(&work).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(work.join("notes.txt"), "alpha\nbeta\n".repeat(50))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut world = World {
-        model_templates: vec![template(base)],
-        ..World::default()
-    };
+    let mut village = TestVillage::builder()
+        .language(None)
+        .template(template(base))
+        .work_file("notes.txt", &"alpha\nbeta\n".repeat(50));
     for i in 0..agents {
-        let mut a = AgentSpec::new(
-            AgentId::new(format!("a{i}")).unwrap_or_else(|e| panic!("{e}")),
-            format!("Agent {i}"),
-            TemplateId::new("stub").unwrap_or_else(|e| panic!("{e}")),
-        );
-        a.work_dir = Some(work.display().to_string());
-        a.max_tool_iterations = Some(30);
-        world.agents.push(a);
+        village = village.agent_with(&format!("a{i}"), &format!("Agent {i}"), |a| {
+            a.work_dir = Some(TestVillage::WORK.into());
+            a.max_tool_iterations = Some(30);
+        });
     }
-    VillageStore::new(data.workspace())
-        .save_world(&world)
-        .unwrap_or_else(|e| panic!("{e}"));
+    village.write(data);
 }
 
 fn open(data: &TempDataDir) -> Orchestrator {
@@ -230,31 +211,24 @@ async fn plan_wave_over_64() {
     let workers = StubServer::start(Vec::new()).await;
     let coordinator = StubServer::start(Vec::new()).await;
     let data = TempDataDir::new();
-    let mut world = World::default();
     let mut c = template(coordinator.base_url());
     c.id = TemplateId::new("coord").unwrap_or_else(|e| panic!("{e}"));
-    world.model_templates.push(c);
-    world.model_templates.push(template(workers.base_url()));
-    let mut lead = AgentSpec::new(
-        AgentId::new("lead").unwrap_or_else(|e| panic!("{e}")),
-        "Lead",
-        TemplateId::new("coord").unwrap_or_else(|e| panic!("{e}")),
-    );
+    let workers_template = template(workers.base_url());
+    let mut village = TestVillage::builder()
+        .language(None)
+        .template(c)
+        .agent_with("lead", "Lead", |lead| {
+            lead.connected_agents = (0..64)
+                .map(|i| AgentId::new(format!("w{i}")).unwrap_or_else(|e| panic!("{e}")))
+                .collect();
+        })
+        .template(workers_template);
     for i in 0..64 {
-        let id = AgentId::new(format!("w{i}")).unwrap_or_else(|e| panic!("{e}"));
-        lead.connected_agents.push(id.clone());
-        let mut w = AgentSpec::new(
-            id,
-            format!("Worker {i}"),
-            TemplateId::new("stub").unwrap_or_else(|e| panic!("{e}")),
-        );
-        w.hears_room_log = false;
-        world.agents.push(w);
+        village = village.agent_with(&format!("w{i}"), &format!("Worker {i}"), |w| {
+            w.hears_room_log = false;
+        });
     }
-    world.agents.insert(0, lead);
-    VillageStore::new(data.workspace())
-        .save_world(&world)
-        .unwrap_or_else(|e| panic!("{e}"));
+    village.write(&data);
     let orch = open(&data);
     orch.start_agent("lead").unwrap_or_else(|e| panic!("{e}"));
     for i in 0..64 {

@@ -184,12 +184,12 @@ pub enum ReasonState {
 
 /// The broadcast bus.
 #[derive(Debug, Clone)]
-pub struct EventBus {
+pub(crate) struct EventBus {
     sender: broadcast::Sender<CoreEvent>,
 }
 
 /// The bus capacity.
-pub const EVENT_CAPACITY: usize = 1_024;
+pub(crate) const EVENT_CAPACITY: usize = 1_024;
 
 impl Default for EventBus {
     fn default() -> Self {

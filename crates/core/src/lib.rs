@@ -1,18 +1,25 @@
 //! `fuseforks-core`: the engine of Fuseforks, free of HTTP servers, CLI parsing, keyrings and
 //! terminal output (it never prints: the lints below deny it).
 //!
-//! It owns [`village`] (the typed model of every file of a village and of the machine's shelf,
-//! and the store that reads and writes them atomically, keeping unknown fields), [`llm`] (one
-//! canonical interface to every model wire, with capability flags, retries and cancellation),
-//! [`tools`] (the bundled tools and their jail), [`mcp`] (the MCP client), [`process`] (every
-//! child process), [`sessions`] (conversations in `sessions.redb`), [`orchestrator`] (agents,
-//! turns, delegation, plans), the headless [`preflight`], and [`error::Coded`] (how every error
-//! of the workspace gives its code and fix).
+//! The public API is this file: the namespaces below, each naming its items with `pub use` in
+//! its own `mod.rs` (their submodules are crate-private, so every item has one path), and the
+//! root re-exports of the small modules. Everything else is `pub(crate)`.
+//!
+//! - [`village`]: the typed model of every file of a village and of the machine's shelf, and the
+//!   store that reads and writes them atomically, keeping unknown fields.
+//! - [`llm`]: one canonical interface to every model wire, with capability flags, retries,
+//!   cancellation and the endpoint probe.
+//! - [`orchestrator`]: agents, turns, delegation, plan waves; [`sessions`]: the conversation
+//!   store; [`events`]: what the kernel reports; [`log`]: the village log; [`stats`]: usage
+//!   totals; [`tools`]: the bundled tools; [`mcp`]: MCP servers as tool providers;
+//!   [`preflight`]: the checks before a headless run; [`process`]: confined child processes.
+//!
+//! Every error of the workspace gives its code and fix through [`Coded`].
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod budget;
-pub mod error;
+mod budget;
+mod error;
 pub mod events;
 pub mod llm;
 pub mod log;
@@ -20,8 +27,11 @@ pub mod mcp;
 pub mod orchestrator;
 pub mod preflight;
 pub mod process;
-pub mod prompt;
+mod prompt;
 pub mod sessions;
 pub mod stats;
 pub mod tools;
 pub mod village;
+
+pub use budget::{BudgetStop, CausalBudget, RESERVATION_FLOOR, effective_tokens};
+pub use error::{Coded, CoreError};

@@ -17,7 +17,7 @@ pub trait LogSink: Send + Sync + std::fmt::Debug {
 
 /// A sink that emits lines as `tracing` events (for processes without a village log).
 #[derive(Debug, Default, Clone, Copy)]
-pub struct TracingSink;
+pub(crate) struct TracingSink;
 
 impl LogSink for TracingSink {
     fn line(&self, line: &str) {
@@ -35,7 +35,7 @@ fn is_unsafe(c: char) -> bool {
 
 /// Escapes what an untrusted string (a tool name from a model, a server's name, a file name)
 /// could do to a log line: every unsafe character becomes `\u{…}`; the rest is kept.
-pub fn escape_untrusted(text: &str) -> Cow<'_, str> {
+pub(crate) fn escape_untrusted(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_unsafe) {
         return Cow::Borrowed(text);
     }
@@ -51,7 +51,7 @@ pub fn escape_untrusted(text: &str) -> Cow<'_, str> {
 }
 
 /// The size at which the log rotates.
-pub const ROTATE_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const ROTATE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The rotating log file of a village, with an optional echo (the CLI's stderr).
 #[derive(Debug)]

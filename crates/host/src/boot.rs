@@ -5,13 +5,13 @@
 
 use std::sync::Arc;
 
-use fuseforks_core::error::{Coded, CoreError};
 use fuseforks_core::llm::{ApiKey, LlmClient, LlmError};
 use fuseforks_core::log::{LogSink, VillageLog};
 use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
 use fuseforks_core::sessions::SessionError;
 use fuseforks_core::tools::TrashTarget;
 use fuseforks_core::village::VillageError;
+use fuseforks_core::{Coded, CoreError};
 
 use crate::lock::{LockError, VillageLock};
 use crate::paths::HostPaths;

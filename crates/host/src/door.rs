@@ -68,7 +68,7 @@ impl DoorError {
     }
 }
 
-impl fuseforks_core::error::Coded for DoorError {
+impl fuseforks_core::Coded for DoorError {
     fn code(&self) -> &'static str {
         Self::code(self)
     }
@@ -76,7 +76,7 @@ impl fuseforks_core::error::Coded for DoorError {
     fn fix(&self) -> Option<String> {
         match self {
             Self::TokenMissing => Some("set the secret door_token (FUSEFORKS_SECRET_DOOR_TOKEN) or `token` in mcp_server.json".into()),
-            Self::Settings(e) => fuseforks_core::error::Coded::fix(e),
+            Self::Settings(e) => fuseforks_core::Coded::fix(e),
             Self::Bind { .. } => Some("choose another port (--door-port or `port` in mcp_server.json) or stop what holds it".into()),
         }
     }

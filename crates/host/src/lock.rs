@@ -29,7 +29,7 @@ impl LockError {
     }
 }
 
-impl fuseforks_core::error::Coded for LockError {
+impl fuseforks_core::Coded for LockError {
     fn code(&self) -> &'static str {
         Self::code(self)
     }

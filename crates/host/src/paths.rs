@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fuseforks_core::village::shelf_store::names::WORKSPACE;
+use fuseforks_core::village::WORKSPACE;
 use fuseforks_core::village::{ShelfStore, VillageStore};
 
 /// The paths of one running village, derived from a single `data_dir`.
@@ -91,7 +91,7 @@ impl VillageMissing {
     }
 }
 
-impl fuseforks_core::error::Coded for VillageMissing {
+impl fuseforks_core::Coded for VillageMissing {
     fn code(&self) -> &'static str {
         Self::code(self)
     }

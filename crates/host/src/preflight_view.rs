@@ -5,11 +5,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use fuseforks_core::error::Coded;
+use fuseforks_core::Coded;
 use fuseforks_core::preflight::{Finding, HeadlessMode, HostView, headless_preflight, probe_key};
 use fuseforks_core::tools::RunApproval;
-use fuseforks_core::village::mcp_config::{McpConfig, McpServerEntry};
 use fuseforks_core::village::{AgentId, Language, VillageError, World};
+use fuseforks_core::village::{McpConfig, McpServerEntry};
 
 use crate::boot::{SecretSource, secret_store};
 use crate::paths::HostPaths;
@@ -276,9 +276,8 @@ pub fn run_preflight(
         }
     }
     let secret_present = |key: &str| secrets.get(key).ok().flatten().is_some();
-    let probe_approved = |p: &fuseforks_core::village::schedule::ScheduleProbe| {
-        approvals.contains(&probe_key(p, &village_id))
-    };
+    let probe_approved =
+        |p: &fuseforks_core::village::ScheduleProbe| approvals.contains(&probe_key(p, &village_id));
     let view = HostView {
         mode: inputs.mode,
         start: &start,
@@ -336,7 +335,7 @@ fn invalid_values(keys: &[String], secrets: &dyn crate::secrets::SecretStore) ->
             level: fuseforks_core::preflight::Level::Warn,
             code: e.code(),
             message: e.to_string(),
-            fix: fuseforks_core::error::Coded::fix(&e).unwrap_or_default(),
+            fix: fuseforks_core::Coded::fix(&e).unwrap_or_default(),
         })
         .collect()
 }

@@ -47,7 +47,7 @@ impl SecretError {
     }
 }
 
-impl fuseforks_core::error::Coded for SecretError {
+impl fuseforks_core::Coded for SecretError {
     fn code(&self) -> &'static str {
         Self::code(self)
     }
@@ -192,7 +192,7 @@ impl SecretNameCollision {
     }
 }
 
-impl fuseforks_core::error::Coded for SecretNameCollision {
+impl fuseforks_core::Coded for SecretNameCollision {
     fn code(&self) -> &'static str {
         Self::code(self)
     }

@@ -1,7 +1,8 @@
 //! Test support for Fuseforks: where the shared reference material lives, temporary villages,
-//! the "maximal" `world.json`, loopback stub servers for every LLM wire (scripted replies in
-//! each wire's JSON, recorded fixtures, captured requests), a log capture, and the MCP peers in
-//! `mcp/` (Python). A dev-dependency only.
+//! the stub village builder (`TestVillage::builder()`), the "maximal" `world.json`, loopback
+//! stub servers for every LLM wire (scripted replies in each wire's JSON, recorded fixtures,
+//! captured requests), a log capture, and the MCP peers in `mcp/` (Python). A dev-dependency
+//! only.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -9,7 +10,10 @@ use std::path::{Path, PathBuf};
 pub mod log_capture;
 pub mod maximal;
 pub mod stub;
+pub mod village;
 pub mod wire_replies;
+
+pub use village::{TestVillage, TestVillageBuilder, provider, stub_template};
 
 /// The read-only `shared/` folder beside the repository (override with `FUSEFORKS_SHARED`).
 pub fn shared_dir() -> PathBuf {
@@ -134,6 +138,19 @@ impl TempDataDir {
         self.dir.path().join("workspace")
     }
 
+    /// Loads `workspace/world.json`, lets `edit` change it, and saves it.
+    pub fn edit_world(&self, edit: impl FnOnce(&mut fuseforks_core::village::World)) {
+        let store = fuseforks_core::village::VillageStore::new(self.workspace());
+        let mut world = store
+            .load_world()
+            .unwrap_or_else(|e| panic!("load world.json: {e}"))
+            .value;
+        edit(&mut world);
+        store
+            .save_world(&world)
+            .unwrap_or_else(|e| panic!("save world.json: {e}"));
+    }
+
     /// Writes a file under `workspace/`, creating folders.
     pub fn write(&self, relative: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
         let path = self.workspace().join(relative);
@@ -197,28 +214,23 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
 
 /// The two worlds the crash test alternates between.
 pub mod crash_worlds {
-    use fuseforks_core::village::{AgentId, AgentSpec, ModelTemplate, Provider, TemplateId, World};
+    use fuseforks_core::village::{ModelTemplate, Provider, TemplateId, World};
+
+    use crate::TestVillage;
 
     fn world(agents: usize) -> World {
         let template = TemplateId::new("stub").unwrap_or_else(|e| panic!("{e}"));
-        let mut model = ModelTemplate::new(template.clone(), "stub", "http://127.0.0.1:9/v1", "m");
+        let mut model = ModelTemplate::new(template, "stub", "http://127.0.0.1:9/v1", "m");
         // Written explicitly so that the world read back equals this one.
         model.provider = Some(Provider::OpenAiCompat);
-        let mut world = World {
-            model_templates: vec![model],
-            ..World::default()
-        };
+        let mut village = TestVillage::builder().language(None).template(model);
         for i in 0..agents {
-            let id = AgentId::new(format!("agent_{i}")).unwrap_or_else(|e| panic!("{e}"));
-            let mut agent = AgentSpec::new(
-                id,
-                format!("Agent {i} {}", "x".repeat(200)),
-                template.clone(),
+            village = village.agent(
+                &format!("agent_{i}"),
+                &format!("Agent {i} {}", "x".repeat(200)),
             );
-            agent.order = u32::try_from(i).unwrap_or(u32::MAX);
-            world.agents.push(agent);
         }
-        world
+        village.to_world()
     }
 
     /// One agent.

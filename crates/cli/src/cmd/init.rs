@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use fuseforks_core::error::Coded;
-use fuseforks_core::village::founding::{FoundingReport, found_village_with};
-use fuseforks_core::village::presets::{PRESETS, ProviderPreset, preset};
-use fuseforks_core::village::template::{EndpointProblem, EndpointSecurity, endpoint_security};
+use fuseforks_core::Coded;
 use fuseforks_core::village::{Credential, Language, ModelTemplate, Provider, TemplateId};
+use fuseforks_core::village::{EndpointProblem, EndpointSecurity, endpoint_security};
+use fuseforks_core::village::{FoundingReport, found_village_with};
+use fuseforks_core::village::{PRESETS, ProviderPreset, preset};
 use fuseforks_host::HostPaths;
 use fuseforks_host::secret_names::env_var_name;
 

@@ -7,9 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use fuseforks_core::llm::NetworkKind;
-use fuseforks_core::llm::probe::{ProbeOutcome, ProbeReport, probe};
 use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient};
+use fuseforks_core::llm::{NetworkKind, ProbeOutcome, ProbeReport, probe};
 use fuseforks_core::preflight::{Finding, Level};
 use fuseforks_core::village::{Credential, Language, ModelTemplate, World};
 use fuseforks_host::HostPaths;

@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use fuseforks_core::error::Coded;
+use fuseforks_core::Coded;
 use fuseforks_host::HostPaths;
 use fuseforks_host::secret_names::{NeededKey, needed_keys};
 use fuseforks_host::secrets::{KeyringSecretStore, SecretError, SecretStore, value_problem};

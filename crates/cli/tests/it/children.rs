@@ -13,7 +13,8 @@ use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir, mcp_script};
 use serde_json::{Value, json};
 
-use crate::headless::{command, signal, village, wait_for};
+use crate::headless::{alive, command, gone_within, read_pid, signal, village, wait_log};
+use crate::words;
 
 const CANARY: &str = "canary-SECRET-value-5d21";
 
@@ -30,16 +31,10 @@ async fn serve_with(data: &TempDataDir, options: &[&str]) -> (StubServer, KillOn
             .to_string(),
     );
     let dir = data.data_dir().display().to_string();
-    let args = [
-        "serve",
-        "--data-dir",
-        &dir,
-        "--start",
-        "batch",
-        "--secrets",
-        "env",
-    ];
-    let child = command(&args, true)
+    let args = words(&format!(
+        "serve --data-dir {dir} --start batch --secrets env"
+    ));
+    let child = command(args, true)
         .env("FUSEFORKS_SECRET_CANARY", CANARY)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -60,40 +55,6 @@ fn real_python() -> String {
 
 fn file(data: &TempDataDir, name: &str) -> PathBuf {
     data.data_dir().join(name)
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z')
-        })
-        .unwrap_or(false)
-}
-
-/// Waits up to `limit` for `pid` to be gone (or a zombie).
-async fn gone_within(pid: u32, limit: Duration) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    !alive(pid)
-}
-
-async fn read_pid(path: &Path) -> u32 {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("{} was never written", path.display());
 }
 
 /// Kills a helper left behind (so a red test does not leave it for 10 minutes).
@@ -128,11 +89,7 @@ async fn an_mcp_child_gets_no_secret_and_nothing_survives_sigkill_of_serve() {
         helper_file.to_str().unwrap(),
     ];
     let (_stub, mut serving) = serve_with(&data, &options).await;
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "mcp: agent=rec server=kid outcome=connected",
-    )
-    .await;
+    wait_log(&data, "mcp: agent=rec server=kid outcome=connected").await;
     let (kid, helper) = (read_pid(&pid_file).await, read_pid(&helper_file).await);
 
     let env: Value = serde_json::from_str(&std::fs::read_to_string(&env_file).unwrap()).unwrap();
@@ -188,11 +145,7 @@ async fn nothing_survives_sigterm_of_serve() {
         helper_file.to_str().unwrap(),
     ];
     let (_stub, mut serving) = serve_with(&data, &options).await;
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "mcp: agent=rec server=kid outcome=connected",
-    )
-    .await;
+    wait_log(&data, "mcp: agent=rec server=kid outcome=connected").await;
     let (kid, helper) = (read_pid(&pid_file).await, read_pid(&helper_file).await);
     let serve = serving.take();
     signal(&serve, "TERM");
@@ -217,11 +170,7 @@ async fn a_server_that_ignores_stdin_and_sigterm_dies_with_a_sigkilled_serve() {
     let pid_file = file(&data, "kid.pid");
     let options = ["--pid", pid_file.to_str().unwrap(), "--ignore-stdin"];
     let (_stub, mut serving) = serve_with(&data, &options).await;
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "mcp: agent=rec server=kid outcome=connected",
-    )
-    .await;
+    wait_log(&data, "mcp: agent=rec server=kid outcome=connected").await;
     let kid = read_pid(&pid_file).await;
     let serve = serving.take();
     signal(&serve, "KILL");
@@ -340,7 +289,7 @@ async fn escape_sequences_an_mcp_child_writes_to_stderr_never_reach_a_terminal()
     let binary = env!("CARGO_BIN_EXE_fuseforks-cli");
     let line = format!("{binary} ask --data-dir {dir} --start reception --secrets env hi");
     // Under a pseudo-terminal: stdout and stderr both reach `script`'s output.
-    let on_tty = command(&[], true)
+    let on_tty = command(words(""), true)
         .get_envs()
         .fold(std::process::Command::new("script"), |mut c, (k, v)| {
             match v {

@@ -4,9 +4,8 @@
 //! MCP child behind), `check` naming a missing header secret, and MCP children's stderr wrapped
 //! under `--events jsonl`.
 
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fuseforks_core::llm::Wire;
 use fuseforks_core::sessions::SessionStore;
@@ -15,8 +14,11 @@ use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
 use serde_json::{Value, json};
 
-use crate::headless::{U, args, command, log, run, signal, village, wait_for};
-use crate::stderr;
+use crate::headless::{
+    U, alive, command, gone_within, log, read_pid, run, signal_and_wait, village, wait_for,
+    wait_log,
+};
+use crate::{stderr, words};
 
 const DOOR_TOKEN: &str = "door-CANARY-token-7f3e";
 
@@ -24,18 +26,10 @@ const DOOR_TOKEN: &str = "door-CANARY-token-7f3e";
 fn serve_command(data: &TempDataDir, port: u16) -> Command {
     let dir = data.data_dir().display().to_string();
     let port = port.to_string();
-    let args = [
-        "serve",
-        "--data-dir",
-        &dir,
-        "--start",
-        "batch",
-        "--secrets",
-        "env",
-        "--door-port",
-        &port,
-    ];
-    command(&args, true)
+    let args = words(&format!(
+        "serve --data-dir {dir} --start batch --secrets env --door-port {port}"
+    ));
+    command(args, true)
 }
 
 fn serve_with_door(data: &TempDataDir, port: u16) -> Child {
@@ -63,41 +57,6 @@ async fn door_client(args: Vec<String>) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| {
-            // The state follows the parenthesised command name; Z = a zombie, already dead.
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z')
-        })
-        .unwrap_or(false)
-}
-
-async fn wait_until_gone(pid: u32) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
-
-async fn read_pid(path: &Path) -> u32 {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let log = std::fs::read_to_string(path.with_file_name("workspace").join("fuseforks.log"));
-    panic!("the MCP child never wrote its pid: {log:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -165,14 +124,10 @@ async fn the_python_sdk_asks_through_the_door_strangers_are_refused_and_sigterm_
     }
     assert_eq!(stub.requests().len(), 1, "strangers cost nothing");
 
-    let serve = serving.take();
-    signal(&serve, "TERM");
-    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
-        wait_until_gone(child_pid).await,
+        gone_within(child_pid, Duration::from_secs(5)).await,
         "the MCP child outlived serve"
     );
     let log = log(&data);
@@ -194,11 +149,7 @@ fn client_args(url: &str, mode: &str, rest: &[&str]) -> Vec<String> {
 
 /// Stops `serve` with SIGTERM and waits for its exit 0.
 async fn stop(serving: &mut KillOnDrop) {
-    let serve = serving.take();
-    signal(&serve, "TERM");
-    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = signal_and_wait(serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
@@ -217,11 +168,7 @@ async fn the_door_refuses_foreign_origins_and_ends_sessions_on_delete() {
     village(&data, stub.base_url(), None);
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        &format!("mcp server: 127.0.0.1:{port}/mcp"),
-    )
-    .await;
+    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
 
     // A call in an open session, sent with a foreign Origin, never reaches the model.
@@ -316,11 +263,7 @@ async fn each_door_session_is_its_own_conversation() {
     village(&data, stub.base_url(), None);
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        &format!("mcp server: 127.0.0.1:{port}/mcp"),
-    )
-    .await;
+    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let (a1, b1, a2) = ("alpha-ONE-7c1", "bravo-ONE-2d9", "alpha-TWO-5e4");
 
@@ -379,15 +322,7 @@ async fn a_door_port_without_its_token_is_rejected_before_anything_runs() {
     .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(stderr(&out).contains("DOOR_TOKEN_MISSING"));
-    let zero = crate::cli(&[
-        "serve",
-        "--data-dir",
-        "x",
-        "--start",
-        "batch",
-        "--door-port",
-        "0",
-    ]);
+    let zero = crate::cli("serve --data-dir x --start batch --door-port 0");
     assert_eq!(zero.status.code(), Some(2), "port 0 is a usage error");
     assert!(stub.requests().is_empty());
 }
@@ -408,18 +343,9 @@ async fn check_names_a_missing_mcp_header_secret_and_never_its_value() {
         let dir = dir.clone();
         tokio::task::spawn_blocking(move || {
             let mut c = command(
-                &[
-                    "check",
-                    "--for",
-                    "serve",
-                    "--data-dir",
-                    &dir,
-                    "--start",
-                    "batch",
-                    "--secrets",
-                    "env",
-                    "--json",
-                ],
+                words(&format!(
+                    "check --for serve --data-dir {dir} --start batch --secrets env --json"
+                )),
                 true,
             );
             c.env_remove("FUSEFORKS_SECRET_MCP_REMOTE_KEY");
@@ -471,18 +397,9 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
     );
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "--events",
-            "jsonl",
-            "hi",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env --events jsonl hi"
+        )),
         true,
     )
     .await;
@@ -521,11 +438,7 @@ async fn many_door_sessions_do_not_grow_serve_without_bound() {
     village(&data, stub.base_url(), None);
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        &format!("mcp server: 127.0.0.1:{port}/mcp"),
-    )
-    .await;
+    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
     let script = r#"
 import http.client, json, sys
 port, token, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])

@@ -13,8 +13,8 @@ use fuseforks_testkit::TempDataDir;
 use fuseforks_testkit::stub::StubServer;
 use serde_json::Value;
 
-use crate::headless::{args, run, village};
-use crate::{cli, stderr, stdout};
+use crate::headless::{run, village};
+use crate::{cli, stderr, stdout, words};
 
 /// Whether `text` starts with `[UPPER_SNAKE]`.
 fn starts_with_code(text: &str) -> bool {
@@ -88,11 +88,12 @@ fn scan(what: &str, out: &Output, jsonl: bool) -> Vec<String> {
 
 /// Runs `list` twice (human, then `--events jsonl` where the command takes it), scans both, and
 /// returns both outputs.
-async fn both(what: &str, list: &[&str], with_key: bool) -> (Output, Output) {
-    let human = run(args(list), with_key).await;
+async fn both(what: &str, line: &str, with_key: bool) -> (Output, Output) {
+    let list = words(line);
+    let human = run(list.clone(), with_key).await;
     scan(what, &human, false);
-    let mut jsonl = args(list);
-    let at = if list[0] == "ask" {
+    let mut jsonl = list;
+    let at = if jsonl[0] == "ask" {
         jsonl.len() - 1
     } else {
         jsonl.len()
@@ -121,34 +122,9 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
 
     // Missing village: check, ask, serve.
     for list in [
-        vec![
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-        ],
-        vec![
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-        ],
-        vec![
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ],
+        format!("check --for ask --data-dir {dir} --start batch"),
+        format!("serve --data-dir {dir} --start batch --secrets env"),
+        format!("ask --data-dir {dir} --start reception --secrets env hi"),
     ] {
         let (human, json) = both("missing village", &list, true).await;
         assert_eq!(human.status.code(), Some(5), "{}", stderr(&human));
@@ -167,18 +143,9 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
 
     // Usage errors: clap's, and the start set's.
     for list in [
-        vec!["check", "--for", "ask"],
-        vec![
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--bogus",
-        ],
-        vec!["chek"],
+        String::from("check --for ask"),
+        format!("check --for ask --data-dir {dir} --start batch --bogus"),
+        String::from("chek"),
     ] {
         let (human, json) = both("clap usage", &list, true).await;
         assert_eq!(human.status.code(), Some(2));
@@ -193,25 +160,8 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
     }
     for start in ["ghost", "rec,rec"] {
         for list in [
-            vec![
-                "check",
-                "--for",
-                "ask",
-                "--data-dir",
-                &dir,
-                "--start",
-                start,
-            ],
-            vec![
-                "ask",
-                "--data-dir",
-                &dir,
-                "--start",
-                start,
-                "--secrets",
-                "env",
-                "hi",
-            ],
+            format!("check --for ask --data-dir {dir} --start {start}"),
+            format!("ask --data-dir {dir} --start {start} --secrets env hi"),
         ] {
             let (human, json) = both("start usage", &list, true).await;
             assert_eq!(human.status.code(), Some(2), "{list:?}");
@@ -235,16 +185,7 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
     // Preflight reject (no key): ask's stderr and check's stdout.
     let (human, json) = both(
         "preflight reject",
-        &[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ],
+        &format!("ask --data-dir {dir} --start reception --secrets env hi"),
         false,
     )
     .await;
@@ -256,17 +197,9 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
     );
     assert_eq!(first_cli(&json)["level"], "reject");
     let check = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-        ]),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start batch --secrets env"
+        )),
         false,
     )
     .await;
@@ -284,25 +217,8 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
     let lock = File::create(data.workspace().join(".fuseforks.lock")).unwrap();
     lock.lock().unwrap();
     for list in [
-        vec![
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-        ],
-        vec![
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ],
+        format!("serve --data-dir {dir} --start batch --secrets env"),
+        format!("ask --data-dir {dir} --start reception --secrets env hi"),
     ] {
         let (human, json) = both("locked village", &list, true).await;
         assert_eq!(human.status.code(), Some(4), "{}", stderr(&human));
@@ -323,17 +239,7 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
     );
     let (human, json) = both(
         "broken mcp.json",
-        &[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-        ],
+        &format!("check --for ask --data-dir {dir} --start batch --secrets env"),
         true,
     )
     .await;
@@ -349,24 +255,8 @@ async fn no_error_path_prints_a_code_twice_or_a_fix_inside_the_message() {
     // A broken world.json.
     data.write("world.json", "{\"agents\": [");
     for list in [
-        vec![
-            "check",
-            "--for",
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-        ],
-        vec![
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-        ],
+        format!("check --for serve --data-dir {dir} --start batch"),
+        format!("serve --data-dir {dir} --start batch --secrets env"),
     ] {
         let (human, json) = both("broken world.json", &list, true).await;
         assert_eq!(human.status.code(), Some(5), "{}", stderr(&human));
@@ -387,25 +277,8 @@ async fn a_workspace_given_as_data_dir_is_told_to_use_its_parent() {
     village(&data, stub.base_url(), None);
     let workspace = data.workspace().display().to_string();
     for list in [
-        vec![
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &workspace,
-            "--start",
-            "batch",
-        ],
-        vec![
-            "ask",
-            "--data-dir",
-            &workspace,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ],
+        format!("check --for ask --data-dir {workspace} --start batch"),
+        format!("ask --data-dir {workspace} --start reception --secrets env hi"),
     ] {
         let (human, json) = both("workspace as data dir", &list, true).await;
         assert_eq!(human.status.code(), Some(5));
@@ -420,7 +293,7 @@ async fn a_workspace_given_as_data_dir_is_told_to_use_its_parent() {
         let fix = first_cli(&json)["fix"].as_str().unwrap().to_owned();
         assert!(fix.contains("use its parent"), "{fix}");
     }
-    let init = cli(&["init", "--data-dir", &workspace, "--language", "en"]);
+    let init = cli(&format!("init --data-dir {workspace} --language en"));
     assert_eq!(init.status.code(), Some(11), "{}", stderr(&init));
     scan("init into a workspace", &init, false);
     assert!(
@@ -435,7 +308,7 @@ async fn a_workspace_given_as_data_dir_is_told_to_use_its_parent() {
         !data.workspace().join("workspace").exists(),
         "no village nested in a village"
     );
-    let again = cli(&["init", "--data-dir", &data.data_dir().display().to_string()]);
+    let again = cli(&format!("init --data-dir {}", data.data_dir().display()));
     assert_eq!(again.status.code(), Some(11));
     scan("init again", &again, false);
     assert!(
@@ -458,17 +331,7 @@ async fn an_agent_naming_a_missing_template_is_a_preflight_finding() {
     let dir = data.data_dir().display().to_string();
     let (human, json) = both(
         "missing template",
-        &[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-        ],
+        &format!("check --for ask --data-dir {dir} --start batch --secrets env"),
         true,
     )
     .await;
@@ -482,16 +345,9 @@ async fn an_agent_naming_a_missing_template_is_a_preflight_finding() {
     );
     assert!(stdout(&json).contains("MODEL_TEMPLATE_MISSING"));
     let ask = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .await;
@@ -514,17 +370,7 @@ async fn a_malformed_secret_reference_is_refused_when_mcp_json_is_read() {
         data.write("agents/rec/mcp.json", text.to_string());
         let (human, json) = both(
             "malformed secret reference",
-            &[
-                "check",
-                "--for",
-                "ask",
-                "--data-dir",
-                &dir,
-                "--start",
-                "batch",
-                "--secrets",
-                "env",
-            ],
+            &format!("check --for ask --data-dir {dir} --start batch --secrets env"),
             true,
         )
         .await;

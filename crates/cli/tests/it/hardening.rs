@@ -12,8 +12,8 @@ use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 use serde_json::json;
 
-use crate::headless::{U, ask_args, command, log, signal, village, wait_for};
-use crate::{stderr, stdout};
+use crate::headless::{U, ask_args, command, log, signal, stub_village, village, wait_for};
+use crate::{stderr, stdout, words};
 
 fn ask(dir: &str, extra: &[&str], message: &str) -> std::process::Command {
     let all = ask_args(dir, extra, message);
@@ -211,7 +211,7 @@ async fn escape_sequences_in_an_answer_never_reach_a_terminal() {
     assert_eq!(stdout(&piped), format!("{hostile}\n"));
     let binary = env!("CARGO_BIN_EXE_fuseforks-cli");
     let line = format!("{binary} ask --data-dir {dir} --start reception --secrets env hi");
-    let on_tty = command(&[], true)
+    let on_tty = command(words(""), true)
         .get_envs()
         .fold(std::process::Command::new("script"), |mut c, (k, v)| {
             match v {
@@ -263,23 +263,14 @@ async fn a_work_folder_containing_the_village_cannot_rewrite_its_rights() {
     ])
     .await;
     let data = TempDataDir::new();
-    village(&data, stub.base_url(), None);
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    world.agents[0].work_dir = Some(data.data_dir().display().to_string());
-    store.save_world(&world).unwrap();
+    stub_village(stub.base_url())
+        .world(|w| w.agents[0].work_dir = Some(data.data_dir().display().to_string()))
+        .write(&data);
     let dir = data.data_dir().display().to_string();
     let _ = command(
-        &[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ],
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .output()
@@ -319,12 +310,12 @@ async fn a_work_folder_inside_the_village_cannot_rewrite_its_rights_through_run(
     ])
     .await;
     let data = TempDataDir::new();
-    village(&data, stub.base_url(), None);
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    world.agents[0].work_dir = Some(data.workspace().display().to_string());
-    world.agents[0].enabled_tools = Some(vec!["run".into()]);
-    store.save_world(&world).unwrap();
+    stub_village(stub.base_url())
+        .world(|w| {
+            w.agents[0].work_dir = Some(data.workspace().display().to_string());
+            w.agents[0].enabled_tools = Some(vec!["run".into()]);
+        })
+        .write(&data);
     let run_json = data.workspace().join("agents/rec/run.json");
     std::fs::create_dir_all(run_json.parent().unwrap()).unwrap();
     std::fs::write(
@@ -334,16 +325,9 @@ async fn a_work_folder_inside_the_village_cannot_rewrite_its_rights_through_run(
     .unwrap();
     let dir = data.data_dir().display().to_string();
     let out = command(
-        &[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ],
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .output()

@@ -5,16 +5,16 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use fuseforks_core::village::{
-    AgentId, AgentSpec, Credential, Language, LanguageTag, ModelTemplate, Provider, TemplateId,
-    VillageStore, World,
-};
+use fuseforks_core::llm::Wire;
+use fuseforks_core::village::TemplateId;
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
-use fuseforks_testkit::{KillOnDrop, TempDataDir, snapshot};
+use fuseforks_testkit::{
+    KillOnDrop, TempDataDir, TestVillage, TestVillageBuilder, snapshot, stub_template,
+};
 use serde_json::json;
 
-use crate::{stderr, stdout};
+use crate::{stderr, stdout, words};
 
 pub(crate) const U: ScriptUsage = ScriptUsage {
     prompt: 400,
@@ -24,35 +24,24 @@ pub(crate) const U: ScriptUsage = ScriptUsage {
 };
 pub(crate) const KEY: &str = "sk-headless-test-KEY-93e1";
 
-pub(crate) fn village(data: &TempDataDir, stub: &str, budget: Option<u64>) {
-    let mut t = ModelTemplate::new(
-        TemplateId::new("stub").unwrap(),
-        "stub",
-        format!("{stub}/v1"),
-        "stub-model",
-    );
-    t.provider = Some(Provider::OpenAiCompat);
-    t.credential = Credential::Keyring;
-    t.max_retries = 1;
-    let rec = AgentSpec::new(
-        AgentId::new("rec").unwrap(),
-        "Reception",
-        TemplateId::new("stub").unwrap(),
-    );
-    let world = World {
-        agents: vec![rec],
-        model_templates: vec![t],
-        token_budget: budget,
-        language: Some(LanguageTag::of(Language::En)),
-        reception: Some(AgentId::new("rec").unwrap()),
-        ..World::default()
-    };
-    VillageStore::new(data.workspace())
-        .save_world(&world)
-        .unwrap();
+/// The CLI tests' village: agent `rec`, the reception, on template `stub` at the stub `stub`.
+pub(crate) fn stub_village(stub: &str) -> TestVillageBuilder {
+    TestVillage::builder()
+        .stub(Wire::OpenAiCompat, stub)
+        .agent("rec", "Reception")
+        .reception("rec")
 }
 
-pub(crate) fn command(args: &[&str], with_key: bool) -> Command {
+/// [`stub_village`] with a token budget, written into `data`.
+pub(crate) fn village(data: &TempDataDir, stub: &str, budget: Option<u64>) {
+    stub_village(stub).budget(budget).write(data);
+}
+
+/// The binary on `args` with a clean locale, and the stub's key when `with_key`.
+pub(crate) fn command<S: AsRef<std::ffi::OsStr>>(
+    args: impl IntoIterator<Item = S>,
+    with_key: bool,
+) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"));
     c.args(args)
         .env("LANG", "C.UTF-8")
@@ -65,26 +54,17 @@ pub(crate) fn command(args: &[&str], with_key: bool) -> Command {
 }
 
 pub(crate) async fn run(args: Vec<String>, with_key: bool) -> Output {
-    tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        command(&args, with_key).output().unwrap()
-    })
-    .await
-    .unwrap()
+    tokio::task::spawn_blocking(move || command(args, with_key).output().unwrap())
+        .await
+        .unwrap()
 }
 
 /// `ask` on the village in `dir` (reception started, secrets from the environment), with
 /// `extra` options before the message.
 pub(crate) fn ask_args(dir: &str, extra: &[&str], message: &str) -> Vec<String> {
-    let mut all = args(&[
-        "ask",
-        "--data-dir",
-        dir,
-        "--start",
-        "reception",
-        "--secrets",
-        "env",
-    ]);
+    let mut all = words(&format!(
+        "ask --data-dir {dir} --start reception --secrets env"
+    ));
     all.extend(args(extra));
     all.push(message.to_owned());
     all
@@ -101,7 +81,7 @@ pub(crate) fn log(data: &TempDataDir) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_answers_on_stdout_and_exits_0() {
     let stub = StubServer::start(vec![wire_replies::text(
-        fuseforks_core::llm::Wire::OpenAiCompat,
+        Wire::OpenAiCompat,
         "The answer.",
         U,
     )])
@@ -110,16 +90,9 @@ async fn ask_answers_on_stdout_and_exits_0() {
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "What is it?",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env 'What is it?'"
+        )),
         true,
     )
     .await;
@@ -143,28 +116,15 @@ async fn ask_answers_on_stdout_and_exits_0() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
-    let stub = StubServer::start(vec![wire_replies::text(
-        fuseforks_core::llm::Wire::OpenAiCompat,
-        "never",
-        U,
-    )])
-    .await;
+    let stub = StubServer::start(vec![wire_replies::text(Wire::OpenAiCompat, "never", U)]).await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let before = snapshot(data.data_dir());
     let dir = data.data_dir().display().to_string();
     let check = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-        ]),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start reception --secrets env"
+        )),
         false,
     )
     .await;
@@ -176,16 +136,9 @@ async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
         stdout(&check)
     );
     let ask = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         false,
     )
     .await;
@@ -208,48 +161,27 @@ async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
 async fn usage_and_boot_failures_have_their_codes() {
     let data = TempDataDir::new();
     let dir = data.data_dir().display().to_string();
-    let no_start = run(args(&["ask", "--data-dir", &dir, "hi"]), true).await;
+    let no_start = run(words(&format!("ask --data-dir {dir} hi")), true).await;
     assert_eq!(no_start.status.code(), Some(2));
     let missing = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start batch --secrets env hi"
+        )),
         true,
     )
     .await;
     assert_eq!(missing.status.code(), Some(5), "{}", stderr(&missing));
     assert!(stderr(&missing).contains("VILLAGE_MISSING"));
     let serve = run(
-        args(&[
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-        ]),
+        words(&format!(
+            "serve --data-dir {dir} --start batch --secrets env"
+        )),
         true,
     )
     .await;
     assert_eq!(serve.status.code(), Some(5));
     let check = run(
-        args(&[
-            "check",
-            "--for",
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-        ]),
+        words(&format!("check --for serve --data-dir {dir} --start batch")),
         true,
     )
     .await;
@@ -261,29 +193,15 @@ async fn usage_and_boot_failures_have_their_codes() {
     let stub = StubServer::start(vec![]).await;
     village(&data, stub.base_url(), None);
     let unknown = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "ghost",
-        ]),
+        words(&format!("check --for ask --data-dir {dir} --start ghost")),
         true,
     )
     .await;
     assert_eq!(unknown.status.code(), Some(2));
     let reception_for_serve = run(
-        args(&[
-            "check",
-            "--for",
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-        ]),
+        words(&format!(
+            "check --for serve --data-dir {dir} --start reception"
+        )),
         true,
     )
     .await;
@@ -292,28 +210,14 @@ async fn usage_and_boot_failures_have_their_codes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_jsonl_makes_every_stderr_line_json() {
-    let stub = StubServer::start(vec![wire_replies::text(
-        fuseforks_core::llm::Wire::OpenAiCompat,
-        "ok",
-        U,
-    )])
-    .await;
+    let stub = StubServer::start(vec![wire_replies::text(Wire::OpenAiCompat, "ok", U)]).await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "--events",
-            "jsonl",
-            "hi",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env --events jsonl hi"
+        )),
         true,
     )
     .await;
@@ -333,8 +237,8 @@ async fn events_jsonl_makes_every_stderr_line_json() {
     );
     assert_eq!(stdout(&out), "ok\n");
     for bad in [
-        args(&["ask", "--events", "jsonl", "--data-dir", &dir, "hi"]),
-        args(&["frob", "--events", "jsonl"]),
+        words(&format!("ask --events jsonl --data-dir {dir} hi")),
+        words("frob --events jsonl"),
     ] {
         let out = run(bad, true).await;
         assert_eq!(out.status.code(), Some(2));
@@ -364,7 +268,7 @@ async fn the_budget_ceiling_exits_9() {
         args: json!({"note": "x"}),
     };
     let stub = StubServer::start(vec![wire_replies::tool_calls(
-        fuseforks_core::llm::Wire::OpenAiCompat,
+        Wire::OpenAiCompat,
         &[call],
         big,
     )])
@@ -373,16 +277,9 @@ async fn the_budget_ceiling_exits_9() {
     village(&data, stub.base_url(), Some(10_000));
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "go",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env go"
+        )),
         true,
     )
     .await;
@@ -391,8 +288,9 @@ async fn the_budget_ceiling_exits_9() {
     assert!(log(&data).contains("stop=budget_exhausted"));
 }
 
-pub(crate) fn spawn(args: &[&str]) -> Child {
-    command(args, true)
+/// The binary on the arguments of `line` (see [`crate::words`]), stdout and stderr piped.
+pub(crate) fn spawn(line: &str) -> Child {
+    command(words(line), true)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -405,6 +303,20 @@ pub(crate) fn signal(child: &Child, name: &str) {
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+/// Sends signal `name` (`TERM`, `INT`) to the process `serving` guards and waits for its output.
+pub(crate) async fn signal_and_wait(serving: &mut KillOnDrop, name: &str) -> Output {
+    let child = serving.take();
+    signal(&child, name);
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// Waits up to 20 s for `needle` in the village log of `data`.
+pub(crate) async fn wait_log(data: &TempDataDir, needle: &str) {
+    wait_for(&data.workspace().join("fuseforks.log"), needle).await;
 }
 
 pub(crate) async fn wait_for(path: &Path, needle: &str) {
@@ -421,47 +333,64 @@ pub(crate) async fn wait_for(path: &Path, needle: &str) {
     panic!("{needle:?} never appeared in {}", path.display());
 }
 
+/// Whether `pid` runs (a zombie counts as gone).
+pub(crate) fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            // The state follows the parenthesised command name; Z = a zombie, already dead.
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// Waits up to `limit` for `pid` to be gone (or a zombie).
+pub(crate) async fn gone_within(pid: u32, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    !alive(pid)
+}
+
+/// Waits up to 30 s for a process to write its pid into `path` (under `data_dir`).
+pub(crate) async fn read_pid(path: &Path) -> u32 {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(30) {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let log = std::fs::read_to_string(path.with_file_name("workspace").join("fuseforks.log"));
+    panic!("{} was never written: {log:?}", path.display());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_holds_the_lock_and_closes_on_sigterm() {
     let stub = StubServer::start(vec![]).await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let mut serving = KillOnDrop::new(spawn(&[
-        "serve",
-        "--data-dir",
-        &dir,
-        "--start",
-        "batch",
-        "--secrets",
-        "env",
-    ]));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "agent started: agent=rec",
-    )
-    .await;
+    let mut serving = KillOnDrop::new(spawn(&format!(
+        "serve --data-dir {dir} --start batch --secrets env"
+    )));
+    wait_log(&data, "agent started: agent=rec").await;
     let second = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .await;
     assert_eq!(second.status.code(), Some(4), "{}", stderr(&second));
     assert!(stderr(&second).contains("VILLAGE_LOCKED"));
-    let serve = serving.take();
-    signal(&serve, "TERM");
-    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         log(&data).contains("agent stopped: agent=rec joined=true"),
@@ -480,16 +409,9 @@ async fn a_store_open_elsewhere_exits_4() {
             .unwrap();
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .await;
@@ -500,7 +422,7 @@ async fn a_store_open_elsewhere_exits_4() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_during_a_slow_answer_interrupts_and_records_the_turn() {
-    let wire = fuseforks_core::llm::Wire::OpenAiCompat;
+    let wire = Wire::OpenAiCompat;
     let slow = |id: &str| {
         let call = ScriptCall {
             id: id.into(),
@@ -518,27 +440,12 @@ async fn sigint_during_a_slow_answer_interrupts_and_records_the_turn() {
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let mut asking = KillOnDrop::new(spawn(&[
-        "ask",
-        "--data-dir",
-        &dir,
-        "--start",
-        "reception",
-        "--secrets",
-        "env",
-        "keep going",
-    ]));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "turn start: agent=rec",
-    )
-    .await;
+    let mut asking = KillOnDrop::new(spawn(&format!(
+        "ask --data-dir {dir} --start reception --secrets env 'keep going'"
+    )));
+    wait_log(&data, "turn start: agent=rec").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let ask = asking.take();
-    signal(&ask, "INT");
-    let out = tokio::task::spawn_blocking(move || ask.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = signal_and_wait(&mut asking, "INT").await;
     assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
     assert_eq!(stdout(&out), "(Interrupted.)\n");
     let log = log(&data);
@@ -558,17 +465,9 @@ async fn the_original_village_passes_check_with_its_key_and_fails_without() {
     let data = TempDataDir::with_original_village();
     let dir = data.data_dir().display().to_string();
     let with = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-        ]),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start reception --secrets env"
+        )),
         true,
     )
     .await;
@@ -580,18 +479,9 @@ async fn the_original_village_passes_check_with_its_key_and_fails_without() {
         stderr(&with)
     );
     let without = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "--json",
-        ]),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start reception --secrets env --json"
+        )),
         false,
     )
     .await;
@@ -605,25 +495,14 @@ async fn the_original_village_passes_check_with_its_key_and_fails_without() {
 async fn a_secret_name_collision_stops_the_boot_naming_names_not_values() {
     let stub = StubServer::start(vec![]).await;
     let data = TempDataDir::new();
-    village(&data, stub.base_url(), None);
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    let mut twin = world.model_templates[0].clone();
+    let mut twin = stub_template(Wire::OpenAiCompat, stub.base_url());
     twin.id = TemplateId::new("STUB").unwrap(); // maps to FUSEFORKS_SECRET_STUB too
-    world.model_templates.push(twin);
-    store.save_world(&world).unwrap();
+    stub_village(stub.base_url()).template(twin).write(&data);
     let dir = data.data_dir().display().to_string();
     let out = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .await;

@@ -11,15 +11,10 @@ use crate::{cli, stderr, stdout};
 fn init_founds_a_village_that_loads_and_says_what_to_do_next() {
     let data = TempDataDir::new();
     let dir = data.data_dir().join("nested/new");
-    let out = cli(&[
-        "init",
-        "--data-dir",
-        dir.to_str().unwrap(),
-        "--language",
-        "en",
-        "--provider",
-        "anthropic",
-    ]);
+    let out = cli(&format!(
+        "init --data-dir {} --language en --provider anthropic",
+        dir.to_str().unwrap()
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("FUSEFORKS_SECRET_ANTHROPIC"), "{text}");
@@ -53,15 +48,9 @@ fn init_founds_a_village_that_loads_and_says_what_to_do_next() {
 fn init_in_japanese_with_a_local_model_needs_no_key() {
     let data = TempDataDir::new();
     let dir = data.data_dir().to_str().unwrap();
-    let out = cli(&[
-        "init",
-        "--data-dir",
-        dir,
-        "--language",
-        "ja",
-        "--provider",
-        "ollama",
-    ]);
+    let out = cli(&format!(
+        "init --data-dir {dir} --language ja --provider ollama"
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         !stdout(&out).contains("FUSEFORKS_SECRET_"),
@@ -103,13 +92,10 @@ fn the_language_defaults_to_the_os_locale() {
 fn init_refuses_an_existing_village_with_exit_11_and_touches_nothing() {
     let data = TempDataDir::with_original_village();
     let before = snapshot(data.data_dir());
-    let out = cli(&[
-        "init",
-        "--data-dir",
-        data.data_dir().to_str().unwrap(),
-        "--provider",
-        "gemini",
-    ]);
+    let out = cli(&format!(
+        "init --data-dir {} --provider gemini",
+        data.data_dir().to_str().unwrap()
+    ));
     assert_eq!(out.status.code(), Some(11));
     let err = stderr(&out);
     assert!(
@@ -122,10 +108,13 @@ fn init_refuses_an_existing_village_with_exit_11_and_touches_nothing() {
     // The same for a village this binary founded.
     let fresh = TempDataDir::new();
     let dir = fresh.data_dir().to_str().unwrap();
-    assert_eq!(cli(&["init", "--data-dir", dir]).status.code(), Some(0));
+    assert_eq!(
+        cli(&format!("init --data-dir {dir}")).status.code(),
+        Some(0)
+    );
     let before = snapshot(fresh.data_dir());
     assert_eq!(
-        cli(&["init", "--data-dir", dir, "--language", "ja"])
+        cli(&format!("init --data-dir {dir} --language ja"))
             .status
             .code(),
         Some(11)
@@ -138,10 +127,10 @@ fn usage_errors_exit_2_and_write_nothing() {
     let data = TempDataDir::new();
     let dir = data.data_dir().to_str().unwrap();
     for args in [
-        vec!["init"],
-        vec!["init", "--data-dir", dir, "--provider", "openia"],
-        vec!["init", "--data-dir", dir, "--language", "fr"],
-        vec!["frobnicate"],
+        "init".to_owned(),
+        format!("init --data-dir {dir} --provider openia"),
+        format!("init --data-dir {dir} --language fr"),
+        "frobnicate".to_owned(),
     ] {
         let out = cli(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
@@ -159,7 +148,10 @@ fn a_write_failure_exits_5_and_leaves_no_half_village() {
     // A file where the data folder should be: nothing can be created under it.
     let blocker = data.data_dir().join("blocker");
     fs::write(&blocker, b"x").unwrap();
-    let out = cli(&["init", "--data-dir", blocker.join("dir").to_str().unwrap()]);
+    let out = cli(&format!(
+        "init --data-dir {}",
+        blocker.join("dir").to_str().unwrap()
+    ));
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("VILLAGE_WRITE_FAILED"),
@@ -171,17 +163,17 @@ fn a_write_failure_exits_5_and_leaves_no_half_village() {
 
 #[test]
 fn version_and_help_with_examples() {
-    let out = cli(&["--version"]);
+    let out = cli("--version");
     assert_eq!(out.status.code(), Some(0));
     assert!(
         stdout(&out).starts_with("fuseforks-cli "),
         "{}",
         stdout(&out)
     );
-    let out = cli(&["--help"]);
+    let out = cli("--help");
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("Examples:") && stdout(&out).contains("init"));
-    let out = cli(&["init", "--help"]);
+    let out = cli("init --help");
     assert_eq!(out.status.code(), Some(0));
     let help = stdout(&out);
     assert!(
@@ -197,7 +189,7 @@ fn init_refusals_are_json_lines_under_events_jsonl() {
     let data = TempDataDir::new();
     let dir = data.data_dir().join("v");
     let dir = dir.to_str().unwrap();
-    let first = cli(&["--events", "jsonl", "init", "--data-dir", dir]);
+    let first = cli(&format!("--events jsonl init --data-dir {dir}"));
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     assert!(stdout(&first).starts_with("Founded a village"));
     assert!(stderr(&first).is_empty(), "{}", stderr(&first));
@@ -219,7 +211,7 @@ fn init_refusals_are_json_lines_under_events_jsonl() {
     ] {
         let mut all = vec!["--events", "jsonl"];
         all.extend(args);
-        let out = cli(&all);
+        let out = cli(&all.join(" "));
         assert_eq!(out.status.code(), Some(status), "{}", stderr(&out));
         let lines: Vec<serde_json::Value> = stderr(&out)
             .lines()

@@ -10,12 +10,12 @@ use fuseforks_testkit::wire_replies;
 use serde_json::{Value, json};
 
 use crate::headless::{KEY, U, args, command, run, village};
-use crate::{stderr, stdout};
+use crate::{stderr, stdout, words};
 
 fn init(dir: &str, extra: &[&str]) -> std::process::Output {
-    let mut all = vec!["init", "--data-dir", dir, "--language", "en"];
-    all.extend_from_slice(extra);
-    command(&all, false).output().unwrap()
+    let mut all = words(&format!("init --data-dir {dir} --language en"));
+    all.extend(extra.iter().map(|s| (*s).to_owned()));
+    command(all, false).output().unwrap()
 }
 
 /// The `fuseforks-cli …` command `init` printed for `what` (`check` or `ask`), as arguments.
@@ -211,17 +211,9 @@ fn init_with_a_provider_and_another_model_keeps_the_providers_endpoint() {
 }
 
 fn check_args(dir: &str, extra: &[&str]) -> Vec<String> {
-    let mut all = args(&[
-        "check",
-        "--for",
-        "ask",
-        "--data-dir",
-        dir,
-        "--start",
-        "reception",
-        "--secrets",
-        "env",
-    ]);
+    let mut all = words(&format!(
+        "check --for ask --data-dir {dir} --start reception --secrets env"
+    ));
     all.extend(args(extra));
     all
 }
@@ -296,7 +288,7 @@ async fn probe_ok_against_a_live_stub_shows_the_latency() {
         .find(|f| f["code"] == "ENDPOINT_OK")
         .unwrap_or_else(|| panic!("{report}"));
     assert_eq!(finding["level"], "info");
-    let mut jsonl = args(&["--events", "jsonl"]);
+    let mut jsonl = words("--events jsonl");
     jsonl.extend(check_args(&dir, &["--probe-endpoints"]));
     let out = run(jsonl, true).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -355,7 +347,7 @@ async fn probe_against_a_401_says_auth_failed_exits_3_and_never_prints_the_key()
     );
     no_key(&out);
 
-    let mut jsonl = args(&["--events", "jsonl"]);
+    let mut jsonl = words("--events jsonl");
     jsonl.extend(check_args(&dir, &["--probe-endpoints"]));
     let out = run(jsonl, true).await;
     assert_eq!(out.status.code(), Some(3));
@@ -376,7 +368,7 @@ async fn probe_against_a_closed_port_says_unreachable_connection_refused() {
     let data = TempDataDir::new();
     village(&data, &format!("http://127.0.0.1:{port}"), None);
     let dir = data.data_dir().display().to_string();
-    let mut all = args(&["--events", "jsonl"]);
+    let mut all = words("--events jsonl");
     all.extend(check_args(&dir, &["--probe-endpoints"]));
     let out = run(all, true).await;
     assert_eq!(

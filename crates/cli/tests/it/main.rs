@@ -10,10 +10,38 @@ mod init_probe;
 
 use std::process::{Command, Output};
 
-/// Runs the binary with `args` and a clean locale.
-pub fn cli(args: &[&str]) -> Output {
+#[test]
+fn words_split_on_spaces_and_keep_quoted_ones() {
+    assert_eq!(
+        words(" ask --data-dir /tmp/x  'What is it?' '' hi"),
+        ["ask", "--data-dir", "/tmp/x", "What is it?", "", "hi"]
+    );
+}
+
+/// A command line written as one string, split into its arguments: words are separated by
+/// whitespace, and `'…'` keeps an argument with spaces in one piece
+/// (`ask --data-dir {dir} 'What is it?'`). Paths put in with `format!` must hold no space
+/// (temporary folders do not).
+pub fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = line.trim_start();
+    while !rest.is_empty() {
+        let (word, after) = match rest.strip_prefix('\'') {
+            Some(quoted) => quoted
+                .split_once('\'')
+                .unwrap_or_else(|| panic!("unclosed quote in {line:?}")),
+            None => rest.split_at(rest.find(char::is_whitespace).unwrap_or(rest.len())),
+        };
+        out.push(word.to_owned());
+        rest = after.trim_start();
+    }
+    out
+}
+
+/// Runs the binary with the arguments of `line` (see [`words`]) and a clean locale.
+pub fn cli(line: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"))
-        .args(args)
+        .args(words(line))
         .env_remove("LC_ALL")
         .env_remove("LC_MESSAGES")
         .env("LANG", "C.UTF-8")

@@ -14,8 +14,8 @@ use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 
-use crate::headless::{U, args, command, log, run, village};
-use crate::{stderr, stdout};
+use crate::headless::{U, command, log, run, stub_village, village};
+use crate::{stderr, stdout, words};
 
 const MB: u64 = 1_000_000;
 
@@ -198,11 +198,10 @@ async fn a_sigkill_between_payment_and_record_is_unknown_usage_in_stats() {
 }
 
 fn set_endpoint(data: &TempDataDir, url: &str, allow: bool) {
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    world.model_templates[0].base_url = url.into();
-    world.model_templates[0].allow_insecure_http = allow;
-    store.save_world(&world).unwrap();
+    data.edit_world(|w| {
+        w.model_templates[0].base_url = url.into();
+        w.model_templates[0].allow_insecure_http = allow;
+    });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -211,17 +210,9 @@ async fn check_and_ask_refuse_bad_endpoints_and_the_village_still_opens() {
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let check = args(&[
-        "check",
-        "--for",
-        "ask",
-        "--data-dir",
-        &dir,
-        "--start",
-        "reception",
-        "--secrets",
-        "env",
-    ]);
+    let check = words(&format!(
+        "check --for ask --data-dir {dir} --start reception --secrets env"
+    ));
     for (url, allow, code, exit) in [
         ("not a url", false, "ENDPOINT_INVALID", 3),
         ("file:///etc/passwd", false, "ENDPOINT_INVALID", 3),
@@ -311,11 +302,9 @@ async fn a_redirect_never_carries_the_key_to_another_host() {
     ])
     .await;
     let data = TempDataDir::new();
-    village(&data, stub.base_url(), None);
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    world.model_templates[0].provider = Some(Provider::Anthropic);
-    store.save_world(&world).unwrap();
+    stub_village(stub.base_url())
+        .world(|w| w.model_templates[0].provider = Some(Provider::Anthropic))
+        .write(&data);
     let dir = data.data_dir().display().to_string();
     let _ = run(ask_args(&dir), true).await;
     assert_eq!(stub.requests().len(), 1, "the endpoint was asked once");

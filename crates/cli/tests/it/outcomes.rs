@@ -7,14 +7,13 @@ use std::process::Output;
 
 use fuseforks_core::llm::Wire;
 use fuseforks_core::sessions::{Record, SessionStore};
-use fuseforks_core::village::VillageStore;
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
 use serde_json::{Value, json};
 
-use crate::headless::{KEY, U, ask_args, command, log, run, village, wait_for};
-use crate::{stderr, stdout};
+use crate::headless::{KEY, U, ask_args, command, log, run, signal_and_wait, village, wait_log};
+use crate::{stderr, stdout, words};
 
 /// Every stderr line as JSON (under `--events jsonl`).
 fn json_lines(out: &Output) -> Vec<Value> {
@@ -42,10 +41,7 @@ fn failure_lines(out: &Output) -> (Value, Value) {
 
 /// The agent `rec`'s cap, written into the village of `headless::village`.
 fn set_cap(data: &TempDataDir, cap: u8) {
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    world.agents[0].max_tool_iterations = Some(cap);
-    store.save_world(&world).unwrap();
+    data.edit_world(|w| w.agents[0].max_tool_iterations = Some(cap));
 }
 
 fn remember(note: &str) -> StubReply {
@@ -318,17 +314,9 @@ async fn a_failed_turn_at_the_door_names_its_reason() {
     let port_arg = port.to_string();
     const TOKEN: &str = "door-outcomes-token-41a";
     let serve = command(
-        &[
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "batch",
-            "--secrets",
-            "env",
-            "--door-port",
-            &port_arg,
-        ],
+        words(&format!(
+            "serve --data-dir {dir} --start batch --secrets env --door-port {port_arg}"
+        )),
         true,
     )
     .env("FUSEFORKS_SECRET_DOOR_TOKEN", TOKEN)
@@ -337,11 +325,7 @@ async fn a_failed_turn_at_the_door_names_its_reason() {
     .spawn()
     .unwrap();
     let mut serving = KillOnDrop::new(serve);
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        &format!("mcp server: 127.0.0.1:{port}/mcp"),
-    )
-    .await;
+    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let asked = tokio::task::spawn_blocking(move || {
         std::process::Command::new("python3")
@@ -361,11 +345,7 @@ async fn a_failed_turn_at_the_door_names_its_reason() {
     }
     assert!(!text.contains(KEY), "{text}");
 
-    let serve = serving.take();
-    crate::headless::signal(&serve, "TERM");
-    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = signal_and_wait(&mut serving, "TERM").await;
     let err = stderr(&out);
     assert!(
         err.contains("LLM_HTTP") && err.contains("401") && !err.contains(KEY),

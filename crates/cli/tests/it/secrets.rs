@@ -8,15 +8,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use fuseforks_core::village::{
-    AgentId, AgentSpec, Credential, Language, LanguageTag, ModelTemplate, Provider, TemplateId,
-    VillageStore, World,
-};
+use fuseforks_core::llm::Wire;
+use fuseforks_core::village::TemplateId;
 use fuseforks_testkit::stub::StubServer;
-use fuseforks_testkit::{KillOnDrop, TempDataDir, wire_replies};
+use fuseforks_testkit::{KillOnDrop, TempDataDir, TestVillage, stub_template, wire_replies};
 
 use crate::headless::U;
-use crate::{stderr, stdout};
+use crate::{stderr, stdout, words};
 
 /// A template id of its own per test and process: keys live in one store per user.
 pub(crate) fn unique_id() -> String {
@@ -30,33 +28,21 @@ pub(crate) fn unique_id() -> String {
 
 /// A village whose reception uses the template `id` at `base` (a key in the keyring).
 pub(crate) fn village(data: &TempDataDir, id: &str, base: &str) {
-    let mut t = ModelTemplate::new(
-        TemplateId::new(id).unwrap(),
-        "stub",
-        format!("{base}/v1"),
-        "stub-model",
-    );
-    t.provider = Some(Provider::OpenAiCompat);
-    t.credential = Credential::Keyring;
-    t.max_retries = 1;
-    let world = World {
-        agents: vec![AgentSpec::new(
-            AgentId::new("rec").unwrap(),
-            "Reception",
-            TemplateId::new(id).unwrap(),
-        )],
-        model_templates: vec![t],
-        language: Some(LanguageTag::of(Language::En)),
-        reception: Some(AgentId::new("rec").unwrap()),
-        ..World::default()
-    };
-    VillageStore::new(data.workspace())
-        .save_world(&world)
-        .unwrap();
+    let mut t = stub_template(Wire::OpenAiCompat, base);
+    t.id = TemplateId::new(id).unwrap();
+    TestVillage::builder()
+        .template(t)
+        .agent("rec", "Reception")
+        .reception("rec")
+        .write(data);
 }
 
 /// The binary with `env` set on top of a clean environment for the store choice.
-pub(crate) fn cli(args: &[&str], env: &[(&str, &str)], input: Option<&str>) -> Output {
+pub(crate) fn cli<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    env: &[(&str, &str)],
+    input: Option<&str>,
+) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"));
     c.args(args)
         .env("LANG", "C.UTF-8")
@@ -87,12 +73,7 @@ pub(crate) const KEYUTILS: &[(&str, &str)] = &[("FUSEFORKS_KEYRING", "keyutils")
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     let value = format!("sk-keyring-VALUE-{}", unique_id());
-    let stub = StubServer::start(vec![wire_replies::text(
-        fuseforks_core::llm::Wire::OpenAiCompat,
-        "Hi.",
-        U,
-    )])
-    .await;
+    let stub = StubServer::start(vec![wire_replies::text(Wire::OpenAiCompat, "Hi.", U)]).await;
     let data = TempDataDir::new();
     let id = unique_id();
     village(&data, &id, stub.base_url());
@@ -109,7 +90,11 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     let keyring_check = [&check[..], &["--secrets", "keyring"]].concat();
     let mut seen = String::new();
 
-    let list = cli(&["secrets", "list", "--data-dir", &dir], KEYUTILS, None);
+    let list = cli(
+        &words(&format!("secrets list --data-dir {dir}")),
+        KEYUTILS,
+        None,
+    );
     assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
     assert!(
         stdout(&list).contains("store: kernel keyutils"),
@@ -131,7 +116,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     assert_eq!(before.status.code(), Some(3), "{}", all_output(&before));
 
     let set = cli(
-        &["secrets", "set", &id, "--stdin", "--data-dir", &dir],
+        &words(&format!("secrets set {id} --stdin --data-dir {dir}")),
         KEYUTILS,
         Some(&format!("{value}\n")),
     );
@@ -148,7 +133,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     );
     seen += &all_output(&after);
     let list = cli(
-        &["secrets", "list", "--data-dir", &dir, "--json"],
+        &words(&format!("secrets list --data-dir {dir} --json")),
         KEYUTILS,
         None,
     );
@@ -177,7 +162,7 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
     seen += &all_output(&ask);
 
     let delete = cli(
-        &["secrets", "delete", &id, "--data-dir", &dir],
+        &words(&format!("secrets delete {id} --data-dir {dir}")),
         KEYUTILS,
         None,
     );
@@ -186,7 +171,11 @@ async fn set_then_check_and_ask_read_it_list_shows_it_delete_removes_it() {
         stdout(&delete),
         format!("deleted: {id} in kernel keyutils\n")
     );
-    let list = cli(&["secrets", "list", "--data-dir", &dir], KEYUTILS, None);
+    let list = cli(
+        &words(&format!("secrets list --data-dir {dir}")),
+        KEYUTILS,
+        None,
+    );
     assert!(
         stdout(&list)
             .lines()
@@ -236,7 +225,7 @@ fn set_refuses_empty_oversized_and_untyped_values_and_stores_nothing() {
     assert_eq!(piped2.status.code(), Some(2));
     assert!(stderr(&piped2).contains("--stdin"), "{}", stderr(&piped2));
     let bad_key = cli(
-        &["secrets", "set", "a b", "--stdin", "--data-dir", &dir],
+        &words(&format!("secrets set 'a b' --stdin --data-dir {dir}")),
         KEYUTILS,
         Some("v"),
     );
@@ -245,7 +234,11 @@ fn set_refuses_empty_oversized_and_untyped_values_and_stores_nothing() {
         "{}",
         stderr(&bad_key)
     );
-    let list = cli(&["secrets", "list", "--data-dir", &dir], KEYUTILS, None);
+    let list = cli(
+        &words(&format!("secrets list --data-dir {dir}")),
+        KEYUTILS,
+        None,
+    );
     assert!(
         stdout(&list)
             .lines()
@@ -260,7 +253,7 @@ fn a_bus_without_a_secret_service_falls_back_to_keyutils_and_says_so() {
     let dir = data.data_dir().display().to_string();
     let dead = format!("unix:path={}/no-bus", data.data_dir().display());
     let list = cli(
-        &["secrets", "list", "--data-dir", &dir],
+        &words(&format!("secrets list --data-dir {dir}")),
         &[("DBUS_SESSION_BUS_ADDRESS", &dead)],
         None,
     );
@@ -278,7 +271,7 @@ fn a_bus_without_a_secret_service_falls_back_to_keyutils_and_says_so() {
     );
     // Forced, the Secret Service is not replaced silently.
     let forced = cli(
-        &["secrets", "list", "--data-dir", &dir],
+        &words(&format!("secrets list --data-dir {dir}")),
         &[
             ("DBUS_SESSION_BUS_ADDRESS", &dead),
             ("FUSEFORKS_KEYRING", "secret-service"),
@@ -395,7 +388,7 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
 
     let value = format!("sk-secret-service-VALUE-{id}");
     let set = cli(
-        &["secrets", "set", &id, "--stdin", "--data-dir", &dir],
+        &words(&format!("secrets set {id} --stdin --data-dir {dir}")),
         &env,
         Some(&format!("{value}\n")),
     );
@@ -430,7 +423,11 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
         "{}",
         all_output(&elsewhere)
     );
-    let delete = cli(&["secrets", "delete", &id, "--data-dir", &dir], &env, None);
+    let delete = cli(
+        &words(&format!("secrets delete {id} --data-dir {dir}")),
+        &env,
+        None,
+    );
     assert_eq!(
         stdout(&delete),
         format!("deleted: {id} in Secret Service (D-Bus)\n")

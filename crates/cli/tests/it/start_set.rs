@@ -2,25 +2,18 @@
 //! agent, on `serve` and `ask`; the keyword wins only when no agent has the id; an id named
 //! twice is refused (exit 2), never folded.
 
-use fuseforks_core::village::{AgentId, AgentSpec, TemplateId, VillageStore};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 
-use crate::headless::{U, args, log, run, signal, spawn, village, wait_for};
-use crate::{stderr, stdout};
+use crate::headless::{U, args, log, run, signal_and_wait, spawn, stub_village, village, wait_log};
+use crate::{stderr, stdout, words};
 
 /// The stub village plus an agent whose id is `reception` (the reception stays `rec`).
 fn village_with_an_agent_named_reception(data: &TempDataDir, stub: &str) {
-    village(data, stub, None);
-    let store = VillageStore::new(data.workspace());
-    let mut world = store.load_world().unwrap().value;
-    world.agents.push(AgentSpec::new(
-        AgentId::new("reception").unwrap(),
-        "Front desk",
-        TemplateId::new("stub").unwrap(),
-    ));
-    store.save_world(&world).unwrap();
+    stub_village(stub)
+        .agent("reception", "Front desk")
+        .write(data);
 }
 
 fn start_of(out: &std::process::Output) -> Vec<String> {
@@ -35,42 +28,19 @@ async fn serve_starts_the_agent_whose_id_is_reception() {
     village_with_an_agent_named_reception(&data, stub.base_url());
     let dir = data.data_dir().display().to_string();
     let check = run(
-        args(&[
-            "check",
-            "--for",
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "--json",
-        ]),
+        words(&format!(
+            "check --for serve --data-dir {dir} --start reception --secrets env --json"
+        )),
         true,
     )
     .await;
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     assert_eq!(start_of(&check), ["reception"]);
-    let mut serving = KillOnDrop::new(spawn(&[
-        "serve",
-        "--data-dir",
-        &dir,
-        "--start",
-        "reception",
-        "--secrets",
-        "env",
-    ]));
-    wait_for(
-        &data.workspace().join("fuseforks.log"),
-        "agent started: agent=reception",
-    )
-    .await;
-    let serve = serving.take();
-    signal(&serve, "TERM");
-    let out = tokio::task::spawn_blocking(move || serve.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let mut serving = KillOnDrop::new(spawn(&format!(
+        "serve --data-dir {dir} --start reception --secrets env"
+    )));
+    wait_log(&data, "agent started: agent=reception").await;
+    let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         !log(&data).contains("agent started: agent=rec "),
@@ -91,34 +61,18 @@ async fn ask_starts_the_agent_whose_id_is_reception_and_the_reception() {
     village_with_an_agent_named_reception(&data, stub.base_url());
     let dir = data.data_dir().display().to_string();
     let check = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "--json",
-        ]),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start reception --secrets env --json"
+        )),
         true,
     )
     .await;
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     assert_eq!(start_of(&check), ["rec", "reception"]);
     let ask = run(
-        args(&[
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "hi",
-        ]),
+        words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env hi"
+        )),
         true,
     )
     .await;
@@ -138,33 +92,18 @@ async fn the_keyword_wins_only_when_no_agent_has_the_id() {
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
     let ask = run(
-        args(&[
-            "check",
-            "--for",
-            "ask",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-            "--secrets",
-            "env",
-            "--json",
-        ]),
+        words(&format!(
+            "check --for ask --data-dir {dir} --start reception --secrets env --json"
+        )),
         true,
     )
     .await;
     assert_eq!(ask.status.code(), Some(0), "{}", stderr(&ask));
     assert_eq!(start_of(&ask), ["rec"], "the keyword: the reception only");
     let serve = run(
-        args(&[
-            "check",
-            "--for",
-            "serve",
-            "--data-dir",
-            &dir,
-            "--start",
-            "reception",
-        ]),
+        words(&format!(
+            "check --for serve --data-dir {dir} --start reception"
+        )),
         true,
     )
     .await;

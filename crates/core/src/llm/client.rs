@@ -22,7 +22,7 @@ use crate::village::template::endpoint_security;
 use crate::village::{Credential, ModelTemplate};
 
 /// The most read of an error answer (4xx/5xx): enough for any provider's error envelope.
-pub const ERROR_BODY_CAP: u64 = 64 * 1024;
+pub(crate) const ERROR_BODY_CAP: u64 = 64 * 1024;
 
 /// An API key. Its `Debug` never shows the value.
 #[derive(Clone)]

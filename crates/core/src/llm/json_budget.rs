@@ -4,16 +4,16 @@
 //! 1.1 GB) is refused before it is parsed.
 
 /// The most JSON values one model answer, or one tool call's arguments, may hold.
-pub const MAX_JSON_VALUES: usize = 100_000;
+pub(crate) const MAX_JSON_VALUES: usize = 100_000;
 
 /// Whether `bytes` would parse into more than `limit` values (roughly: commas, arrays and
 /// objects outside strings, plus one).
-pub fn over_value_budget(bytes: &[u8], limit: usize) -> bool {
+pub(crate) fn over_value_budget(bytes: &[u8], limit: usize) -> bool {
     values_within(bytes, limit).is_none()
 }
 
 /// How many values `bytes` would parse into, when that is at most `limit`.
-pub fn values_within(bytes: &[u8], limit: usize) -> Option<usize> {
+pub(crate) fn values_within(bytes: &[u8], limit: usize) -> Option<usize> {
     let (mut count, mut in_string, mut escaped) = (1usize, false, false);
     for &b in bytes {
         if in_string {

@@ -4,15 +4,15 @@
 //! Nothing outside `adapters/` reads a provider's raw JSON (`ChatResponse::raw` is for logs).
 
 pub mod adapters;
-pub mod canonical;
-pub mod capability;
-pub mod client;
-pub mod error;
+pub(crate) mod canonical;
+pub(crate) mod capability;
+pub(crate) mod client;
+pub(crate) mod error;
 pub(crate) mod json_budget;
-pub mod probe;
-pub mod retry;
-pub mod usage;
-pub mod wire;
+pub(crate) mod probe;
+pub(crate) mod retry;
+pub(crate) mod usage;
+pub(crate) mod wire;
 
 pub use canonical::{
     Attachment, AttachmentKind, ChatMessage, ChatRequest, ChatResponse, ContentBlock, Grounding,
@@ -21,7 +21,9 @@ pub use canonical::{
 };
 pub use capability::Capabilities;
 pub use client::{ApiKey, Endpoint, LlmClient};
-pub use error::{LlmError, NetworkKind, ProviderError, RetryClass};
+pub use error::{LlmError, NetworkKind, ProviderError, RetryClass, classify};
+pub use probe::{ProbeOutcome, ProbeReport, probe};
+pub use retry::gemini_retry_delay;
 pub use tokio_util::sync::CancellationToken;
 pub use usage::Usage;
 pub use wire::Wire;

@@ -18,7 +18,7 @@ use super::wire::Wire;
 use crate::village::template::endpoint_security;
 
 /// The longest a probe waits (a template's own timeout, when shorter, wins).
-pub const PROBE_TIMEOUT_CAP: Duration = Duration::from_secs(30);
+pub(crate) const PROBE_TIMEOUT_CAP: Duration = Duration::from_secs(30);
 
 /// What a probe found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 /// A hint longer than this stops the call at once.
-pub const MAX_HINT: Duration = Duration::from_secs(60);
+pub(crate) const MAX_HINT: Duration = Duration::from_secs(60);
 const BASE: Duration = Duration::from_millis(200);
 const CAP: Duration = Duration::from_secs(5);
 
@@ -38,7 +38,7 @@ impl HintSource {
 
 /// The wait before attempt `attempt + 1` (attempt counts from 0):
 /// `max(min(200 ms · 2^attempt, 5 s), hint) × (1 + 0.1 · u)` with `u` in `[0, 1)`.
-pub fn backoff(attempt: u32, hint: Option<Duration>, u: f64) -> Duration {
+pub(crate) fn backoff(attempt: u32, hint: Option<Duration>, u: f64) -> Duration {
     let exp = BASE
         .saturating_mul(1u32.checked_shl(attempt.min(16)).unwrap_or(u32::MAX))
         .min(CAP);
@@ -48,7 +48,7 @@ pub fn backoff(attempt: u32, hint: Option<Duration>, u: f64) -> Duration {
 
 /// A jitter fraction in `[0, 1)` from FNV-1a over the time, the attempt and the endpoint (no
 /// random-number generator needed).
-pub fn jitter(attempt: u32, endpoint: &str) -> f64 {
+pub(crate) fn jitter(attempt: u32, endpoint: &str) -> f64 {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
@@ -68,7 +68,7 @@ pub fn jitter(attempt: u32, endpoint: &str) -> f64 {
 
 /// Parses `Retry-After`: delay seconds (fractions allowed) or an HTTP date (a past date means
 /// no wait).
-pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)));
@@ -78,7 +78,7 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 }
 
 /// Parses `retry-after-ms`.
-pub fn parse_retry_after_ms(value: &str) -> Option<Duration> {
+pub(crate) fn parse_retry_after_ms(value: &str) -> Option<Duration> {
     let ms = value.trim().parse::<f64>().ok()?;
     (ms.is_finite() && ms >= 0.0).then(|| Duration::from_secs_f64(ms.min(1e12) / 1000.0))
 }

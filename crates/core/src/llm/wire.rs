@@ -102,7 +102,7 @@ impl Wire {
 
 /// Which OpenAI-compatible server a base URL points at; they differ in what they honour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompatFlavour {
+pub(crate) enum CompatFlavour {
     /// OpenAI itself or an unknown server.
     OpenAi,
     /// Ollama's `/v1` (ignores `tool_choice`).

@@ -7,7 +7,7 @@
 //! A server that fails leaves the agent running without its tools, and says why in one `mcp:`
 //! line.
 
-pub mod naming;
+pub(crate) mod naming;
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -48,11 +48,11 @@ fn client_info() -> ClientConfig {
 }
 
 /// How long a server may take to connect.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most characters of a tool result the model reads.
 pub const RESULT_MAX_CHARS: usize = 16_000;
 /// The longest line of a child's stderr forwarded at once.
-pub const CHILD_LINE_MAX: u64 = 64 * 1024;
+pub(crate) const CHILD_LINE_MAX: u64 = 64 * 1024;
 
 /// Where the stderr lines of stdio children go (the CLI: one JSON line each under
 /// `--events jsonl`, else a prefixed line with terminal escapes stripped; never into
@@ -63,7 +63,7 @@ pub trait ChildOutput: Send + Sync + std::fmt::Debug {
 }
 
 /// Looks a secret up by key (`mcp:NAME`).
-pub type SecretFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub(crate) type SecretFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// What connecting needs besides the configs.
 #[derive(Clone)]
@@ -401,7 +401,7 @@ async fn list_tools_bounded(client: &Client) -> Result<Vec<rmcp::model::Tool>, S
 
 /// Forwards a child's stderr line by line, each read capped at [`CHILD_LINE_MAX`] bytes so a
 /// child that never writes a newline cannot grow the parent's memory.
-pub async fn forward_lines(
+pub(crate) async fn forward_lines(
     reader: impl tokio::io::AsyncRead + Unpin,
     server: &str,
     output: &dyn ChildOutput,

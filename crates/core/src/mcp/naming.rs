@@ -2,7 +2,7 @@
 //! 64 characters (keeping the tail, which tells tools of one server apart).
 
 /// The longest tool name.
-pub const MAX_LEN: usize = 64;
+pub(crate) const MAX_LEN: usize = 64;
 
 /// The qualified name of a server's tool.
 pub fn qualified(server: &str, tool: &str) -> String {

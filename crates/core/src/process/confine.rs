@@ -82,7 +82,7 @@ fn abi_version() -> i32 {
 
 /// Whether a kernel with `support` enforces network rules (ABI v4 and later); below that,
 /// [`build`] leaves TCP open even with `deny_network` (Landlock's best-effort mode).
-pub fn enforces_network(support: LandlockSupport) -> bool {
+pub(crate) fn enforces_network(support: LandlockSupport) -> bool {
     matches!(support, LandlockSupport::Available(abi) if abi >= NET_ABI as i32)
 }
 

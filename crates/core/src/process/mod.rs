@@ -133,7 +133,7 @@ fn spawn_linux(
 
 /// The village-log line to write, once per process, when `run` commands cannot be confined
 /// (no Landlock in this kernel, or not Linux); `None` when they can, or after the first call.
-pub fn unconfined_notice_once() -> Option<&'static str> {
+pub(crate) fn unconfined_notice_once() -> Option<&'static str> {
     static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if confinement_available() || SAID.swap(true, std::sync::atomic::Ordering::SeqCst) {
         return None;
@@ -146,7 +146,7 @@ pub fn unconfined_notice_once() -> Option<&'static str> {
 /// The village-log line to write, once per process, when a `run.json` asks for
 /// `"network": false` (`deny_network`) and this kernel cannot enforce it (Landlock ABI < 4:
 /// Linux < 6.7, no Landlock, or not Linux); `None` otherwise, or after the first call.
-pub fn network_unconfined_notice_once(deny_network: bool) -> Option<&'static str> {
+pub(crate) fn network_unconfined_notice_once(deny_network: bool) -> Option<&'static str> {
     static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !deny_network
         || network_confinement_available()
@@ -160,7 +160,7 @@ pub fn network_unconfined_notice_once(deny_network: bool) -> Option<&'static str
 }
 
 /// Whether `"network": false` is enforced on this machine (Landlock ABI v4, Linux 6.7+).
-pub fn network_confinement_available() -> bool {
+pub(crate) fn network_confinement_available() -> bool {
     #[cfg(target_os = "linux")]
     {
         confine::enforces_network(landlock_support())
@@ -172,7 +172,7 @@ pub fn network_confinement_available() -> bool {
 }
 
 /// Whether `run` commands are confined by Landlock on this machine.
-pub fn confinement_available() -> bool {
+pub(crate) fn confinement_available() -> bool {
     #[cfg(target_os = "linux")]
     {
         matches!(landlock_support(), LandlockSupport::Available(_))

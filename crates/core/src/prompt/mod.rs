@@ -13,7 +13,7 @@ pub use envelope::{defuse, user_message};
 
 /// One connected peer as the roster shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RosterEntry {
+pub(crate) struct RosterEntry {
     /// Agent id.
     pub id: String,
     /// Display name.
@@ -24,7 +24,7 @@ pub struct RosterEntry {
 
 /// What the system prompt is made of.
 #[derive(Debug, Clone, Default)]
-pub struct PromptParts {
+pub(crate) struct PromptParts {
     /// `Ordinance.md`.
     pub ordinance: String,
     /// The agent's id.
@@ -47,7 +47,7 @@ pub struct PromptParts {
 
 /// A composed system prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SystemPrompt {
+pub(crate) struct SystemPrompt {
     /// The full text.
     pub text: String,
     /// Characters of the stable prefix.
@@ -55,7 +55,7 @@ pub struct SystemPrompt {
 }
 
 /// Composes the system prompt in the reference order.
-pub fn compose_system_prompt(parts: &PromptParts, language: Language) -> SystemPrompt {
+pub(crate) fn compose_system_prompt(parts: &PromptParts, language: Language) -> SystemPrompt {
     let t = text::Texts::of(language);
     let mut stable = String::new();
     if !parts.ordinance.trim().is_empty() {

@@ -2,9 +2,9 @@
 //! atomic appends, history restore, fork, JSONL export, delete; `intent` records before paid
 //! calls.
 
-pub mod records;
-pub mod store;
-pub mod writer;
+pub(crate) mod records;
+pub(crate) mod store;
+pub(crate) mod writer;
 
 pub use records::{
     AgentMessage, Endpoint, IntentRecord, Record, SessionMeta, TurnRecord, TurnStop,

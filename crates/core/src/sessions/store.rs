@@ -13,7 +13,7 @@ const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
 const RECORDS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("records");
 
 /// The longest title, in characters.
-pub const MAX_TITLE_CHARS: usize = 30;
+pub(crate) const MAX_TITLE_CHARS: usize = 30;
 
 /// Errors of the session store.
 #[derive(Debug, thiserror::Error)]

@@ -62,7 +62,7 @@ pub struct AgentSpec {
 }
 
 /// The tool-round cap used when an agent sets none.
-pub const DEFAULT_MAX_TOOL_ITERATIONS: u8 = 12;
+pub(crate) const DEFAULT_MAX_TOOL_ITERATIONS: u8 = 12;
 
 impl AgentSpec {
     /// An agent with every default.

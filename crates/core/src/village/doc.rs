@@ -14,7 +14,7 @@ use super::error::{InvalidFile, VillageError};
 use super::notice::{Loaded, Notes};
 
 /// A JSON file of the village or the shelf.
-pub trait JsonDoc: Serialize + DeserializeOwned {
+pub(crate) trait JsonDoc: Serialize + DeserializeOwned {
     /// True when the file may hold a secret (a token, a header, an environment value): values
     /// are then hidden from parse errors, and the file is written readable by the owner only.
     const MAY_HOLD_SECRETS: bool = false;

@@ -21,7 +21,7 @@ use super::template::{Credential, ModelTemplate};
 use super::world::{NEW_VILLAGE_TOKEN_BUDGET, World};
 
 /// The id of the reception agent in a new village.
-pub const RECEPTION_ID: &str = "reception";
+pub(crate) const RECEPTION_ID: &str = "reception";
 
 /// What to found.
 #[derive(Debug, Clone, Copy)]

@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The longest safe identifier, in bytes (all allowed characters are ASCII).
-pub const MAX_ID_LEN: usize = 64;
+pub(crate) const MAX_ID_LEN: usize = 64;
 
 /// True when `id` is `[A-Za-z0-9_-]{1,64}`: safe as a folder name on every OS.
-pub fn is_safe_identifier(id: &str) -> bool {
+pub(crate) fn is_safe_identifier(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= MAX_ID_LEN
         && id
@@ -81,7 +81,7 @@ impl fmt::Display for TemplateId {
 
 /// True for a key that is usable as a secret-store key and a map key: non-empty after trimming,
 /// at most 128 characters, no control characters.
-pub fn is_plain_key(id: &str) -> bool {
+pub(crate) fn is_plain_key(id: &str) -> bool {
     !id.trim().is_empty() && id.chars().count() <= 128 && !id.chars().any(char::is_control)
 }
 

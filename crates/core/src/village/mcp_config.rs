@@ -96,7 +96,7 @@ impl HttpServer {
 }
 
 /// The `NAME`s of the `${secret:NAME}` references in one header value, in order.
-pub fn secret_names_in(value: &str) -> Vec<String> {
+pub(crate) fn secret_names_in(value: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut rest = value;
     while let Some(i) = rest.find("${secret:") {

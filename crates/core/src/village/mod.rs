@@ -4,29 +4,29 @@
 //! read keeps fields this version does not know ([`Extra`]), and every bad file yields a
 //! [`VillageError`] with a stable code, the file, the field and a fix.
 
-pub mod agent;
+pub(crate) mod agent;
 mod atomic;
-pub mod doc;
-pub mod error;
-pub mod files;
-pub mod founding;
+pub(crate) mod doc;
+pub(crate) mod error;
+pub(crate) mod files;
+pub(crate) mod founding;
 mod founding_text;
-pub mod group;
-pub mod ids;
-pub mod judge;
-pub mod language;
-pub mod mcp_config;
-pub mod names;
-pub mod notice;
-pub mod presets;
-pub mod role;
-pub mod run_policy;
-pub mod schedule;
-pub mod shelf;
-pub mod shelf_store;
-pub mod store;
-pub mod template;
-pub mod world;
+pub(crate) mod group;
+pub(crate) mod ids;
+pub(crate) mod judge;
+pub(crate) mod language;
+pub(crate) mod mcp_config;
+pub(crate) mod names;
+pub(crate) mod notice;
+pub(crate) mod presets;
+pub(crate) mod role;
+pub(crate) mod run_policy;
+pub(crate) mod schedule;
+pub(crate) mod shelf;
+pub(crate) mod shelf_store;
+pub(crate) mod store;
+pub(crate) mod template;
+pub(crate) mod world;
 mod world_rules;
 
 /// Fields of a JSON object that this version does not know. They are kept on read and written
@@ -35,19 +35,31 @@ pub type Extra = serde_json::Map<String, serde_json::Value>;
 
 /// Replaces `path` with `bytes` atomically (temp file, fsync, rename), for files outside the
 /// village model that must never be half-written (exports, logs' side files).
-pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     atomic::write_atomic(path, bytes, atomic::Permissions::KeepExisting)
 }
 
 pub use agent::AgentSpec;
 pub use error::{InvalidFile, RuleCode, RuleViolation, VillageError};
 pub use files::AgentFiles;
+pub use founding::{FoundingPlan, FoundingReport, found_village, found_village_with};
 pub use ids::{AgentId, TemplateId};
 pub use language::{Language, LanguageTag};
+pub use mcp_config::{McpConfig, McpServerEntry};
 pub use notice::{Loaded, Notice, NoticeCode};
+pub use presets::{PRESETS, ProviderPreset, preset};
+pub use role::RoleColor;
+pub use run_policy::CommandPolicy;
+pub use schedule::{Recurrence, ScheduleProbe, ScheduledTask, Schedules, SessionMode, Weekday};
+pub use shelf::{
+    BakeRecord, DEFAULT_DOOR_PORT, DEFAULT_PRICING_URL, DoorSettings, JevSettings, PricingSource,
+    ProbeApprovals,
+};
 pub use shelf_store::ShelfStore;
+pub use shelf_store::names::WORKSPACE;
 pub use store::VillageStore;
 pub use template::{
-    Credential, Effort, EndpointProblem, EndpointSecurity, ModelTemplate, Provider,
+    Credential, DEFAULT_MAX_RESPONSE_BYTES, Effort, EndpointProblem, EndpointSecurity,
+    MAX_RESPONSE_BYTES_LIMIT, ModelTemplate, Provider, endpoint_security,
 };
 pub use world::World;

@@ -2,11 +2,11 @@
 //! name. Bad names are dropped on read and refused on write.
 
 /// The longest display name, in characters.
-pub const MAX_NAME_CHARS: usize = 64;
+pub(crate) const MAX_NAME_CHARS: usize = 64;
 
 /// Returns the name trimmed when it is usable (non-empty, at most [`MAX_NAME_CHARS`]
 /// characters, no control characters), or `None`.
-pub fn normalize_user_name(name: &str) -> Option<String> {
+pub(crate) fn normalize_user_name(name: &str) -> Option<String> {
     let trimmed = name.trim();
     let ok = !trimmed.is_empty()
         && trimmed.chars().count() <= MAX_NAME_CHARS
@@ -16,7 +16,7 @@ pub fn normalize_user_name(name: &str) -> Option<String> {
 
 /// True for a usable agent or judge name: non-empty after trimming and free of control
 /// characters (no length cap: the original did not cap these).
-pub fn is_valid_agent_name(name: &str) -> bool {
+pub(crate) fn is_valid_agent_name(name: &str) -> bool {
     !name.trim().is_empty() && !name.chars().any(char::is_control)
 }
 

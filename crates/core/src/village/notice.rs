@@ -61,7 +61,7 @@ impl NoticeCode {
 
 /// Collects notices for one file while it is being normalised.
 #[derive(Debug)]
-pub struct Notes<'a> {
+pub(crate) struct Notes<'a> {
     file: &'a Path,
     notices: Vec<Notice>,
 }

@@ -8,9 +8,9 @@ use super::doc::JsonDoc;
 use super::notice::{Notes, NoticeCode};
 
 /// The most pending requests kept; older ones are evicted.
-pub const MAX_PENDING: usize = 20;
+pub(crate) const MAX_PENDING: usize = 20;
 /// The default command timeout, in seconds.
-pub const DEFAULT_RUN_TIMEOUT_SECS: u64 = 60;
+pub(crate) const DEFAULT_RUN_TIMEOUT_SECS: u64 = 60;
 
 /// A command policy. A missing file reads as the default: nothing allowed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -139,9 +139,9 @@ impl SessionMode {
 }
 
 /// The default probe timeout, in seconds.
-pub const DEFAULT_PROBE_TIMEOUT_SECS: u64 = 60;
+pub(crate) const DEFAULT_PROBE_TIMEOUT_SECS: u64 = 60;
 /// The default number of acceptance attempts.
-pub const DEFAULT_ACCEPTANCE_ATTEMPTS: u8 = 2;
+pub(crate) const DEFAULT_ACCEPTANCE_ATTEMPTS: u8 = 2;
 
 /// A command run before (pre-check) or after (acceptance) a firing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -134,9 +134,9 @@ impl JsonDoc for PricingSource {
 }
 
 /// The thresholds Jev pruning accepts.
-pub const JEV_THRESHOLDS: [f64; 4] = [0.1, 0.2, 0.3, 0.5];
+pub(crate) const JEV_THRESHOLDS: [f64; 4] = [0.1, 0.2, 0.3, 0.5];
 /// The default Jev threshold.
-pub const DEFAULT_JEV_THRESHOLD: f64 = 0.2;
+pub(crate) const DEFAULT_JEV_THRESHOLD: f64 = 0.2;
 
 /// `jev.json`: Jev (Cloudflare Workers AI) settings; the token itself is a secret
 /// (`jev_api_token`), not in this file.

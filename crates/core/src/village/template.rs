@@ -113,13 +113,13 @@ pub enum Effort {
 }
 
 /// The default context window of a template, in tokens.
-pub const DEFAULT_CONTEXT_LENGTH: u64 = 128_000;
+pub(crate) const DEFAULT_CONTEXT_LENGTH: u64 = 128_000;
 /// The default output cap of a template, in tokens.
-pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_192;
+pub(crate) const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_192;
 /// The default request timeout of a template, in seconds.
-pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 120;
+pub(crate) const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 120;
 /// The default number of attempts (first try included).
-pub const DEFAULT_MAX_RETRIES: u32 = 3;
+pub(crate) const DEFAULT_MAX_RETRIES: u32 = 3;
 /// The default cap on a model's answer body, in bytes (16 MiB).
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 /// The highest cap a template may set (256 MiB): larger values are read as this.

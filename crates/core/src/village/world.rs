@@ -20,11 +20,11 @@ use super::template::ModelTemplate;
 use super::world_rules;
 
 /// The token budget a new village gets.
-pub const NEW_VILLAGE_TOKEN_BUDGET: u64 = 1_000_000;
+pub(crate) const NEW_VILLAGE_TOKEN_BUDGET: u64 = 1_000_000;
 /// The wait for an `ask` when the village sets none, in seconds.
-pub const DEFAULT_ASK_TIMEOUT_SECS: u64 = 600;
+pub(crate) const DEFAULT_ASK_TIMEOUT_SECS: u64 = 600;
 /// The allowed range of `askTimeoutSecs`.
-pub const ASK_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 30..=3600;
+pub(crate) const ASK_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 30..=3600;
 
 /// The village registry.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

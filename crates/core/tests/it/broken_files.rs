@@ -5,11 +5,11 @@
 use std::fs;
 use std::path::PathBuf;
 
-use fuseforks_core::village::mcp_config::McpConfig;
-use fuseforks_core::village::run_policy::CommandPolicy;
-use fuseforks_core::village::schedule::Schedules;
-use fuseforks_core::village::shelf::{DoorSettings, JevSettings, PricingSource, ProbeApprovals};
+use fuseforks_core::village::CommandPolicy;
+use fuseforks_core::village::McpConfig;
+use fuseforks_core::village::Schedules;
 use fuseforks_core::village::{AgentId, ShelfStore, VillageError, VillageStore, World};
+use fuseforks_core::village::{DoorSettings, JevSettings, PricingSource, ProbeApprovals};
 use fuseforks_testkit::TempDataDir;
 use fuseforks_testkit::maximal::maximal_world;
 use serde_json::{Value, json};
@@ -441,7 +441,7 @@ fn every_broken_file_gives_its_code_names_the_file_and_stays_unchanged() {
         if text.contains("Fix:") {
             problems.push(format!("message holds its fix: {text}"));
         }
-        if fuseforks_core::error::Coded::fix(&err).is_none_or(|f| f.is_empty()) {
+        if fuseforks_core::Coded::fix(&err).is_none_or(|f| f.is_empty()) {
             problems.push("no fix".into());
         }
         // The store never writes over a file it could not read.

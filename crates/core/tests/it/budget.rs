@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use fuseforks_core::budget::{BudgetStop, CausalBudget, RESERVATION_FLOOR, effective_tokens};
 use fuseforks_core::llm::Usage;
+use fuseforks_core::{BudgetStop, CausalBudget, RESERVATION_FLOOR, effective_tokens};
 
 struct Rng(u64);
 

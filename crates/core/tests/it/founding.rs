@@ -3,9 +3,9 @@
 
 use std::fs;
 
-use fuseforks_core::village::founding::{FoundingPlan, found_village};
-use fuseforks_core::village::presets::{PRESETS, preset};
 use fuseforks_core::village::{Credential, Language, Provider, VillageStore};
+use fuseforks_core::village::{FoundingPlan, found_village};
+use fuseforks_core::village::{PRESETS, preset};
 use fuseforks_testkit::{TempDataDir, snapshot};
 
 fn plan(language: Language, key: &str) -> FoundingPlan {

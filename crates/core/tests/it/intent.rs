@@ -13,7 +13,7 @@ use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
 use serde_json::json;
 
-use crate::orch_support::Village;
+use crate::orch_support::{Village, unknown_calls};
 
 const U: ScriptUsage = ScriptUsage {
     prompt: 500,
@@ -52,18 +52,6 @@ fn turn(agent: &str, ts_ms: i64) -> Record {
         elapsed_ms: 1,
         usage_unknown: false,
     })
-}
-
-fn unknown_calls(store: &SessionStore) -> u64 {
-    aggregate(
-        store,
-        &World::default(),
-        Period::All,
-        &jiff::tz::TimeZone::UTC,
-    )
-    .unwrap()
-    .totals
-    .unknown_usage_calls
 }
 
 #[tokio::test]

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::fs;
 
 use fuseforks_core::llm::adapters::{decode, error_fields};
-use fuseforks_core::llm::error::classify;
-use fuseforks_core::llm::retry::gemini_retry_delay;
+use fuseforks_core::llm::classify;
+use fuseforks_core::llm::gemini_retry_delay;
 use fuseforks_core::llm::{
     ChatResponse, ContentBlock, LlmClient, RetryClass, StopReason, Usage, Wire,
 };

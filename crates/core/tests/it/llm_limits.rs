@@ -4,7 +4,7 @@
 //! an `Endpoint` is built by hand past the template rule.
 
 use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient, Wire};
-use fuseforks_core::village::template::DEFAULT_MAX_RESPONSE_BYTES;
+use fuseforks_core::village::DEFAULT_MAX_RESPONSE_BYTES;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
 

@@ -4,9 +4,8 @@
 
 use std::time::Duration;
 
-use fuseforks_core::llm::NetworkKind;
-use fuseforks_core::llm::probe::{ProbeOutcome, probe};
 use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient, LlmError, Wire};
+use fuseforks_core::llm::{NetworkKind, ProbeOutcome, probe};
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use serde_json::json;
 

@@ -151,7 +151,17 @@ async fn the_api_key_never_reaches_an_error() {
     assert!(shown.contains("<api key>"), "{shown}");
 }
 
-#[tokio::test]
+/// Cancels `request` after `ms` (virtual time in the paused tests).
+fn cancel_after(request: &ChatRequest, ms: u64) -> tokio::task::JoinHandle<()> {
+    let cancel = request.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        cancel.cancel();
+    })
+}
+
+// Paused time: the stub's delay and the test's sleeps are virtual, so the order is exact.
+#[tokio::test(start_paused = true)]
 async fn a_cancel_during_the_wait_returns_at_once() {
     let wire = Wire::Anthropic;
     let stub = StubServer::start(vec![
@@ -160,12 +170,8 @@ async fn a_cancel_during_the_wait_returns_at_once() {
     ])
     .await;
     let request = plain_request();
-    let cancel = request.cancel.clone();
-    let started = Instant::now();
-    let canceller = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        cancel.cancel();
-    });
+    let started = tokio::time::Instant::now();
+    let canceller = cancel_after(&request, 300);
     let response = LlmClient::new()
         .unwrap()
         .chat(&endpoint(wire, stub.base_url()), &request)
@@ -174,10 +180,10 @@ async fn a_cancel_during_the_wait_returns_at_once() {
     canceller.await.unwrap();
     assert_eq!(response.stop, StopReason::Aborted);
     assert_eq!(response.usage, None, "no usage is invented");
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(300),
+        "back at the cancel, not after the 30 s wait"
     );
     assert_eq!(
         stub.requests().len(),
@@ -186,7 +192,8 @@ async fn a_cancel_during_the_wait_returns_at_once() {
     );
 }
 
-#[tokio::test]
+// Paused time: the stub's delay and the test's sleeps are virtual, so the order is exact.
+#[tokio::test(start_paused = true)]
 async fn abort_drops_the_request_in_flight_and_finish_waits_for_it() {
     let wire = Wire::OpenAiResponses;
     let slow = || wire_replies::text(wire, "slow answer", FIRST).after(Duration::from_secs(3));
@@ -195,35 +202,32 @@ async fn abort_drops_the_request_in_flight_and_finish_waits_for_it() {
 
     let mut abort = plain_request();
     abort.in_flight = InFlight::Abort;
-    let cancel = abort.cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        cancel.cancel();
-    });
-    let started = Instant::now();
+    cancel_after(&abort, 200);
+    let started = tokio::time::Instant::now();
     let response = client
         .chat(&endpoint(wire, stub.base_url()), &abort)
         .await
         .unwrap();
     assert_eq!((response.stop, response.usage), (StopReason::Aborted, None));
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(200),
+        "back at the cancel, not after the 3 s answer"
     );
 
     // The default lets a paid call finish so its usage is recorded.
     let finish = plain_request();
-    let cancel = finish.cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        cancel.cancel();
-    });
+    cancel_after(&finish, 200);
+    let started = tokio::time::Instant::now();
     let response = client
         .chat(&endpoint(wire, stub.base_url()), &finish)
         .await
         .unwrap();
     assert_eq!(response.text().as_deref(), Some("slow answer"));
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "it waited for the answer"
+    );
     assert!(response.usage.is_some());
 }
 

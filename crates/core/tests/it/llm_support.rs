@@ -5,7 +5,8 @@ use fuseforks_core::llm::{
     ApiKey, Attachment, AttachmentKind, CancellationToken, ChatMessage, ChatRequest, ContentBlock,
     Endpoint, Role, ToolSpec, Wire,
 };
-use fuseforks_core::village::{Credential, ModelTemplate, Provider, TemplateId};
+use fuseforks_core::village::ModelTemplate;
+use fuseforks_testkit::stub_template;
 use fuseforks_testkit::wire_replies::ScriptUsage;
 use serde_json::json;
 
@@ -15,38 +16,9 @@ pub const KEY: &str = "sk-test-0123456789abcdef";
 /// A 1x1 PNG, base64.
 pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
-pub fn provider(wire: Wire) -> Provider {
-    match wire {
-        Wire::OpenAiCompat => Provider::OpenAiCompat,
-        Wire::Anthropic => Provider::Anthropic,
-        Wire::Gemini => Provider::Gemini,
-        Wire::OpenAiResponses => Provider::OpenAiResponses,
-        Wire::XaiResponses => Provider::XaiResponses,
-        Wire::MetaResponses => Provider::MetaResponses,
-        Wire::PerplexityResponses => Provider::PerplexityResponses,
-        Wire::OllamaNative => Provider::Ollama,
-    }
-}
-
 /// A template for `wire` at the stub's base URL (with the API prefix the real one has).
 pub fn template(wire: Wire, stub_base: &str) -> ModelTemplate {
-    let prefix = match wire {
-        Wire::Gemini => "/v1beta",
-        Wire::OllamaNative => "",
-        _ => "/v1",
-    };
-    let mut t = ModelTemplate::new(
-        TemplateId::new("stub").unwrap(),
-        "stub",
-        format!("{stub_base}{prefix}"),
-        "stub-model",
-    );
-    t.provider = Some(provider(wire));
-    t.credential = if wire == Wire::OllamaNative {
-        Credential::NotRequired
-    } else {
-        Credential::Keyring
-    };
+    let mut t = stub_template(wire, stub_base);
     t.max_retries = 3;
     t
 }

@@ -5,14 +5,11 @@ use std::sync::Arc;
 use fuseforks_core::llm::{ApiKey, LlmClient, Wire};
 use fuseforks_core::log::VillageLog;
 use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
+use fuseforks_core::sessions::SessionStore;
+use fuseforks_core::stats::{Period, aggregate};
 use fuseforks_core::tools::TrashTarget;
-use fuseforks_core::village::{
-    AgentId, AgentSpec, Credential, Language, LanguageTag, ModelTemplate, TemplateId, VillageStore,
-    World,
-};
-use fuseforks_testkit::TempDataDir;
-
-use crate::llm_support::provider;
+use fuseforks_core::village::{AgentId, VillageStore, World};
+use fuseforks_testkit::{TempDataDir, TestVillage};
 
 pub const API_KEY: &str = "sk-CANARY-KEY-5f2a9c";
 
@@ -24,46 +21,17 @@ impl Village {
     /// One agent `a1` (work folder `work/`) on a template for `wire` at `stub_base`.
     pub fn new(wire: Wire, stub_base: &str, budget: Option<u64>) -> Self {
         let data = TempDataDir::new();
-        let work = data.data_dir().join("work");
-        std::fs::create_dir_all(&work).unwrap();
-        std::fs::write(work.join("notes.txt"), "alpha\nbeta error\n").unwrap();
-        let prefix = if wire == Wire::Gemini {
-            "/v1beta"
-        } else {
-            "/v1"
-        };
-        let mut template = ModelTemplate::new(
-            TemplateId::new("stub").unwrap(),
-            "stub",
-            format!("{stub_base}{prefix}"),
-            "stub-model",
-        );
-        template.provider = Some(provider(wire));
-        template.credential = Credential::Keyring;
-        template.max_retries = 1;
-        let mut agent = AgentSpec::new(
-            AgentId::new("a1").unwrap(),
-            "Ada",
-            TemplateId::new("stub").unwrap(),
-        );
-        agent.work_dir = Some(work.display().to_string());
-        let mut peer = AgentSpec::new(
-            AgentId::new("b2").unwrap(),
-            "Bo",
-            TemplateId::new("stub").unwrap(),
-        );
-        peer.order = 1;
-        agent.connected_agents = vec![AgentId::new("b2").unwrap()];
-        let world = World {
-            agents: vec![agent, peer],
-            model_templates: vec![template],
-            token_budget: budget,
-            language: Some(LanguageTag::of(Language::En)),
-            reception: Some(AgentId::new("a1").unwrap()),
-            ..World::default()
-        };
-        let store = VillageStore::new(data.workspace());
-        store.save_world(&world).unwrap();
+        let store = TestVillage::builder()
+            .stub(wire, stub_base)
+            .agent_with("a1", "Ada", |a| {
+                a.work_dir = Some(TestVillage::WORK.into());
+                a.connected_agents = vec![AgentId::new("b2").unwrap()];
+            })
+            .agent("b2", "Bo")
+            .reception("a1")
+            .budget(budget)
+            .work_file("notes.txt", "alpha\nbeta error\n")
+            .write(&data);
         store.write_ordinance("Be brief.\n").unwrap();
         let files = store.agent_files(&AgentId::new("a1").unwrap()).unwrap();
         files.write_construct("You keep notes.\n").unwrap();
@@ -109,4 +77,17 @@ impl Village {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.data.workspace().join("fuseforks.log")).unwrap_or_default()
     }
+}
+
+/// Calls whose usage the store cannot attribute (an intent without its exchange).
+pub fn unknown_calls(store: &SessionStore) -> u64 {
+    aggregate(
+        store,
+        &World::default(),
+        Period::All,
+        &jiff::tz::TimeZone::UTC,
+    )
+    .unwrap()
+    .totals
+    .unknown_usage_calls
 }

@@ -352,7 +352,9 @@ async fn bodies_and_secrets_never_reach_the_log() {
     }
 }
 
-#[tokio::test]
+// Paused time: the interrupt comes once the first call is at the stub and before its 800 ms
+// (virtual) answer, exactly (it was a 300 ms sleep racing the wall clock).
+#[tokio::test(start_paused = true)]
 async fn an_interrupt_takes_effect_at_the_next_round_and_keeps_what_was_paid() {
     let wire = Wire::OpenAiCompat;
     let slow = |id: &str| {
@@ -371,7 +373,12 @@ async fn an_interrupt_takes_effect_at_the_next_round_and_keeps_what_was_paid() {
                 .unwrap()
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Bounded in real time: the virtual clock runs on while the session writer's thread works.
+    let started = std::time::Instant::now();
+    while stub.requests().is_empty() && started.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(stub.requests().len(), 1, "the first call is in flight");
     orch.interrupt("a1");
     let outcome = handle.await.unwrap();
     assert_eq!(outcome.stop, TurnStop::Interrupted);

@@ -3,10 +3,10 @@
 
 use std::fs;
 
-use fuseforks_core::village::mcp_config::{McpConfig, McpServerEntry};
-use fuseforks_core::village::schedule::{Recurrence, SessionMode, Weekday};
-use fuseforks_core::village::shelf::{BakeRecord, DEFAULT_DOOR_PORT, DEFAULT_PRICING_URL};
 use fuseforks_core::village::{AgentId, NoticeCode, ShelfStore, VillageStore};
+use fuseforks_core::village::{BakeRecord, DEFAULT_DOOR_PORT, DEFAULT_PRICING_URL};
+use fuseforks_core::village::{McpConfig, McpServerEntry};
+use fuseforks_core::village::{Recurrence, SessionMode, Weekday};
 use fuseforks_testkit::TempDataDir;
 use serde_json::{Value, json};
 

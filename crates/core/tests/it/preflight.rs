@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 
 use fuseforks_core::preflight::{HeadlessMode, HostView, Level, headless_preflight, probe_key};
 use fuseforks_core::tools::RunApproval;
-use fuseforks_core::village::mcp_config::McpConfig;
-use fuseforks_core::village::schedule::{ScheduleProbe, ScheduledTask};
+use fuseforks_core::village::McpConfig;
 use fuseforks_core::village::{Language, World};
+use fuseforks_core::village::{ScheduleProbe, ScheduledTask};
 use fuseforks_testkit::maximal::maximal_world;
 use serde_json::json;
 

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use fuseforks_core::village::role::RoleColor;
+use fuseforks_core::village::RoleColor;
 use fuseforks_core::village::{Credential, Effort, Language, NoticeCode, Provider, VillageStore};
 use fuseforks_testkit::TempDataDir;
 use fuseforks_testkit::maximal::maximal_world;

@@ -9,14 +9,13 @@ use std::time::{Duration, Instant};
 use fuseforks_core::events::AgentStatus;
 use fuseforks_core::llm::Wire;
 use fuseforks_core::sessions::{Endpoint, StoredRecord, TurnStop};
-use fuseforks_core::stats::{Period, aggregate};
-use fuseforks_core::village::{AgentId, World};
+use fuseforks_core::village::AgentId;
 use fuseforks_testkit::mcp_script;
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
 use serde_json::json;
 
-use crate::orch_support::Village;
+use crate::orch_support::{Village, unknown_calls};
 
 const WIRE: Wire = Wire::OpenAiCompat;
 const U: ScriptUsage = ScriptUsage {
@@ -48,18 +47,6 @@ async fn until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
         assert!(started.elapsed() < limit, "waited {limit:?} for {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-fn unknown_calls(orch: &fuseforks_core::orchestrator::Orchestrator) -> u64 {
-    aggregate(
-        orch.sessions().unwrap(),
-        &World::default(),
-        Period::All,
-        &jiff::tz::TimeZone::UTC,
-    )
-    .unwrap()
-    .totals
-    .unknown_usage_calls
 }
 
 /// `stop_agent` is for one agent: when it overruns its grace, only its calls are cut; the
@@ -175,7 +162,7 @@ async fn messages_queued_behind_a_stop_start_no_turn() {
     let second = second.await.unwrap().unwrap();
     assert_eq!((second.stop, second.answer), (TurnStop::Interrupted, None));
     assert_eq!(stub.requests().len(), 1, "no second call: {}", v.log());
-    assert_eq!(unknown_calls(&orch), 0);
+    assert_eq!(unknown_calls(orch.sessions().unwrap()), 0);
 }
 
 /// After the close's hard stop, a message starts no turn and writes no intent for a call that
@@ -205,7 +192,7 @@ async fn after_the_hard_stop_a_message_writes_no_intent() {
         .filter(|(_, r)| matches!(r, StoredRecord::Known(r) if r.kind() == "intent"))
         .count();
     assert_eq!(intents, 1, "only the first turn's call has an intent");
-    assert_eq!(unknown_calls(&orch), 0);
+    assert_eq!(unknown_calls(orch.sessions().unwrap()), 0);
 }
 
 /// An ordinary interrupt while the agent's MCP servers connect does not leave it without
@@ -305,6 +292,6 @@ async fn a_conversation_closed_under_a_running_turn_keeps_its_records_together()
         [["message", "intent", "intent", "exchange", "message", "turn"]],
         "one stored conversation with the whole turn"
     );
-    assert_eq!(unknown_calls(&orch), 0);
+    assert_eq!(unknown_calls(orch.sessions().unwrap()), 0);
     assert_eq!(orch.current_session(), None, "the current one is untouched");
 }

@@ -536,7 +536,7 @@ fn no_too_many_arguments_allowance() {
 
 #[test]
 fn every_error_type_is_coded() {
-    // An error gives its code and fix through `fuseforks_core::error::Coded`; an edge never
+    // An error gives its code and fix through `fuseforks_core::Coded`; an edge never
     // parses its Display text.
     let derive = regex::Regex::new(
         r"#\[derive\([^)]*\bError\b[^)]*\)\]\s*(#\[[^\]]*\]\s*)*pub(\([a-z]+\))?\s+(enum|struct)\s+([A-Za-z0-9_]+)",

@@ -14,13 +14,10 @@ use fuseforks_core::orchestrator::{
 use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::stats::{Period, aggregate};
 use fuseforks_core::tools::TrashTarget;
-use fuseforks_core::village::{
-    AgentId, AgentSpec, Credential, Language, LanguageTag, ModelTemplate, Provider, TemplateId,
-    VillageStore, World,
-};
-use fuseforks_testkit::TempDataDir;
+use fuseforks_core::village::{AgentId, TemplateId, World};
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
+use fuseforks_testkit::{TempDataDir, TestVillage, stub_template};
 use serde_json::{Value, json};
 
 const W: Wire = Wire::OpenAiCompat;
@@ -56,41 +53,28 @@ impl Town {
     /// Agents `(id, connected, planReview)`, each on its own stub with its own script.
     async fn new(agents: &[(&str, &[&str], bool, Vec<StubReply>)]) -> Self {
         let data = TempDataDir::new();
-        let work = data.data_dir().join("work");
-        std::fs::create_dir_all(&work).unwrap();
-        let mut world = World {
-            language: Some(LanguageTag::of(Language::En)),
-            ..World::default()
-        };
+        let mut village = TestVillage::builder();
         let mut stubs = Vec::new();
-        for (order, (id, connected, review, script)) in agents.iter().enumerate() {
+        for (id, connected, review, script) in agents {
             let stub = StubServer::start(script.clone()).await;
-            let template_id = TemplateId::new(format!("t_{id}")).unwrap();
-            let mut t = ModelTemplate::new(
-                template_id.clone(),
-                *id,
-                format!("{}/v1", stub.base_url()),
-                format!("model-{id}"),
-            );
-            t.provider = Some(Provider::OpenAiCompat);
-            t.credential = Credential::Keyring;
-            t.max_retries = 1;
-            world.model_templates.push(t);
-            let mut a = AgentSpec::new(AgentId::new(*id).unwrap(), id.to_uppercase(), template_id);
-            a.connected_agents = connected
-                .iter()
-                .map(|c| AgentId::new(*c).unwrap())
-                .collect();
-            a.plan_review = *review;
-            a.work_dir = Some(work.display().to_string());
-            a.order = order as u32;
-            world.agents.push(a);
+            let mut t = stub_template(W, stub.base_url());
+            t.id = TemplateId::new(format!("t_{id}")).unwrap();
+            t.name = (*id).to_owned();
+            t.model = format!("model-{id}");
+            village = village.template(t).agent_with(id, &id.to_uppercase(), |a| {
+                a.connected_agents = connected
+                    .iter()
+                    .map(|c| AgentId::new(*c).unwrap())
+                    .collect();
+                a.plan_review = *review;
+                a.work_dir = Some(TestVillage::WORK.into());
+            });
             stubs.push(((*id).to_owned(), stub));
         }
-        world.reception = world.agents.first().map(|a| a.id.clone());
-        VillageStore::new(data.workspace())
-            .save_world(&world)
-            .unwrap();
+        if let Some((first, ..)) = agents.first() {
+            village = village.reception(first);
+        }
+        village.write(&data);
         Self { data, stubs }
     }
 
@@ -563,15 +547,10 @@ async fn stats_add_up_and_name_unpriced_models() {
         ("b", &[], false, vec![text("three")]),
     ])
     .await;
-    let mut world = VillageStore::new(town.data.workspace())
-        .load_world()
-        .unwrap()
-        .value;
-    world.model_templates[0].input_per_mtok = Some(3.0);
-    world.model_templates[0].output_per_mtok = Some(15.0);
-    VillageStore::new(town.data.workspace())
-        .save_world(&world)
-        .unwrap();
+    town.data.edit_world(|w| {
+        w.model_templates[0].input_per_mtok = Some(3.0);
+        w.model_templates[0].output_per_mtok = Some(15.0);
+    });
     let orch = town.open();
     for (to, text) in [("a", "1"), ("a", "2"), ("b", "3")] {
         orch.deliver_and_wait(to, Endpoint::User, text)

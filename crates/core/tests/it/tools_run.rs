@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use fuseforks_core::tools::RunApproval;
-use fuseforks_core::village::run_policy::CommandPolicy;
+use fuseforks_core::village::CommandPolicy;
 use serde_json::json;
 
 use crate::tools_support::{Agent, CANARY};

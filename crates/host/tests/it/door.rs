@@ -5,8 +5,8 @@
 
 use std::process::Command;
 
+use fuseforks_core::village::DoorSettings;
 use fuseforks_core::village::ShelfStore;
-use fuseforks_core::village::shelf::DoorSettings;
 use fuseforks_host::door::{Door, open_for_host};
 use fuseforks_host::{HostBootOptions, HostPaths, SecretSource, build_host};
 use fuseforks_testkit::{TempDataDir, free_port, mcp_script};

@@ -3,9 +3,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use fuseforks_core::error::Coded;
+use fuseforks_core::Coded;
 use fuseforks_host::lock::{LOCK_FILE, LockError, VillageLock};
-use fuseforks_host::secrets::{KeyringSecretStore, SecretError, SecretStore};
 use fuseforks_host::{HostBootOptions, HostError, HostPaths, SecretSource, build_host};
 use fuseforks_testkit::{TempDataDir, snapshot};
 
@@ -96,27 +95,6 @@ async fn a_store_held_without_the_lock_stops_the_boot() {
         .unwrap();
     assert_eq!(err.code(), "SESSION_STORE_LOCKED");
     drop(held);
-}
-
-#[test]
-fn the_keyring_works_or_says_to_use_env() {
-    match KeyringSecretStore::open() {
-        Ok(store) => {
-            let key = format!("fuseforks-test-{}", std::process::id());
-            match store.set(&key, "value-1") {
-                Ok(()) => {
-                    assert_eq!(store.get(&key).unwrap().as_deref(), Some("value-1"));
-                    store.delete(&key).unwrap();
-                    assert_eq!(store.get(&key).unwrap(), None);
-                }
-                Err(e) => assert!(e.code().starts_with("SECRET_STORE"), "{e}"),
-            }
-        }
-        Err(e @ SecretError::Unavailable(_)) => {
-            assert!(e.to_string().contains("--secrets env"), "{e}")
-        }
-        Err(e) => panic!("unexpected: {e}"),
-    }
 }
 
 #[test]
