@@ -17,5 +17,6 @@ pub mod process;
 pub mod prompt;
 pub mod sessions;
 pub mod stats;
+mod sync;
 pub mod tools;
 pub mod village;
