@@ -17,6 +17,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::llm::Usage;
+use crate::sync::LockOrRecover;
 
 /// The smallest reservation, in effective tokens.
 pub const RESERVATION_FLOOR: u64 = 1_000;
@@ -81,13 +82,13 @@ impl CausalBudget {
 
     /// Effective tokens settled so far.
     pub fn spent(&self) -> u64 {
-        self.ledger.lock().map(|l| l.spent).unwrap_or(u64::MAX)
+        self.ledger.lock_or_recover().spent
     }
 
     /// What is left of the ceiling (settled spending and open reservations deducted).
     pub fn remaining(&self) -> Option<u64> {
         let ceiling = self.ceiling?;
-        let ledger = self.ledger.lock().ok()?;
+        let ledger = self.ledger.lock_or_recover();
         Some(ceiling.saturating_sub(ledger.spent + ledger.reserved))
     }
 
@@ -96,7 +97,7 @@ impl CausalBudget {
     /// [`BudgetStop::ReserveShort`] when the reservation does not fit what is left.
     pub fn reserve(self: &Arc<Self>, estimate: u64) -> Result<Reservation, BudgetStop> {
         let amount = estimate.max(RESERVATION_FLOOR);
-        let mut ledger = self.ledger.lock().map_err(|_| BudgetStop::Exhausted)?;
+        let mut ledger = self.ledger.lock_or_recover();
         if let Some(ceiling) = self.ceiling {
             if ledger.spent >= ceiling {
                 return Err(BudgetStop::Exhausted);
@@ -119,10 +120,9 @@ impl CausalBudget {
     }
 
     fn settle(&self, reserved: u64, charged: u64) {
-        if let Ok(mut ledger) = self.ledger.lock() {
-            ledger.reserved = ledger.reserved.saturating_sub(reserved);
-            ledger.spent = ledger.spent.saturating_add(charged);
-        }
+        let mut ledger = self.ledger.lock_or_recover();
+        ledger.reserved = ledger.reserved.saturating_sub(reserved);
+        ledger.spent = ledger.spent.saturating_add(charged);
     }
 }
 
@@ -162,6 +162,26 @@ impl Drop for Reservation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_poisoned_ledger_keeps_its_numbers() {
+        let budget = CausalBudget::new(Some(5_000));
+        budget.reserve(1_000).unwrap().settle(Some(&Usage {
+            prompt: 400,
+            ..Usage::default()
+        }));
+        let held = Arc::clone(&budget);
+        let _ = std::thread::spawn(move || {
+            let _ledger = held.ledger.lock_or_recover();
+            panic!("a panic while the ledger is held");
+        })
+        .join();
+        assert!(budget.ledger.is_poisoned());
+        assert_eq!(budget.spent(), 400, "the real spending, not u64::MAX");
+        assert_eq!(budget.remaining(), Some(4_600));
+        budget.reserve(1_000).unwrap().settle(None);
+        assert_eq!(budget.spent(), 1_400, "still admits and settles");
+    }
 
     #[test]
     fn huge_reported_usage_saturates_instead_of_wrapping() {

@@ -30,6 +30,7 @@ pub mod process;
 mod prompt;
 pub mod sessions;
 pub mod stats;
+mod sync;
 pub mod tools;
 pub mod village;
 

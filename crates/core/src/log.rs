@@ -9,6 +9,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::sync::LockOrRecover;
+
 /// Where log lines go.
 pub trait LogSink: Send + Sync + std::fmt::Debug {
     /// Writes one line (without timestamp; the sink adds its own framing).
@@ -112,7 +114,8 @@ impl LogSink for VillageLog {
             .strftime("%Y-%m-%d %H:%M:%S%.3f")
             .to_string();
         let framed = format!("{stamp} [fuseforks] {line}\n");
-        if let Ok(mut state) = self.state.lock() {
+        {
+            let mut state = self.state.lock_or_recover();
             let full = state
                 .as_ref()
                 .is_some_and(|(_, size)| size + framed.len() as u64 > self.rotate_at);

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::conversation::TURN_CONVERSATION;
-use super::{Delivery, Inner, TurnControl, TurnOutcome, turn};
+use super::turn::Turn;
+use super::{Delivery, Inner, TurnControl, TurnOutcome};
 use crate::llm::Usage;
 use crate::mcp::{McpConnections, McpContext};
 use crate::prompt::RosterEntry;
@@ -28,7 +29,7 @@ pub(crate) struct Exchange {
 fn denies_network(inner: &Inner, agent_id: &str) -> bool {
     crate::village::AgentId::new(agent_id)
         .ok()
-        .and_then(|id| inner.store.agent_files(&id).ok())
+        .and_then(|id| inner.store().agent_files(&id).ok())
         .and_then(|files| files.load_run_policy().ok())
         .is_some_and(|policy| policy.value.network == Some(false))
 }
@@ -42,18 +43,18 @@ pub(crate) async fn run(
     let mut history = restore_history(&inner, &agent_id);
     let mut roster_seen = std::collections::HashMap::new();
     if let Some(line) = crate::process::unconfined_notice_once() {
-        inner.log.line(line);
+        inner.log(line);
     }
     if let Some(line) =
         crate::process::network_unconfined_notice_once(denies_network(&inner, &agent_id))
     {
-        inner.log.line(line);
+        inner.log(line);
     }
     let mcp = connect_mcp(&inner, &agent_id, control.stop.child_token()).await;
     while let Some(delivery) = mailbox.recv().await {
         // A stopping agent starts no new turn: what is still queued is answered at once.
         if control.stop.is_cancelled() {
-            inner.log.line(&format!(
+            inner.log(&format!(
                 "turn skipped: agent={agent_id} hop={} from={} reason=stopping",
                 delivery.message.hop,
                 delivery.message.from.label()
@@ -75,25 +76,18 @@ pub(crate) async fn run(
         let apart = delivery.route.conversation;
         // Held for the whole turn: its records stay in one stored conversation even if the
         // conversation closes meanwhile.
-        let turn_in = apart.map(|key| inner.conversations.enter(key));
-        let mut own = apart.map(|key| inner.conversations.take_history(key, &agent_id));
+        let turn_in = apart.map(|key| inner.conversations().enter(key));
+        let mut own = apart.map(|key| inner.conversations().take_history(key, &agent_id));
         let turn_history = own.as_mut().unwrap_or(&mut history);
-        let turn = turn::run(
-            &inner,
-            &agent_id,
-            &control,
-            &delivery,
-            turn_history,
-            &mut roster_seen,
-            &mcp,
-        );
+        let turn = Turn::new(&inner, &agent_id, &control, &mcp, &delivery)
+            .run(turn_history, &mut roster_seen);
         let slot = turn_in.as_ref().map(|t| Arc::clone(&t.session));
         let outcome = TURN_CONVERSATION.scope(slot, turn).await;
         while turn_history.len() > HISTORY_TURNS {
             turn_history.pop_front();
         }
         if let (Some(key), Some(own)) = (apart, own) {
-            inner.conversations.put_history(key, &agent_id, own);
+            inner.conversations().put_history(key, &agent_id, own);
         }
         drop(turn_in);
         control.reset();
@@ -107,8 +101,7 @@ pub(crate) async fn run(
 
 /// The last exchanges of this agent in the current conversation.
 fn restore_history(inner: &Inner, agent_id: &str) -> VecDeque<Exchange> {
-    let session = inner.session_id.lock().ok().and_then(|s| s.clone());
-    let (Some(store), Some(session)) = (inner.sessions.as_ref(), session) else {
+    let (Some(store), Some(session)) = (inner.sessions(), inner.current_session()) else {
         return VecDeque::new();
     };
     let mut out: VecDeque<Exchange> = store
@@ -138,16 +131,16 @@ async fn connect_mcp(
     cancel: tokio_util::sync::CancellationToken,
 ) -> McpConnections {
     let mut configs = Vec::new();
-    if let Ok(shared) = inner.store.load_shared_mcp() {
+    if let Ok(shared) = inner.store().load_shared_mcp() {
         configs.push(shared.value);
     }
     if let Some(files) = crate::village::AgentId::new(agent_id)
         .ok()
-        .and_then(|id| inner.store.agent_files(&id).ok())
+        .and_then(|id| inner.store().agent_files(&id).ok())
     {
         match files.load_mcp() {
             Ok(own) => configs.push(own.value),
-            Err(e) => inner.log.line(&format!(
+            Err(e) => inner.log(&format!(
                 "mcp: agent={agent_id} config=invalid code={}",
                 e.code()
             )),
@@ -156,11 +149,11 @@ async fn connect_mcp(
     if configs.iter().all(|c| c.mcp_servers.is_empty()) {
         return McpConnections::default();
     }
-    let secrets = Arc::clone(&inner.secrets);
+    let secrets = inner.secrets();
     let ctx = McpContext {
         secret: Arc::new(move |key: &str| secrets(key).map(|k| k.expose().to_owned())),
-        log: Arc::clone(&inner.log),
-        child_output: inner.mcp_child_output.clone(),
+        log: inner.log_sink(),
+        child_output: inner.mcp_child_output(),
         cancel,
     };
     McpConnections::connect(agent_id, &configs, &ctx).await

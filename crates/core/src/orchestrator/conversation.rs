@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::agent::Exchange;
+use crate::sync::LockOrRecover;
 
 /// Identifies an open conversation inside one orchestrator.
 pub(crate) type ConversationKey = u64;
@@ -22,7 +23,7 @@ impl SessionSlot {
     /// The stored conversation, created by `create` on first use. Only this conversation's
     /// slot is held while `create` commits: other conversations and the book are not blocked.
     pub fn session(&self, create: impl FnOnce() -> Option<String>) -> Option<String> {
-        let mut session = self.0.lock().ok()?;
+        let mut session = self.0.lock_or_recover();
         if session.is_none() {
             *session = create();
         }
@@ -71,9 +72,8 @@ pub(crate) struct TurnIn {
 
 impl Drop for TurnIn {
     fn drop(&mut self) {
-        if let Ok(mut open) = self.book.open.lock()
-            && let Some(entry) = open.get_mut(&self.key)
-        {
+        let mut open = self.book.open.lock_or_recover();
+        if let Some(entry) = open.get_mut(&self.key) {
             entry.turns = entry.turns.saturating_sub(1);
             if entry.closed && entry.turns == 0 {
                 open.remove(&self.key);
@@ -85,18 +85,15 @@ impl Drop for TurnIn {
 impl ConversationBook {
     fn open(&self) -> ConversationKey {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut open) = self.open.lock() {
-            open.insert(key, Entry::default());
-        }
+        self.open.lock_or_recover().insert(key, Entry::default());
         key
     }
 
     /// Forgets the histories; the entry itself stays while turns still run in it, so that they
     /// keep recording into its stored conversation.
     fn close(&self, key: ConversationKey) {
-        if let Ok(mut open) = self.open.lock()
-            && let Some(entry) = open.get_mut(&key)
-        {
+        let mut open = self.open.lock_or_recover();
+        if let Some(entry) = open.get_mut(&key) {
             if entry.turns == 0 {
                 open.remove(&key);
             } else {
@@ -110,16 +107,13 @@ impl ConversationBook {
     /// conversation closes before the turn ends. A conversation already closed and gone gets
     /// one stored conversation for the turn (never one per record).
     pub fn enter(self: &Arc<Self>, key: ConversationKey) -> TurnIn {
-        let session = self
-            .open
-            .lock()
-            .ok()
-            .and_then(|mut open| {
-                let entry = open.get_mut(&key)?;
+        let session = match self.open.lock_or_recover().get_mut(&key) {
+            Some(entry) => {
                 entry.turns += 1;
-                Some(Arc::clone(&entry.session))
-            })
-            .unwrap_or_default();
+                Arc::clone(&entry.session)
+            }
+            None => Arc::default(),
+        };
         TurnIn {
             book: Arc::clone(self),
             key,
@@ -130,24 +124,23 @@ impl ConversationBook {
     /// Takes an agent's history in `key` out for a turn (empty the first time).
     pub fn take_history(&self, key: ConversationKey, agent_id: &str) -> VecDeque<Exchange> {
         self.open
-            .lock()
-            .ok()
-            .and_then(|mut open| open.get_mut(&key)?.histories.remove(agent_id))
+            .lock_or_recover()
+            .get_mut(&key)
+            .and_then(|entry| entry.histories.remove(agent_id))
             .unwrap_or_default()
     }
 
     /// Puts it back after the turn; dropped when the conversation has closed meanwhile.
     pub fn put_history(&self, key: ConversationKey, agent_id: &str, history: VecDeque<Exchange>) {
-        if let Ok(mut open) = self.open.lock()
-            && let Some(entry) = open.get_mut(&key).filter(|e| !e.closed)
-        {
+        let mut open = self.open.lock_or_recover();
+        if let Some(entry) = open.get_mut(&key).filter(|e| !e.closed) {
             entry.histories.insert(agent_id.to_owned(), history);
         }
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.open.lock().map(|o| o.len()).unwrap_or(0)
+        self.open.lock_or_recover().len()
     }
 }
 

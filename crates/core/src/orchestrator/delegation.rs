@@ -160,7 +160,7 @@ pub(crate) async fn delegate(
     let mut chain = delivery.route.chain.clone();
     chain.push(caller.to_owned());
     if chain.iter().any(|c| c == target) {
-        inner.log.line(&format!(
+        inner.log(&format!(
             "ask refused: agent={caller} to={target} via={} reason=circular chain=[{}]",
             via.as_str(),
             chain.join(",")
@@ -169,13 +169,13 @@ pub(crate) async fn delegate(
     }
     let hop = delivery.route.hop + 1;
     if hop > MAX_HOPS {
-        inner.log.line(&format!(
-            "hop limit: agent={caller} to={target} hop={hop} max={MAX_HOPS}"
-        ));
-        inner.events.emit(CoreEvent::HopLimitReached {
-            agent_id: caller.to_owned(),
-            max_hops: MAX_HOPS,
-        });
+        inner.emit(
+            &format!("hop limit: agent={caller} to={target} hop={hop} max={MAX_HOPS}"),
+            CoreEvent::HopLimitReached {
+                agent_id: caller.to_owned(),
+                max_hops: MAX_HOPS,
+            },
+        );
         return done(None, PlanTaskState::Undeliverable);
     }
     let from = match via {

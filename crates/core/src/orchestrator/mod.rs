@@ -7,6 +7,7 @@ mod agent;
 mod conversation;
 mod delegation;
 pub mod failure;
+mod inner;
 pub mod outcome;
 pub mod plan;
 pub mod repeat_guard;
@@ -14,24 +15,25 @@ mod square;
 mod stopping;
 mod turn;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::budget::CausalBudget;
 use crate::error::CoreError;
-use crate::events::{AgentStatus, CoreEvent, EventBus};
+use crate::events::{AgentStatus, CoreEvent};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;
-use crate::sessions::{AgentMessage, Endpoint, Record, SessionError, SessionStore, SessionWriter};
+use crate::sessions::{AgentMessage, Endpoint, SessionStore};
+use crate::sync::LockOrRecover;
 use crate::tools::{RunApproval, TrashTarget};
-use crate::village::{AgentId, Language, VillageStore, World};
+use crate::village::{Language, World};
 pub use conversation::Conversation;
 pub use failure::TurnFailure;
+use inner::Inner;
 pub use outcome::{ExternalOutcome, PlanTaskState, TurnOutcome};
 pub use plan::{PlanTask, PlanWave, WaveStatus};
 
@@ -93,7 +95,7 @@ pub(crate) struct TurnControl {
     pub interrupted: AtomicBool,
     /// The current turn's interrupt (re-armed after each turn).
     pub cancel: Mutex<CancellationToken>,
-    /// This agent's hard stop, a child of the village-wide [`Inner::abort`]: cancelled when its
+    /// This agent's hard stop, a child of the village-wide abort (`Inner`'s): cancelled when its
     /// stop's grace runs out (or the close's), it cuts the agent's model calls and tools in
     /// flight. Never reset: once cut, the agent sends nothing more.
     pub abort: CancellationToken,
@@ -125,202 +127,13 @@ impl TurnControl {
 
     /// The token of the current turn's calls.
     pub fn token(&self) -> CancellationToken {
-        self.cancel.lock().map(|t| t.clone()).unwrap_or_default()
+        self.cancel.lock_or_recover().clone()
     }
 
     /// Clears the interrupt and arms a fresh token for the next turn.
     pub fn reset(&self) {
         self.interrupted.store(false, Ordering::SeqCst);
-        if let Ok(mut token) = self.cancel.lock() {
-            *token = CancellationToken::new();
-        }
-    }
-}
-
-struct AgentSlot {
-    status: AgentStatus,
-    sender: Option<mpsc::Sender<Delivery>>,
-    /// The supervisor, which ends with the agent's task.
-    task: Option<tokio::task::JoinHandle<()>>,
-    /// The agent's task itself (aborting the supervisor would only detach it).
-    agent: tokio::task::AbortHandle,
-    control: Arc<TurnControl>,
-}
-
-pub(crate) struct Inner {
-    pub store: VillageStore,
-    pub world: RwLock<World>,
-    pub language: Language,
-    pub sessions: Option<Arc<SessionStore>>,
-    pub writer: Option<SessionWriter>,
-    pub session_id: Mutex<Option<String>>,
-    /// The current conversation last named by a `session:` log line.
-    session_named: Mutex<Option<String>>,
-    pub events: EventBus,
-    pub log: Arc<dyn LogSink>,
-    pub llm: LlmClient,
-    pub secrets: SecretLookup,
-    pub approval: RwLock<RunApproval>,
-    pub trash: TrashTarget,
-    pub mcp_child_output: Option<Arc<dyn crate::mcp::ChildOutput>>,
-    pub square: square::Square,
-    pub plans: plan::PlanBook,
-    pub plan_bypass: AtomicBool,
-    pub conversations: Arc<conversation::ConversationBook>,
-    agents: Mutex<HashMap<String, AgentSlot>>,
-    external_gate: tokio::sync::Mutex<()>,
-    /// The village-wide hard stop, cancelled once when a close's grace runs out: every agent's
-    /// calls and tools in flight are cut (each agent's `TurnControl::abort` is a child; a single
-    /// agent's stop cuts only its own).
-    pub abort: CancellationToken,
-}
-
-impl Inner {
-    pub(crate) fn world(&self) -> World {
-        self.world.read().map(|w| w.clone()).unwrap_or_default()
-    }
-
-    pub(crate) fn mark_failed(&self, id: &str, error: &str) {
-        if let Ok(mut agents) = self.agents.lock()
-            && let Some(slot) = agents.get_mut(id)
-        {
-            slot.status = AgentStatus::Failed;
-            slot.sender = None;
-        }
-        self.log.line(&format!("agent failed: agent={id}"));
-        self.events.emit(CoreEvent::AgentFailed {
-            agent_id: id.into(),
-            error: error.into(),
-            code: None,
-            status: None,
-            class: None,
-            template: None,
-            host: None,
-        });
-        self.events.emit(CoreEvent::AgentStatusChanged {
-            agent_id: id.into(),
-            status: AgentStatus::Failed,
-        });
-    }
-
-    pub(crate) fn is_running(&self, id: &str) -> bool {
-        self.agents
-            .lock()
-            .map(|a| a.get(id).is_some_and(|s| s.status == AgentStatus::Running))
-            .unwrap_or(false)
-    }
-
-    /// Appends to the current conversation (creating one if none is open), in one commit
-    /// shared with whatever else is waiting. A store failure is logged and the turn goes on:
-    /// losing a record must not lose the answer.
-    pub(crate) async fn deliver(
-        &self,
-        to: &str,
-        from: Endpoint,
-        content: &str,
-        budget: Arc<CausalBudget>,
-        route: Route,
-        reply: Option<oneshot::Sender<TurnOutcome>>,
-    ) -> Result<(), CoreError> {
-        let sender = {
-            let agents = self
-                .agents
-                .lock()
-                .map_err(|_| CoreError::NotRunning(to.to_owned()))?;
-            match agents.get(to) {
-                Some(slot) if slot.status == AgentStatus::Running => slot.sender.clone(),
-                _ => None,
-            }
-        };
-        let Some(sender) = sender else {
-            return Err(CoreError::NotRunning(to.to_owned()));
-        };
-        let message = AgentMessage::new(
-            from,
-            Endpoint::Agent { id: to.to_owned() },
-            content,
-            route.hop,
-            now_ms(),
-        );
-        sender
-            .send(Delivery {
-                message,
-                budget,
-                route,
-                reply,
-            })
-            .await
-            .map_err(|_| CoreError::NotRunning(to.to_owned()))
-    }
-
-    /// A turn in a conversation apart (see `conversation.rs`, set around the turn by the
-    /// agent's task) records into that conversation's own.
-    pub(crate) async fn record(&self, records: Vec<Record>) -> Option<String> {
-        let (sessions, writer) = (self.sessions.as_ref()?, self.writer.as_ref()?);
-        let first = records.first()?;
-        let now = now_ms();
-        let (id, created, apart) = {
-            let created = std::cell::Cell::new(false);
-            let create = || {
-                created.set(true);
-                sessions.create(&title_of(first), now).ok()
-            };
-            let apart = conversation::current();
-            let id = match &apart {
-                Some(slot) => slot.session(create)?,
-                None => {
-                    let mut current = self.session_id.lock().ok()?;
-                    if current.is_none() {
-                        *current = create();
-                    }
-                    current.clone()?
-                }
-            };
-            (id, created.get(), apart.is_some())
-        };
-        self.name_session(&id, created, apart);
-        let kinds: Vec<&str> = records.iter().map(Record::kind).collect();
-        let kinds = kinds.join(",");
-        let items = records.into_iter().map(|r| (id.clone(), r)).collect();
-        if let Err(e) = writer.append(items, now).await {
-            self.log.line(&format!(
-                "session append failed: session={id} kinds={kinds} code={}",
-                e.code()
-            ));
-        }
-        Some(id)
-    }
-}
-
-impl Inner {
-    /// The `session:` log line: it names the stored conversation turns are recorded under,
-    /// when it is created (`new`) or first recorded into by this process; a conversation apart
-    /// from the current one (a door session's) is named when it is created (`apart`).
-    fn name_session(&self, id: &str, created: bool, apart: bool) {
-        if apart {
-            if created {
-                self.log.line(&format!("session: {id} new apart"));
-            }
-            return;
-        }
-        let Ok(mut named) = self.session_named.lock() else {
-            return;
-        };
-        if named.as_deref() == Some(id) {
-            return;
-        }
-        *named = Some(id.to_owned());
-        self.log.line(&format!(
-            "session: {id}{}",
-            if created { " new" } else { "" }
-        ));
-    }
-}
-
-fn title_of(record: &Record) -> String {
-    match record {
-        Record::Message(m) => m.content.chars().take(30).collect(),
-        _ => "conversation".into(),
+        *self.cancel.lock_or_recover() = CancellationToken::new();
     }
 }
 
@@ -342,74 +155,19 @@ impl Orchestrator {
     /// stops the boot; any other store failure is logged and the village runs without saving
     /// conversations). Continues the most recent conversation. Starts nobody.
     pub fn bootstrap(config: OrchestratorConfig) -> Result<Self, CoreError> {
-        let store = VillageStore::new(&config.workspace);
-        let world = store.load_world()?.value;
-        let language = world.effective_language(config.os_locale.as_deref());
-        let sessions = match SessionStore::open(&config.workspace.join("sessions.redb")) {
-            Ok(s) => Some(s),
-            Err(e @ SessionError::Locked(_)) => return Err(e.into()),
-            Err(e) => {
-                config.log.line(&format!(
-                    "session store unavailable: code={} (conversations are not saved)",
-                    e.code()
-                ));
-                None
-            }
-        };
-        let session_id = sessions
-            .as_ref()
-            .and_then(|s| s.list().ok())
-            .and_then(|l| l.into_iter().next())
-            .map(|(id, _)| id);
-        let sessions = sessions.map(Arc::new);
-        let writer = match &sessions {
-            Some(store) => match SessionWriter::spawn(Arc::clone(store)) {
-                Ok(w) => Some(w),
-                Err(e) => {
-                    config.log.line(&format!(
-                        "session writer unavailable: {} (conversations are not saved)",
-                        e.kind()
-                    ));
-                    None
-                }
-            },
-            None => None,
-        };
         Ok(Self {
-            inner: Arc::new(Inner {
-                store,
-                world: RwLock::new(world),
-                language,
-                sessions,
-                writer,
-                session_id: Mutex::new(session_id),
-                session_named: Mutex::default(),
-                events: EventBus::new(),
-                log: config.log,
-                llm: config.llm,
-                secrets: config.secrets,
-                approval: RwLock::new(RunApproval::Required),
-                trash: config.trash,
-                mcp_child_output: config.mcp_child_output,
-                square: square::Square::default(),
-                plans: plan::PlanBook::default(),
-                plan_bypass: AtomicBool::new(false),
-                conversations: Arc::default(),
-                agents: Mutex::new(HashMap::new()),
-                external_gate: tokio::sync::Mutex::new(()),
-                abort: CancellationToken::new(),
-            }),
+            inner: Arc::new(Inner::open(config)?),
         })
     }
 
     /// The event bus.
     pub fn events(&self) -> tokio::sync::broadcast::Receiver<CoreEvent> {
-        self.inner.events.subscribe()
+        self.inner.subscribe()
     }
 
     /// The village language in effect.
     pub fn language(&self) -> Language {
-        self.inner.language
+        self.inner.language()
     }
 
     /// A copy of the village registry.
@@ -419,31 +177,27 @@ impl Orchestrator {
 
     /// The conversation store, when open.
     pub fn sessions(&self) -> Option<&SessionStore> {
-        self.inner.sessions.as_deref()
+        self.inner.sessions()
     }
 
     /// The current conversation.
     pub fn current_session(&self) -> Option<String> {
-        self.inner.session_id.lock().ok().and_then(|s| s.clone())
+        self.inner.current_session()
     }
 
     /// Starts a new conversation (created on its first record).
     pub fn new_conversation(&self) {
-        if let Ok(mut s) = self.inner.session_id.lock() {
-            *s = None;
-        }
-        self.inner.events.emit(CoreEvent::ConversationCleared);
+        self.inner.set_current_session(None);
+        self.inner.event(CoreEvent::ConversationCleared);
     }
 
     /// Continues an existing conversation.
     pub fn continue_conversation(&self, session_id: &str) -> Result<(), CoreError> {
-        if let Some(store) = &self.inner.sessions {
+        if let Some(store) = self.inner.sessions() {
             store.meta(session_id)?;
         }
-        if let Ok(mut s) = self.inner.session_id.lock() {
-            *s = Some(session_id.to_owned());
-        }
-        self.inner.events.emit(CoreEvent::SessionSwitched {
+        self.inner.set_current_session(Some(session_id.to_owned()));
+        self.inner.event(CoreEvent::SessionSwitched {
             session_id: session_id.to_owned(),
         });
         Ok(())
@@ -451,87 +205,23 @@ impl Orchestrator {
 
     /// Sets the command-approval mode (in memory only).
     pub fn set_run_approval(&self, mode: RunApproval) {
-        let was = self.inner.approval.read().map(|m| *m).unwrap_or_default();
-        if let Ok(mut m) = self.inner.approval.write() {
-            *m = mode;
-        }
-        self.inner.log.line(&format!(
-            "run approval: mode={} was={}",
-            mode.as_str(),
-            was.as_str()
-        ));
-        self.inner.events.emit(CoreEvent::RunApprovalChanged {
-            mode: mode.as_str().into(),
-        });
+        let was = self.inner.set_approval(mode);
+        self.inner.emit(
+            &format!("run approval: mode={} was={}", mode.as_str(), was.as_str()),
+            CoreEvent::RunApprovalChanged {
+                mode: mode.as_str().into(),
+            },
+        );
     }
 
     /// An agent's state.
     pub fn status(&self, id: &str) -> AgentStatus {
-        self.inner
-            .agents
-            .lock()
-            .ok()
-            .and_then(|a| a.get(id).map(|s| s.status))
-            .unwrap_or(AgentStatus::Idle)
+        self.inner.status(id)
     }
 
     /// Starts an agent: one task, one mailbox.
     pub fn start_agent(&self, id: &str) -> Result<(), CoreError> {
-        let agent_id = AgentId::new(id).map_err(|_| CoreError::AgentNotFound(id.to_owned()))?;
-        if self.inner.world().agent(&agent_id).is_none() {
-            return Err(CoreError::AgentNotFound(id.to_owned()));
-        }
-        let mut agents = self
-            .inner
-            .agents
-            .lock()
-            .map_err(|_| CoreError::NotRunning(id.to_owned()))?;
-        if agents
-            .get(id)
-            .is_some_and(|s| matches!(s.status, AgentStatus::Running | AgentStatus::Starting))
-        {
-            return Ok(());
-        }
-        self.inner.events.emit(CoreEvent::AgentStatusChanged {
-            agent_id: id.into(),
-            status: AgentStatus::Starting,
-        });
-        let (sender, receiver) = mpsc::channel(MAILBOX_CAPACITY);
-        let control = Arc::new(TurnControl::new(&self.inner.abort));
-        let inner_task = tokio::spawn(agent::run(
-            Arc::clone(&self.inner),
-            id.to_owned(),
-            Arc::clone(&control),
-            receiver,
-        ));
-        let agent = inner_task.abort_handle();
-        // A supervisor: an agent task that dies (a panic) marks the agent Failed; one ended by
-        // its stop (aborted after the cut) is a stop like any other.
-        let (inner, agent_id) = (Arc::clone(&self.inner), id.to_owned());
-        let task = tokio::spawn(async move {
-            if let Err(e) = inner_task.await
-                && !e.is_cancelled()
-            {
-                inner.mark_failed(&agent_id, "the agent's task stopped unexpectedly");
-            }
-        });
-        agents.insert(
-            id.to_owned(),
-            AgentSlot {
-                status: AgentStatus::Running,
-                sender: Some(sender),
-                task: Some(task),
-                agent,
-                control,
-            },
-        );
-        drop(agents);
-        self.inner.log.line(&format!("agent started: agent={id}"));
-        self.inner.events.emit(CoreEvent::AgentStatusChanged {
-            agent_id: id.into(),
-            status: AgentStatus::Running,
-        });
-        Ok(())
+        self.inner.start_agent(id)
     }
 
     /// Delivers a message to an agent as a new causal root (with a fresh budget) and waits for
@@ -564,15 +254,14 @@ impl Orchestrator {
 
     /// The process-wide switch that lets plan waves skip review (headless runs).
     pub fn set_plan_review_bypass(&self, enabled: bool) {
-        self.inner.plan_bypass.store(enabled, Ordering::SeqCst);
+        self.inner.set_plan_bypass(enabled);
         self.inner
-            .events
-            .emit(CoreEvent::PlanReviewBypassChanged { enabled });
+            .event(CoreEvent::PlanReviewBypassChanged { enabled });
     }
 
     /// The waves in memory (newest last).
     pub fn plans(&self) -> Vec<PlanWave> {
-        self.inner.plans.all()
+        self.inner.plans().all()
     }
 
     /// Dispatches a proposed wave (optionally edited) as a new causal root; its bundle comes
@@ -584,7 +273,7 @@ impl Orchestrator {
     ) -> Result<(), CoreError> {
         let wave = self
             .inner
-            .plans
+            .plans()
             .get(plan_id)
             .filter(|w| w.status == WaveStatus::Proposed);
         let Some(wave) = wave else {
@@ -609,11 +298,11 @@ impl Orchestrator {
                 bad.to, wave.agent_id
             )));
         }
-        self.inner.plans.update(plan_id, |w| {
+        self.inner.plans().update(plan_id, |w| {
             w.tasks = tasks.clone();
             w.status = WaveStatus::Running;
         });
-        self.inner.log.line(&format!(
+        self.inner.log(&format!(
             "plan dispatch: agent={} plan={plan_id} tasks={}",
             wave.agent_id,
             tasks.len()
@@ -637,7 +326,7 @@ impl Orchestrator {
             };
             let bundle =
                 plan::run_wave(&inner, &wave.agent_id, &plan_id, wave.wave, &tasks, &root).await;
-            let text = match inner.language {
+            let text = match inner.language() {
                 Language::Ja => format!("確認済みの計画（{plan_id}）の結果です。\n\n{bundle}"),
                 Language::En => format!("Results of the reviewed plan ({plan_id}):\n\n{bundle}"),
             };
@@ -660,21 +349,21 @@ impl Orchestrator {
     pub fn discard_plan(&self, plan_id: &str) -> Result<(), CoreError> {
         let pending = self
             .inner
-            .plans
+            .plans()
             .get(plan_id)
             .is_some_and(|w| w.status == WaveStatus::Proposed);
         if !pending {
             return Err(CoreError::PlanWaveNotPending(plan_id.to_owned()));
         }
         self.inner
-            .plans
+            .plans()
             .update(plan_id, |w| w.status = WaveStatus::Discarded);
-        self.inner
-            .log
-            .line(&format!("plan discard: plan={plan_id}"));
-        self.inner.events.emit(CoreEvent::PlanWaveDiscarded {
-            plan_id: plan_id.into(),
-        });
+        self.inner.emit(
+            &format!("plan discard: plan={plan_id}"),
+            CoreEvent::PlanWaveDiscarded {
+                plan_id: plan_id.into(),
+            },
+        );
         Ok(())
     }
 
@@ -710,7 +399,7 @@ impl Orchestrator {
     /// keep a history of their own for it, and its records go to a stored conversation of its
     /// own. Dropping the handle forgets the histories.
     pub fn open_conversation(&self) -> Conversation {
-        Conversation::open(&self.inner.conversations)
+        Conversation::open(self.inner.conversations())
     }
 
     /// [`Self::ask_external_outcome`] in `conversation`: a new causal root whose history is
@@ -744,7 +433,7 @@ impl Orchestrator {
         message: &str,
         conversation: Option<conversation::ConversationKey>,
     ) -> ExternalOutcome {
-        let _one_at_a_time = self.inner.external_gate.lock().await;
+        let _one_at_a_time = self.inner.one_external_at_a_time().await;
         let world = self.inner.world();
         let Some(reception) = world.reception.clone() else {
             return ExternalOutcome::bare(PlanTaskState::Undeliverable);

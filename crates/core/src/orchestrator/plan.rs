@@ -5,6 +5,8 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+
+use crate::sync::LockOrRecover;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -65,19 +67,20 @@ pub(crate) struct PlanBook {
 
 impl PlanBook {
     pub fn insert(&self, wave: PlanWave) {
-        if let Ok(mut waves) = self.waves.lock() {
-            waves.push_back(wave);
-            while waves.len() > RING {
-                waves.pop_front();
-            }
+        let mut waves = self.waves.lock_or_recover();
+        waves.push_back(wave);
+        while waves.len() > RING {
+            waves.pop_front();
         }
     }
 
     pub fn update(&self, plan_id: &str, f: impl FnOnce(&mut PlanWave)) -> bool {
-        let Ok(mut waves) = self.waves.lock() else {
-            return false;
-        };
-        match waves.iter_mut().find(|w| w.plan_id == plan_id) {
+        match self
+            .waves
+            .lock_or_recover()
+            .iter_mut()
+            .find(|w| w.plan_id == plan_id)
+        {
             Some(wave) => {
                 f(wave);
                 true
@@ -88,25 +91,19 @@ impl PlanBook {
 
     pub fn get(&self, plan_id: &str) -> Option<PlanWave> {
         self.waves
-            .lock()
-            .ok()?
+            .lock_or_recover()
             .iter()
             .find(|w| w.plan_id == plan_id)
             .cloned()
     }
 
     pub fn all(&self) -> Vec<PlanWave> {
-        self.waves
-            .lock()
-            .map(|w| w.iter().cloned().collect())
-            .unwrap_or_default()
+        self.waves.lock_or_recover().iter().cloned().collect()
     }
 
     pub fn next_wave_number(&self, agent_id: &str) -> u32 {
-        self.waves
-            .lock()
-            .map(|w| w.iter().filter(|x| x.agent_id == agent_id).count() as u32 + 1)
-            .unwrap_or(1)
+        let waves = self.waves.lock_or_recover();
+        waves.iter().filter(|x| x.agent_id == agent_id).count() as u32 + 1
     }
 }
 
@@ -127,24 +124,23 @@ pub(crate) async fn run_wave(
 ) -> String {
     let started = Instant::now();
     let targets: Vec<String> = tasks.iter().map(|t| t.to.clone()).collect();
-    inner.log.line(&format!(
-        "plan wave: agent={caller} wave={wave} tasks={} to=[{}] msg_chars={}",
-        tasks.len(),
-        targets.join(","),
-        tasks
-            .iter()
-            .map(|t| t.message.chars().count())
-            .sum::<usize>()
-    ));
-    inner.events.emit(CoreEvent::PlanWaveStarted {
-        plan_id: plan_id.into(),
-        agent_id: caller.into(),
-        wave,
-        tasks: targets.clone(),
-        started_at_ms: now_ms(),
-    });
+    let msg_chars: usize = tasks.iter().map(|t| t.message.chars().count()).sum();
+    inner.emit(
+        &format!(
+            "plan wave: agent={caller} wave={wave} tasks={} to=[{}] msg_chars={msg_chars}",
+            tasks.len(),
+            targets.join(","),
+        ),
+        CoreEvent::PlanWaveStarted {
+            plan_id: plan_id.into(),
+            agent_id: caller.into(),
+            wave,
+            tasks: targets.clone(),
+            started_at_ms: now_ms(),
+        },
+    );
     inner
-        .plans
+        .plans()
         .update(plan_id, |w| w.status = super::plan::WaveStatus::Running);
     let connected = inner
         .world()
@@ -181,7 +177,7 @@ pub(crate) async fn run_wave(
                     elapsed: std::time::Duration::ZERO,
                 }
             };
-            inner.events.emit(CoreEvent::PlanTaskResolved {
+            inner.event(CoreEvent::PlanTaskResolved {
                 plan_id,
                 to: task.to.clone(),
                 state: result.state,
@@ -190,6 +186,33 @@ pub(crate) async fn run_wave(
             result
         }));
     }
+    let (bundle, states) = join_bundle(tasks, joins).await;
+    let answered = states
+        .iter()
+        .filter(|s| **s == PlanTaskState::Answered)
+        .count();
+    inner.plans().update(plan_id, |w| {
+        w.status = WaveStatus::Finished;
+        w.states = states;
+    });
+    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    inner.emit(
+        &format!("plan bundle: agent={caller} wave={wave} tasks={} answered={answered} chars={} elapsed_ms={elapsed_ms}", tasks.len(), bundle.chars().count()),
+        CoreEvent::PlanWaveFinished {
+            plan_id: plan_id.into(),
+            bundle_chars: bundle.chars().count() as u64,
+            elapsed_ms,
+        },
+    );
+    bundle
+}
+
+/// Waits for every task of a wave, in order, and writes the bundle: one section per task
+/// with its state and answer.
+async fn join_bundle(
+    tasks: &[PlanTask],
+    joins: Vec<tokio::task::JoinHandle<Delegated>>,
+) -> (String, Vec<PlanTaskState>) {
     let mut bundle = String::new();
     let mut states = Vec::new();
     for (task, join) in tasks.iter().zip(joins) {
@@ -209,20 +232,5 @@ pub(crate) async fn run_wave(
         ));
         states.push(result.state);
     }
-    let answered = states
-        .iter()
-        .filter(|s| **s == PlanTaskState::Answered)
-        .count();
-    inner.plans.update(plan_id, |w| {
-        w.status = WaveStatus::Finished;
-        w.states = states;
-    });
-    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    inner.log.line(&format!("plan bundle: agent={caller} wave={wave} tasks={} answered={answered} chars={} elapsed_ms={elapsed_ms}", tasks.len(), bundle.chars().count()));
-    inner.events.emit(CoreEvent::PlanWaveFinished {
-        plan_id: plan_id.into(),
-        bundle_chars: bundle.chars().count() as u64,
-        elapsed_ms,
-    });
-    bundle
+    (bundle, states)
 }

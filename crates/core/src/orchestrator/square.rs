@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use crate::sync::LockOrRecover;
 use crate::village::Language;
 
 /// Utterances kept in memory.
@@ -33,19 +34,16 @@ pub(crate) struct Square {
 
 impl Square {
     pub fn push(&self, utterance: Utterance) {
-        if let Ok(mut ring) = self.ring.lock() {
-            ring.push_back(utterance);
-            while ring.len() > RING {
-                ring.pop_front();
-            }
+        let mut ring = self.ring.lock_or_recover();
+        ring.push_back(utterance);
+        while ring.len() > RING {
+            ring.pop_front();
         }
     }
 
     /// The latest utterances of others than `listener`, oldest first.
     pub fn recent_for(&self, listener: &str) -> Vec<Utterance> {
-        let Ok(ring) = self.ring.lock() else {
-            return Vec::new();
-        };
+        let ring = self.ring.lock_or_recover();
         let mut out: Vec<Utterance> = ring
             .iter()
             .rev()
@@ -58,7 +56,8 @@ impl Square {
     }
 
     pub fn get(&self, id: &str) -> Option<Utterance> {
-        self.ring.lock().ok()?.iter().find(|u| u.id == id).cloned()
+        let ring = self.ring.lock_or_recover();
+        ring.iter().find(|u| u.id == id).cloned()
     }
 }
 

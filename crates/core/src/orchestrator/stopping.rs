@@ -3,17 +3,16 @@
 //! short wait for the turn's record, and the end of a task that still runs; interrupts.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::{AgentStatus, CUT_GRACE, CoreEvent, Orchestrator, TASK_END_WAIT, TurnControl};
+use super::{CUT_GRACE, Orchestrator, TASK_END_WAIT, TurnControl};
 
-/// An agent taken out of service by `begin_stop`.
-struct Stopping {
-    id: String,
-    task: tokio::task::JoinHandle<()>,
-    agent: tokio::task::AbortHandle,
-    control: Arc<TurnControl>,
+/// An agent taken out of service by `Inner::begin_stop`.
+pub(super) struct Stopping {
+    pub id: String,
+    pub task: tokio::task::JoinHandle<()>,
+    pub agent: tokio::task::AbortHandle,
+    pub control: Arc<TurnControl>,
 }
 
 /// What a stop does when its grace runs out.
@@ -32,34 +31,10 @@ impl Orchestrator {
     /// other agent's), its turn gets [`CUT_GRACE`] to record itself, and then its task is
     /// ended.
     pub async fn stop_agent(&self, id: &str, grace: Duration) -> bool {
-        let stopping = self.begin_stop(id);
+        let stopping = self.inner.begin_stop(id);
         let joined = self.join_within(stopping, grace, Cut::Agent).await;
-        self.end_stop(id, joined);
+        self.inner.end_stop(id, joined);
         joined
-    }
-
-    /// Takes an agent's task out of its slot and marks it stopping.
-    fn begin_stop(&self, id: &str) -> Option<Stopping> {
-        let stopping = {
-            let Ok(mut agents) = self.inner.agents.lock() else {
-                return None;
-            };
-            let slot = agents.get_mut(id)?;
-            slot.status = AgentStatus::Stopping;
-            slot.sender = None;
-            slot.control.stop.cancel();
-            slot.task.take().map(|task| Stopping {
-                id: id.to_owned(),
-                task,
-                agent: slot.agent.clone(),
-                control: Arc::clone(&slot.control),
-            })
-        };
-        self.inner.events.emit(CoreEvent::AgentStatusChanged {
-            agent_id: id.into(),
-            status: AgentStatus::Stopping,
-        });
-        stopping
     }
 
     /// Waits for a stopping agent's task; when the grace runs out, calls and tools in flight
@@ -78,7 +53,7 @@ impl Orchestrator {
         match cut {
             Cut::Village => self.abort_in_flight(),
             Cut::Agent => {
-                self.inner.log.line(&format!(
+                self.inner.log(&format!(
                     "stop: grace over; cutting the model calls and tools in flight: agent={}",
                     stopping.id
                 ));
@@ -89,7 +64,7 @@ impl Orchestrator {
             .await
             .is_err()
         {
-            self.inner.log.line(&format!(
+            self.inner.log(&format!(
                 "stop: the agent's task did not end after the cut; ending it: agent={}",
                 stopping.id
             ));
@@ -101,49 +76,20 @@ impl Orchestrator {
         false
     }
 
-    fn end_stop(&self, id: &str, joined: bool) {
-        if let Ok(mut agents) = self.inner.agents.lock() {
-            agents.remove(id);
-        }
-        self.inner
-            .log
-            .line(&format!("agent stopped: agent={id} joined={joined}"));
-        self.inner.events.emit(CoreEvent::AgentStatusChanged {
-            agent_id: id.into(),
-            status: AgentStatus::Idle,
-        });
-    }
-
     /// The hard stop of a close: every model call and tool in flight is cut at once (a cut
     /// call's usage is recorded as unknown). Final: nothing is sent afterwards.
     pub fn abort_in_flight(&self) {
-        if !self.inner.abort.is_cancelled() {
-            self.inner
-                .log
-                .line("close: grace over; cutting model calls and tools in flight");
-            self.inner.abort.cancel();
-        }
+        self.inner.abort_in_flight();
     }
 
     /// Interrupts an agent's turn; it takes effect at the next round boundary.
     pub fn interrupt(&self, id: &str) {
-        if let Ok(agents) = self.inner.agents.lock()
-            && let Some(slot) = agents.get(id)
-        {
-            slot.control.interrupted.store(true, Ordering::SeqCst);
-            slot.control.token().cancel();
-        }
+        self.inner.interrupt(id);
     }
 
     /// Interrupts every agent.
     pub fn interrupt_all(&self) {
-        let ids: Vec<String> = self
-            .inner
-            .agents
-            .lock()
-            .map(|a| a.keys().cloned().collect())
-            .unwrap_or_default();
-        for id in ids {
+        for id in self.inner.agent_ids() {
             self.interrupt(&id);
         }
     }
@@ -165,15 +111,10 @@ impl Orchestrator {
     }
 
     async fn stop_every(&self, grace: Duration, interrupt: bool, cut: Cut) -> bool {
-        let ids: Vec<String> = self
-            .inner
-            .agents
-            .lock()
-            .map(|a| a.keys().cloned().collect())
-            .unwrap_or_default();
+        let ids = self.inner.agent_ids();
         let stopping: Vec<_> = ids
             .iter()
-            .map(|id| (id.clone(), self.begin_stop(id)))
+            .map(|id| (id.clone(), self.inner.begin_stop(id)))
             .collect();
         if interrupt {
             for id in &ids {
@@ -182,7 +123,7 @@ impl Orchestrator {
         }
         let joining = stopping.into_iter().map(|(id, stopping)| async move {
             let joined = self.join_within(stopping, grace, cut).await;
-            self.end_stop(&id, joined);
+            self.inner.end_stop(&id, joined);
             joined
         });
         futures_util::future::join_all(joining)

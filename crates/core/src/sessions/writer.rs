@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 
 use super::records::Record;
 use super::store::{SessionError, SessionStore};
+use crate::sync::LockOrRecover;
 
 /// Most appends committed in one transaction.
 const MAX_BATCH: usize = 512;
@@ -66,21 +67,16 @@ impl SessionWriter {
         now_ms: i64,
     ) -> Result<Vec<u64>, SessionError> {
         let (reply, done) = tokio::sync::oneshot::channel();
+        let job = Job {
+            items,
+            now_ms,
+            reply,
+        };
         let sent = self
             .sender
-            .lock()
-            .ok()
-            .and_then(|s| {
-                s.as_ref().map(|s| {
-                    s.send(Job {
-                        items,
-                        now_ms,
-                        reply,
-                    })
-                    .is_ok()
-                })
-            })
-            .unwrap_or(false);
+            .lock_or_recover()
+            .as_ref()
+            .is_some_and(|s| s.send(job).is_ok());
         if !sent {
             return Err(SessionError::Storage(
                 "the session writer has stopped".into(),
@@ -96,10 +92,9 @@ impl SessionWriter {
 
 impl Drop for SessionWriter {
     fn drop(&mut self) {
-        if let Ok(mut sender) = self.sender.lock() {
-            sender.take();
-        }
-        if let Some(thread) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+        self.sender.lock_or_recover().take();
+        let thread = self.thread.lock_or_recover().take();
+        if let Some(thread) = thread {
             let _ = thread.join();
         }
     }

@@ -34,3 +34,4 @@ mod tools_run;
 mod tools_sandbox;
 mod tools_specs;
 mod tools_support;
+mod turn_ends;

@@ -11,7 +11,7 @@ use fuseforks_core::log::VillageLog;
 use fuseforks_core::orchestrator::{
     Orchestrator, OrchestratorConfig, PlanTask, PlanTaskState, WaveStatus,
 };
-use fuseforks_core::sessions::Endpoint;
+use fuseforks_core::sessions::{Endpoint, Record, StoredRecord, TurnRecord};
 use fuseforks_core::stats::{Period, aggregate};
 use fuseforks_core::tools::TrashTarget;
 use fuseforks_core::village::{AgentId, TemplateId, World};
@@ -596,5 +596,55 @@ async fn stats_add_up_and_name_unpriced_models() {
         .totals
         .turns,
         0
+    );
+}
+
+#[tokio::test]
+async fn the_turn_record_counts_the_plan_waves_it_ran() {
+    let town = Town::new(&[
+        ("a", &["b", "c"], false, vec![
+            tool("plan", json!({"tasks": [{"to": "b", "message": "one"}, {"to": "c", "message": "two"}]})),
+            tool("plan", json!({"tasks": [{"to": "b", "message": "three"}, {"to": "c", "message": "four"}]})),
+            text("A bundled both waves."),
+        ]),
+        ("b", &[], false, vec![text("B one."), text("B three.")]),
+        ("c", &[], false, vec![text("C two."), text("C four.")]),
+    ])
+    .await;
+    let orch = town.open();
+    let outcome = orch
+        .deliver_and_wait("a", Endpoint::User, "Two waves, please.")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer.as_deref(), Some("A bundled both waves."));
+    let session = outcome.session_id.unwrap();
+    let turns: Vec<TurnRecord> = orch
+        .sessions()
+        .unwrap()
+        .records(&session)
+        .unwrap()
+        .into_iter()
+        .filter_map(|(_, r)| match r {
+            StoredRecord::Known(Record::Turn(t)) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let waves_of = |agent: &str| -> Vec<u32> {
+        turns
+            .iter()
+            .filter(|t| t.agent_id == agent)
+            .map(|t| t.waves)
+            .collect()
+    };
+    assert_eq!(waves_of("a"), [2], "two waves ran in a's turn");
+    assert_eq!(waves_of("b"), [0, 0], "a worker's turn runs no wave");
+    let log = town.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("[fuseforks] turn: agent=a "))
+        .unwrap();
+    assert!(
+        line.contains("agent=a hop=0 rounds=3/12 waves=2 stop=-"),
+        "{line}"
     );
 }
