@@ -12,7 +12,8 @@
 //! - [`orchestrator`]: agents, turns, delegation, plan waves; [`sessions`]: the conversation
 //!   store; [`events`]: what the kernel reports; [`log`]: the village log; [`stats`]: usage
 //!   totals; [`tools`]: the bundled tools; [`mcp`]: MCP servers as tool providers;
-//!   [`preflight`]: the checks before a headless run; [`process`]: confined child processes.
+//!   [`preflight`]: the checks before a headless run; [`process`]: confined child processes;
+//!   [`schedule`]: the scheduler's calendar (time zone, due instants, fire/consume/wait).
 //!
 //! Every error of the workspace gives its code and fix through [`Coded`].
 
@@ -28,6 +29,7 @@ pub mod orchestrator;
 pub mod preflight;
 pub mod process;
 mod prompt;
+pub mod schedule;
 pub mod sessions;
 pub mod stats;
 mod sync;

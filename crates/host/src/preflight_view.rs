@@ -7,6 +7,7 @@ use std::path::Path;
 
 use fuseforks_core::Coded;
 use fuseforks_core::preflight::{Finding, HeadlessMode, HostView, headless_preflight, probe_key};
+use fuseforks_core::schedule::{ProcessZone, ZoneError, resolve_process_zone};
 use fuseforks_core::tools::RunApproval;
 use fuseforks_core::village::{AgentId, Language, VillageError, World};
 use fuseforks_core::village::{McpConfig, McpServerEntry};
@@ -293,7 +294,7 @@ pub fn run_preflight(
         bypass_plan_review: inputs.bypass_plan_review,
         run_approval: inputs.run_approval,
         door_port: inputs.door_port,
-        time_zone: std::env::var("TZ").ok().filter(|t| !t.is_empty()),
+        time_zone: process_zone(),
         baked_time_zone: baked,
         language,
     };
@@ -338,6 +339,14 @@ fn invalid_values(keys: &[String], secrets: &dyn crate::secrets::SecretStore) ->
             fix: fuseforks_core::Coded::fix(&e).unwrap_or_default(),
         })
         .collect()
+}
+
+/// The zone the schedules will fire in: `TZ` as set (an empty `TZ` is UTC; a value that is not
+/// UTF-8 cannot name a zone and is reported as such), else the system's — the one resolution
+/// the scheduler uses.
+pub fn process_zone() -> Result<ProcessZone, ZoneError> {
+    let tz = std::env::var_os("TZ").map(|v| v.to_string_lossy().into_owned());
+    resolve_process_zone(tz.as_deref())
 }
 
 /// Whether a program can be run: an absolute or relative path that exists, or a name on PATH.

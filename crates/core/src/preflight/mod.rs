@@ -19,6 +19,7 @@ use std::collections::BTreeSet;
 use indexmap::IndexMap;
 use sha2::{Digest, Sha256};
 
+use crate::schedule::{ProcessZone, ZoneError};
 use crate::tools::RunApproval;
 use crate::village::mcp_config::McpConfig;
 use crate::village::schedule::{ScheduleProbe, ScheduledTask};
@@ -91,8 +92,9 @@ pub struct HostView<'a> {
     pub run_approval: RunApproval,
     /// `--door-port` (serve).
     pub door_port: Option<u16>,
-    /// The time zone the schedules will fire in (`TZ`, else the system's).
-    pub time_zone: Option<String>,
+    /// The time zone the schedules will fire in (`TZ`, else the system's), resolved by
+    /// [`crate::schedule::resolve_process_zone`]; an error when `TZ` names no zone.
+    pub time_zone: Result<ProcessZone, ZoneError>,
     /// `bake.json`'s source time zone, in a bake copy.
     pub baked_time_zone: Option<String>,
     /// Language of the findings.

@@ -1,6 +1,7 @@
 //! Preflight checks of the schedules `serve` will fire.
 
 use super::{Findings, Input, Level};
+use crate::schedule::ZoneSource;
 use crate::village::schedule::Recurrence;
 
 /// `serve`: an enabled schedule targets an agent that will not run.
@@ -61,25 +62,62 @@ pub(super) fn probe_unapproved(i: &Input<'_>, out: &mut Findings) {
     }
 }
 
-/// `serve`: clock schedules fire in another time zone than the bake's.
+/// `serve`, with enabled daily/weekly schedules (seed 004 D5): `TZ` names no zone (whether or
+/// not the village was baked: the schedules cannot be placed in time), or the process zone is
+/// not the one `bake.json` was made in (compared as the database names them, so `:Asia/Tokyo`
+/// and `Asia/Tokyo` agree). No `bake.json`, no comparison.
 pub(super) fn timezone_mismatch(i: &Input<'_>, out: &mut Findings) {
     let view = i.view;
-    let schedules = i.schedules;
-    let clock_schedules = schedules
+    let clock_schedules = i
+        .schedules
         .iter()
         .any(|s| s.enabled && matches!(s.recurrence, Recurrence::Daily(_) | Recurrence::Weekly(_)));
-    if i.serve()
-        && clock_schedules
-        && let (Some(here), Some(baked)) = (&view.time_zone, &view.baked_time_zone)
-        && here != baked
-    {
-        out.add(
-            Level::Warn,
-            "TIMEZONE_MISMATCH",
-            format!("予定は {here} で発火しますが、村は {baked} で作られました。"),
-            format!("Schedules will fire in {here}, but the village was made in {baked}."),
-            "コンテナの TZ を合わせてください。",
-            "Set TZ in the container to match.",
-        );
+    if !i.serve() || !clock_schedules {
+        return;
+    }
+    let baked = view.baked_time_zone.as_deref();
+    match &view.time_zone {
+        Err(unknown) => {
+            let value = unknown.value();
+            let (ja_fix, en_fix) = match baked {
+                Some(b) => (format!("TZ={b} にしてください。"), format!("Set TZ={b}.")),
+                None => (
+                    "TZ を Asia/Tokyo のような IANA の名前にするか、外してください。".to_owned(),
+                    "Set TZ to an IANA name such as Asia/Tokyo, or unset it.".to_owned(),
+                ),
+            };
+            out.add(
+                Level::Warn,
+                "TIMEZONE_MISMATCH",
+                format!("TZ={value:?} はこの環境で知られた時刻帯ではありません。毎日・毎週の予定の時刻を決められません。"),
+                format!("TZ={value:?} names no time zone known here: daily and weekly schedules cannot be placed in time."),
+                &ja_fix,
+                &en_fix,
+            );
+        }
+        Ok(here) => {
+            if let Some(baked) = baked.filter(|b| !here.is_named(b)) {
+                let name = here.name();
+                let (ja_from, en_from) = match here.source() {
+                    ZoneSource::Tz => ("TZ", "TZ"),
+                    ZoneSource::System => (
+                        "システムの時刻帯。TZ は未設定",
+                        "the system zone; TZ is unset",
+                    ),
+                    ZoneSource::Fallback => (
+                        "既定。TZ もシステムの時刻帯も無い",
+                        "the default; neither TZ nor a system zone",
+                    ),
+                };
+                out.add(
+                    Level::Warn,
+                    "TIMEZONE_MISMATCH",
+                    format!("予定は {name}（{ja_from}）で発火しますが、村は {baked} で作られました。"),
+                    format!("Schedules will fire in {name} ({en_from}), but the village was made in {baked}."),
+                    &format!("コンテナの TZ を {baked} にしてください。"),
+                    &format!("Set TZ={baked} in the container."),
+                );
+            }
+        }
     }
 }

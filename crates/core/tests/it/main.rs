@@ -24,6 +24,7 @@ mod original_village;
 mod other_files;
 mod preflight;
 mod round_trip;
+mod schedule_calendar;
 mod sessions;
 mod stopping;
 mod tidy;

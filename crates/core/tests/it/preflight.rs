@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use fuseforks_core::preflight::{HeadlessMode, HostView, Level, headless_preflight, probe_key};
+use fuseforks_core::schedule::resolve_process_zone;
 use fuseforks_core::tools::RunApproval;
 use fuseforks_core::village::McpConfig;
 use fuseforks_core::village::{Language, World};
@@ -48,7 +49,7 @@ fn run(
         bypass_plan_review: false,
         run_approval: RunApproval::Required,
         door_port: Some(40000),
-        time_zone: Some("UTC".into()),
+        time_zone: resolve_process_zone(Some("UTC")),
         baked_time_zone: Some("Asia/Tokyo".into()),
         language: Language::En,
     };
@@ -274,7 +275,7 @@ fn findings(
         bypass_plan_review: true,
         run_approval: RunApproval::Required,
         door_port: None,
-        time_zone: None,
+        time_zone: resolve_process_zone(Some("UTC")),
         baked_time_zone: None,
         language: Language::En,
     };
