@@ -98,11 +98,16 @@ impl TurnFailure {
             agent_id,
             "TOOL_LIMIT",
             format!(
-                "agent {agent_id} used all {cap} model calls of one turn (maxToolIterations) and still asked for tools; the turn stopped without an answer"
+                "agent {agent_id} used all {cap} model call{} of one turn (maxToolIterations) and still asked for tools; the turn stopped without an answer",
+                if cap == 1 { "" } else { "s" }
             ),
-            Some(format!(
-                "raise maxToolIterations of agent {agent_id} in world.json (at most 255), or ask for less at once"
-            )),
+            Some(if cap >= u32::from(u8::MAX) {
+                "ask for less at once: maxToolIterations is already at its largest (255)".to_owned()
+            } else {
+                format!(
+                    "raise maxToolIterations of agent {agent_id} in world.json (at most 255), or ask for less at once"
+                )
+            }),
         )
     }
 
