@@ -58,7 +58,7 @@ pub(crate) fn synthetic_tools(
             name: ask.clone(),
             description: language.pick(
                 format!("{}（{id}）に依頼し、答えを待ちます。", peer.name),
-                &format!("Ask {} ({id}) and wait for the answer.", peer.name),
+                format!("Ask {} ({id}) and wait for the answer.", peer.name),
             ),
             parameters: message_schema(language),
         });
@@ -69,7 +69,7 @@ pub(crate) fn synthetic_tools(
             });
             specs.push(ToolSpec {
                 name: transfer.clone(),
-                description: language.pick(format!("会話を{}（{id}）へ引き継ぎます。答えは依頼者へ直接返ります。", peer.name), &format!("Hand the conversation to {} ({id}); the answer goes straight to the requester.", peer.name)),
+                description: language.pick(format!("会話を{}（{id}）へ引き継ぎます。答えは依頼者へ直接返ります。", peer.name), format!("Hand the conversation to {} ({id}); the answer goes straight to the requester.", peer.name)),
                 parameters: message_schema(language),
             });
             map.insert(transfer, Synthetic::Transfer(id.to_owned()));
@@ -234,14 +234,14 @@ pub(crate) fn describe(
             false,
             language.pick(
                 format!("NOT_RUNNING: {target} は停止中です。"),
-                &format!("NOT_RUNNING: {target} is not running."),
+                format!("NOT_RUNNING: {target} is not running."),
             ),
         ),
         (PlanTaskState::Undeliverable, _) => (
             false,
             language.pick(
                 format!("{target} へは送れません（循環する依頼か、段数の上限）。"),
-                &format!("Refused: a request to {target} would loop back or exceed the hop limit."),
+                format!("Refused: a request to {target} would loop back or exceed the hop limit."),
             ),
         ),
         (state, _) => (
