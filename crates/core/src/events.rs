@@ -146,7 +146,7 @@ pub enum CoreEvent {
         plan_id: String,
         agent_id: String,
         wave: u32,
-        tasks: Vec<crate::orchestrator::plan::PlanTask>,
+        tasks: Vec<crate::orchestrator::PlanTask>,
     },
     /// A proposed wave was discarded.
     #[serde(rename_all = "camelCase")]

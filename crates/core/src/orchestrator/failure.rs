@@ -218,8 +218,10 @@ pub(crate) fn empty_answer_text(stop: &TurnStop, language: Language) -> String {
     match (stop, language) {
         (TurnStop::ToolLimit, _) => tool_limit_line(language).to_owned(),
         (TurnStop::Repeat { .. }, _) => repeat_line(language).to_owned(),
-        (_, Language::Ja) => "（返答が空でした。もう一度お願いします。）".into(),
-        (_, Language::En) => "(The model returned an empty answer. Please ask again.)".into(),
+        _ => language.pick(
+            "（返答が空でした。もう一度お願いします。）",
+            "(The model returned an empty answer. Please ask again.)",
+        ),
     }
 }
 
