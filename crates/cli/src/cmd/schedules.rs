@@ -67,12 +67,15 @@ impl Refusal {
 /// Runs `schedules`.
 pub fn run(args: &SchedulesArgs, out: &Out) -> u8 {
     let result = match (&args.action, &args.data_dir) {
-        (Some(SchedulesAction::Approve {
-            data_dir,
-            id,
-            acceptance,
-            yes,
-        }), _) => approve(data_dir, id, *acceptance, *yes, out),
+        (
+            Some(SchedulesAction::Approve {
+                data_dir,
+                id,
+                acceptance,
+                yes,
+            }),
+            _,
+        ) => approve(data_dir, id, *acceptance, *yes, out),
         (None, Some(data_dir)) => list(data_dir, args.json),
         (None, None) => Err(Refusal(
             exit::USAGE,
@@ -254,7 +257,10 @@ fn approve(
         ));
     };
     let (what, probe) = if acceptance {
-        ("acceptance probe", schedule.acceptance.as_ref().map(|a| &a.probe))
+        (
+            "acceptance probe",
+            schedule.acceptance.as_ref().map(|a| &a.probe),
+        )
     } else {
         ("probe", schedule.probe.as_ref())
     };
@@ -295,7 +301,10 @@ fn approve(
     } else {
         "approved"
     };
-    println!("{state}: {what} of schedule {id} on this machine (key {})", written.key);
+    println!(
+        "{state}: {what} of schedule {id} on this machine (key {})",
+        written.key
+    );
     Ok(exit::OK)
 }
 
@@ -323,7 +332,10 @@ fn confirmed(out: &Out) -> Result<bool, Refusal> {
             None,
         )
     })?;
-    Ok(matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
+    Ok(matches!(
+        line.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
 }
 
 /// The command line as shell words (quoted where needed), for a person to read.

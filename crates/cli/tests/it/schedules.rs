@@ -78,8 +78,18 @@ fn the_json_listing_names_each_schedule_its_recurrence_and_its_approvals() {
     assert_eq!(s1["acceptance"]["approval"], "unapproved");
     let s2 = &rows[1];
     assert_eq!(
-        (&s2["recurrence"], &s2["enabled"], &s2["probe"], &s2["lastConsumed"]),
-        (&json!("every 15 minutes"), &json!(false), &Value::Null, &Value::Null)
+        (
+            &s2["recurrence"],
+            &s2["enabled"],
+            &s2["probe"],
+            &s2["lastConsumed"]
+        ),
+        (
+            &json!("every 15 minutes"),
+            &json!(false),
+            &Value::Null,
+            &Value::Null
+        )
     );
     let human = cli(&format!("schedules --data-dir {dir}"));
     let text = stdout(&human);
@@ -112,12 +122,21 @@ fn approve_refuses_without_a_terminal_unless_yes_then_the_preflight_finding_is_g
     assert!(approved.status.success(), "{}", stderr(&approved));
     let shown = stdout(&approved);
     let village_id = std::fs::read_to_string(data.workspace().join("village_id")).unwrap();
-    assert!(shown.contains(&format!("village id: {}", village_id.trim())), "{shown}");
-    assert!(shown.contains("(the workspace)") && shown.contains("approved: probe"), "{shown}");
+    assert!(
+        shown.contains(&format!("village id: {}", village_id.trim())),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("(the workspace)") && shown.contains("approved: probe"),
+        "{shown}"
+    );
     let left = unapproved_findings(&dir);
     assert_eq!(left.len(), 1, "{left:?}");
     assert!(left[0].contains("acceptance"), "{left:?}");
-    assert_eq!(listing(&dir)["schedules"][0]["probe"]["approval"], "approved");
+    assert_eq!(
+        listing(&dir)["schedules"][0]["probe"]["approval"],
+        "approved"
+    );
 
     let acceptance = cli(&format!(
         "schedules approve --data-dir {dir} s1 --acceptance --yes"
@@ -125,7 +144,11 @@ fn approve_refuses_without_a_terminal_unless_yes_then_the_preflight_finding_is_g
     assert!(acceptance.status.success(), "{}", stderr(&acceptance));
     assert!(unapproved_findings(&dir).is_empty());
     let again = cli(&format!("schedules approve --data-dir {dir} s1 --yes"));
-    assert!(stdout(&again).contains("already approved"), "{}", stdout(&again));
+    assert!(
+        stdout(&again).contains("already approved"),
+        "{}",
+        stdout(&again)
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -146,4 +169,49 @@ fn approve_names_an_unknown_schedule_or_a_missing_probe() {
     let no_village = cli("schedules --data-dir /nonexistent/fuseforks-village --json");
     assert_eq!(no_village.status.code(), Some(5));
     assert!(stdout(&no_village).is_empty());
+}
+
+/// `schedules approve` on a terminal (a pseudo-terminal made by util-linux `script`): `n`
+/// declines (exit 8, nothing written), `y` approves. Skipped where `script` is absent.
+#[test]
+fn on_a_terminal_approve_asks_and_takes_the_answer() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    }
+    let (data, dir) = village_with_schedules();
+    let answer = |text: &str| {
+        let line = format!(
+            "{} schedules approve --data-dir {dir} s1",
+            env!("CARGO_BIN_EXE_fuseforks-cli")
+        );
+        let mut child = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .env("LANG", "C.UTF-8")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let declined = answer("n\n");
+    assert_eq!(declined.status.code(), Some(8), "{}", stdout(&declined));
+    assert!(stdout(&declined).contains("[y/N]"), "{}", stdout(&declined));
+    assert!(stdout(&declined).contains("[APPROVAL_DECLINED]"));
+    assert!(!data.data_dir().join("probe_approvals.json").exists());
+    let approved = answer("y\n");
+    assert_eq!(approved.status.code(), Some(0), "{}", stdout(&approved));
+    assert_eq!(
+        listing(&dir)["schedules"][0]["probe"]["approval"],
+        "approved"
+    );
 }

@@ -28,7 +28,11 @@ impl ApprovalState {
 }
 
 /// Whether `probe` of the village `village_id` is approved on the shelf.
-pub fn approval_state(shelf: &ShelfStore, probe: &ScheduleProbe, village_id: &str) -> ApprovalState {
+pub fn approval_state(
+    shelf: &ShelfStore,
+    probe: &ScheduleProbe,
+    village_id: &str,
+) -> ApprovalState {
     match shelf.load_probe_approvals() {
         Ok(loaded) if loaded.value.hashes.contains(&probe_key(probe, village_id)) => {
             ApprovalState::Approved

@@ -113,8 +113,8 @@ async fn spawn_and_read(
         }
         Err(_) => {
             group.terminate().await;
-            let _ = tokio::time::timeout(DRAIN_AFTER_KILL, read_capped(&mut stdout, &mut out))
-                .await;
+            let _ =
+                tokio::time::timeout(DRAIN_AFTER_KILL, read_capped(&mut stdout, &mut out)).await;
             let mut report = compare(probe, &out, None);
             report.outcome = Outcome::Timeout;
             report.reason = format!(
@@ -195,7 +195,10 @@ mod tests {
         assert_eq!((kept.len(), cut), (EXTRA_MAX_LINES, true));
         let long = "x".repeat(EXTRA_MAX_CHARS + 10);
         let (kept, cut) = bounded_lines([long.as_str(), "after"].into_iter());
-        assert_eq!((kept[0].chars().count(), kept.len(), cut), (EXTRA_MAX_CHARS, 1, true));
+        assert_eq!(
+            (kept[0].chars().count(), kept.len(), cut),
+            (EXTRA_MAX_CHARS, 1, true)
+        );
         let (kept, cut) = bounded_lines(["a", "b"].into_iter());
         assert_eq!((kept, cut), (vec!["a".to_owned(), "b".to_owned()], false));
     }

@@ -256,7 +256,12 @@ async fn feed(stdin: Option<(tokio::process::ChildStdin, &[u8])>) {
 }
 
 /// The Landlock rules of one call (also a probe's: `crate::probe`).
-pub(crate) fn confinement(work: &Path, temp: &Path, path_var: &OsStr, deny_network: bool) -> Confinement {
+pub(crate) fn confinement(
+    work: &Path,
+    temp: &Path,
+    path_var: &OsStr,
+    deny_network: bool,
+) -> Confinement {
     let mut read_only: Vec<PathBuf> = SYSTEM_PATHS.iter().map(PathBuf::from).collect();
     // Relative entries (`.`) would mean the work folder, already writable; `/` would mean all.
     read_only.extend(

@@ -158,7 +158,11 @@ async fn an_unapproved_probe_does_not_run() {
     std::fs::write(dir.path().join("probe_approvals.json"), "{broken").unwrap();
     let report = run_probe(&p, &ctx).await;
     assert_eq!(report.outcome, Outcome::Unapproved);
-    assert!(report.reason.contains("cannot be read"), "{}", report.reason);
+    assert!(
+        report.reason.contains("cannot be read"),
+        "{}",
+        report.reason
+    );
     assert!(!workspace.join("ran").exists());
 }
 
@@ -169,7 +173,12 @@ async fn extra_lines_are_bounded() {
     assert_eq!(report.outcome, Outcome::Match);
     assert_eq!(report.extra_lines.len(), EXTRA_MAX_LINES);
     assert!(report.extra_truncated);
-    assert!(report.appended_text().unwrap().ends_with("[more output left out]"));
+    assert!(
+        report
+            .appended_text()
+            .unwrap()
+            .ends_with("[more output left out]")
+    );
 }
 
 /// Set in the re-executed test process that holds the canary secret.
