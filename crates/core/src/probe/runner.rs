@@ -18,8 +18,9 @@ pub const EXTRA_MAX_LINES: usize = 50;
 pub const EXTRA_MAX_CHARS: usize = 4_000;
 /// The most characters of an acceptance excerpt.
 pub const EXCERPT_MAX_CHARS: usize = 2_000;
-/// How long the pipes are still drained after a timeout's kill.
-const DRAIN_AFTER_KILL: Duration = Duration::from_secs(1);
+/// How long stdout is still read after the probe exited or was killed (what its group wrote
+/// last; a background child holding the pipe open does not make it a timeout).
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
 
 /// Where a scheduled probe runs and whose approvals apply.
 #[derive(Debug, Clone, Copy)]
@@ -102,19 +103,27 @@ async fn spawn_and_read(
     let mut stdout = child.stdout.take();
     let mut out = Vec::new();
     let status = tokio::time::timeout(timeout, async {
-        read_capped(&mut stdout, &mut out).await;
-        child.wait().await
+        let mut reading = std::pin::pin!(read_capped(&mut stdout, &mut out));
+        tokio::select! {
+            // The probe exited: what it left running may hold stdout open; read on briefly.
+            status = child.wait() => {
+                let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, &mut reading).await;
+                status
+            }
+            () = &mut reading => child.wait().await,
+        }
     })
     .await;
+    // End whatever the probe left in its group (at once when the leader has exited).
+    group.terminate().await;
     match status {
         Ok(status) => {
             let exit_code = status.ok().and_then(|s| s.code());
             compare(probe, &out, exit_code)
         }
         Err(_) => {
-            group.terminate().await;
             let _ =
-                tokio::time::timeout(DRAIN_AFTER_KILL, read_capped(&mut stdout, &mut out)).await;
+                tokio::time::timeout(DRAIN_AFTER_EXIT, read_capped(&mut stdout, &mut out)).await;
             let mut report = compare(probe, &out, None);
             report.outcome = Outcome::Timeout;
             report.reason = format!(

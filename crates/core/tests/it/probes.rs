@@ -277,3 +277,48 @@ fn the_approval_file_is_written_owner_only_atomically_keeping_unknown_fields() {
     assert_eq!(fuseforks_core::Coded::code(&err), err.code());
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "{broken");
 }
+
+#[tokio::test]
+async fn a_probe_that_exits_leaving_a_child_holding_stdout_is_not_a_timeout_and_leaves_nothing() {
+    let dir = data_dir();
+    let mut p = probe(
+        "sh",
+        &["-c", "sleep 60 & echo $! > child.pid; echo ready"],
+        "ready",
+    );
+    p.timeout_secs = 20;
+    let started = Instant::now();
+    let report = approved_run(dir.path(), &p).await;
+    assert_eq!(report.outcome, Outcome::Match, "{report:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let pid = std::fs::read_to_string(dir.path().join("workspace/child.pid")).unwrap();
+    assert!(
+        gone_within(pid.trim(), Duration::from_secs(3)),
+        "the probe's background child {pid} was left running"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_probe_is_confined_like_run_writing_only_in_its_cwd() {
+    use fuseforks_core::process::{LandlockSupport, landlock_support};
+    if landlock_support() == LandlockSupport::Unavailable {
+        eprintln!("skipped: no Landlock in this kernel");
+        return;
+    }
+    let dir = data_dir();
+    let outside = dir.path().join("outside");
+    let p = probe(
+        "sh",
+        &["-c", &format!("touch inside; touch {} ; echo done", outside.display())],
+        "done",
+    );
+    let report = approved_run(dir.path(), &p).await;
+    assert_eq!(report.outcome, Outcome::Match, "{report:?}");
+    assert!(dir.path().join("workspace/inside").exists());
+    assert!(!outside.exists(), "the probe wrote outside its cwd");
+}
