@@ -31,7 +31,7 @@ pub struct SchedulesArgs {
     /// The data folder; the village is DATA_DIR/workspace.
     #[arg(long, value_name = "DATA_DIR", required = true)]
     pub data_dir: Option<PathBuf>,
-    /// Print `{"timeZone":…,"schedules":[…]}` on stdout.
+    /// Print `{"timeZone":…,"schedules":[…]}` on stdout (`timeZone`: the IANA name, or null).
     #[arg(long)]
     pub json: bool,
 }
@@ -132,7 +132,7 @@ fn list(data_dir: &Path, as_json: bool) -> Result<u8, Refusal> {
         .map(|s| row_json(s, &v.shelf, &village_id, &zone))
         .collect();
     if as_json {
-        let zone_name = zone.iana_name().unwrap_or("local");
+        let zone_name = zone.iana_name();
         println!("{}", json!({"timeZone": zone_name, "schedules": rows}));
         return Ok(exit::OK);
     }
@@ -176,7 +176,7 @@ fn row_json(
     })
 }
 
-/// `id  → target  recurrence  last: …  probe: …  acceptance: …`.
+/// `id  -> target  recurrence  last: …  probe: …  acceptance: …`.
 fn human_row(row: &Value) -> String {
     let text = |v: &Value| v.as_str().unwrap_or("-").to_owned();
     let probe = |v: &Value| match v.get("approval") {
@@ -189,7 +189,7 @@ fn human_row(row: &Value) -> String {
         ""
     };
     format!(
-        "{}  → {}  {}  last: {}  probe: {}  acceptance: {}{disabled}",
+        "{}  -> {}  {}  last: {}  probe: {}  acceptance: {}{disabled}",
         text(&row["id"]),
         text(&row["to"]),
         text(&row["recurrence"]),

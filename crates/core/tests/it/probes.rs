@@ -314,7 +314,10 @@ async fn a_probe_is_confined_like_run_writing_only_in_its_cwd() {
     let outside = dir.path().join("outside");
     let p = probe(
         "sh",
-        &["-c", &format!("touch inside; touch {} ; echo done", outside.display())],
+        &[
+            "-c",
+            &format!("touch inside; touch {} ; echo done", outside.display()),
+        ],
         "done",
     );
     let report = approved_run(dir.path(), &p).await;
