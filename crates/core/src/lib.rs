@@ -13,6 +13,7 @@
 //!   store; [`events`]: what the kernel reports; [`log`]: the village log; [`stats`]: usage
 //!   totals; [`tools`]: the bundled tools; [`mcp`]: MCP servers as tool providers;
 //!   [`preflight`]: the checks before a headless run; [`process`]: confined child processes.
+//! - [`probe`]: schedule probes (run, outcome, approvals on this machine).
 //!
 //! Every error of the workspace gives its code and fix through [`Coded`].
 
@@ -26,6 +27,7 @@ pub mod log;
 pub mod mcp;
 pub mod orchestrator;
 pub mod preflight;
+pub mod probe;
 pub mod process;
 mod prompt;
 pub mod sessions;
