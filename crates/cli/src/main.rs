@@ -57,6 +57,8 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Store, delete or list API keys in the OS keyring (what `--secrets keyring` reads).
     Secrets(cmd::secrets::SecretsArgs),
+    /// List the schedules with their probes' approval on this machine; `approve` one probe.
+    Schedules(cmd::schedules::SchedulesArgs),
 }
 
 /// `--events jsonl` seen in the raw arguments (before `--`), so that even argument errors are
@@ -101,6 +103,7 @@ fn main() -> std::process::ExitCode {
     let code = match cli.command {
         Command::Init(args) => cmd::init::run(&args, &out),
         Command::Secrets(args) => cmd::secrets::run(&args, &out),
+        Command::Schedules(args) => cmd::schedules::run(&args, &out),
         Command::Check(args) => cmd::check::run(&args, &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {
             cmd::ask::run(&args, &out, signals).await

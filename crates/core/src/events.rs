@@ -62,6 +62,9 @@ pub enum CoreEvent {
         template: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         host: Option<String>,
+        /// What to change (never a value or a body).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fix: Option<String>,
     },
     /// A template could not be used.
     #[serde(rename_all = "camelCase")]
@@ -143,7 +146,7 @@ pub enum CoreEvent {
         plan_id: String,
         agent_id: String,
         wave: u32,
-        tasks: Vec<crate::orchestrator::plan::PlanTask>,
+        tasks: Vec<crate::orchestrator::PlanTask>,
     },
     /// A proposed wave was discarded.
     #[serde(rename_all = "camelCase")]
@@ -163,6 +166,7 @@ impl CoreEvent {
             class: failure.class.clone(),
             template: failure.template.clone(),
             host: failure.host.clone(),
+            fix: failure.fix.clone(),
         }
     }
 }
@@ -253,6 +257,7 @@ mod tests {
             class: None,
             template: None,
             host: None,
+            fix: None,
         };
         assert_eq!(
             serde_json::to_value(&start).unwrap(),

@@ -12,8 +12,9 @@
 //! - [`orchestrator`]: agents, turns, delegation, plan waves; [`sessions`]: the conversation
 //!   store; [`events`]: what the kernel reports; [`log`]: the village log; [`stats`]: usage
 //!   totals; [`tools`]: the bundled tools; [`mcp`]: MCP servers as tool providers;
-//!   [`preflight`]: the checks before a headless run; [`process`]: confined child processes;
-//!   [`schedule`]: the scheduler's calendar (time zone, due instants, fire/consume/wait).
+//!   [`preflight`]: the checks before a headless run; [`process`]: confined child processes.
+//! - [`probe`]: schedule probes (run, outcome, approvals on this machine); [`schedule`]: the
+//!   scheduler's calendar (time zone, due instants, fire/consume/wait).
 //!
 //! Every error of the workspace gives its code and fix through [`Coded`].
 
@@ -27,6 +28,7 @@ pub mod log;
 pub mod mcp;
 pub mod orchestrator;
 pub mod preflight;
+pub mod probe;
 pub mod process;
 mod prompt;
 pub mod schedule;

@@ -28,7 +28,10 @@ impl LogLines {
         let Some(all) = LINES.get() else {
             return Vec::new();
         };
-        let all = all.lock().map(|l| l.clone()).unwrap_or_default();
+        let all = all
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         all.into_iter()
             .skip(self.from)
             .filter(|(t, _)| *t == self.thread)
@@ -43,7 +46,10 @@ pub fn capture() -> LogLines {
         let _ = tracing::subscriber::set_global_default(Capture);
         Mutex::new(Vec::new())
     });
-    let from = lines.lock().map(|l| l.len()).unwrap_or(0);
+    let from = lines
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .len();
     LogLines {
         thread: std::thread::current().id(),
         from,

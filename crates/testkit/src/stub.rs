@@ -155,19 +155,20 @@ impl StubServer {
 
     /// Every request received so far.
     pub fn requests(&self) -> Vec<Captured> {
-        self.shared
-            .captured
-            .lock()
-            .map(|c| c.clone())
-            .unwrap_or_default()
+        relock(&self.shared.captured).clone()
     }
 
     /// Adds replies to the end of the script.
     pub fn push(&self, replies: impl IntoIterator<Item = StubReply>) {
-        if let Ok(mut script) = self.shared.script.lock() {
-            script.extend(replies);
-        }
+        relock(&self.shared.script).extend(replies);
     }
+}
+
+/// The guard of `lock`, recovered when a test thread panicked while holding it (what it held
+/// is still the stub's record; the workspace's one lock rule).
+fn relock<T>(lock: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    lock.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Drop for StubServer {
@@ -199,10 +200,8 @@ async fn answer(
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
         at: Instant::now(),
     };
-    if let Ok(mut c) = shared.captured.lock() {
-        c.push(captured);
-    }
-    let reply = shared.script.lock().ok().and_then(|mut s| s.pop_front());
+    relock(&shared.captured).push(captured);
+    let reply = relock(&shared.script).pop_front();
     let Some(reply) = reply else {
         return (
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -5,5 +5,6 @@ pub mod check;
 pub mod headless;
 pub mod init;
 pub mod probe;
+pub mod schedules;
 pub mod secrets;
 pub mod serve;

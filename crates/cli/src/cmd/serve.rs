@@ -104,8 +104,9 @@ fn report_failed_turns(orchestrator: &fuseforks_core::orchestrator::Orchestrator
                 Ok(CoreEvent::AgentFailed {
                     error,
                     code: Some(code),
+                    fix,
                     ..
-                }) => out.cli("error", &code, &error, None),
+                }) => out.cli("error", &code, &error, fix.as_deref()),
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(_) => break,
             }

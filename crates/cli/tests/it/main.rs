@@ -7,6 +7,7 @@ mod door;
 mod errors;
 mod init;
 mod init_probe;
+mod schedules;
 
 use std::process::{Command, Output};
 

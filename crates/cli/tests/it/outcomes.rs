@@ -348,7 +348,10 @@ async fn a_failed_turn_at_the_door_names_its_reason() {
     let out = signal_and_wait(&mut serving, "TERM").await;
     let err = stderr(&out);
     assert!(
-        err.contains("LLM_HTTP") && err.contains("401") && !err.contains(KEY),
-        "serve says why a door turn failed: {err}"
+        err.contains("LLM_HTTP")
+            && err.contains("401")
+            && err.contains("Fix:")
+            && !err.contains(KEY),
+        "serve says why a door turn failed, and what to change: {err}"
     );
 }

@@ -183,9 +183,6 @@ pub(super) fn roster_notices(
     if lines.is_empty() {
         return String::new();
     }
-    let head = match language {
-        Language::Ja => "\n\n---\n顔ぶれの変化:\n",
-        Language::En => "\n\n---\nRoster changes:\n",
-    };
+    let head = language.pick("\n\n---\n顔ぶれの変化:\n", "\n\n---\nRoster changes:\n");
     format!("{head}{}\n", lines.join("\n"))
 }

@@ -31,15 +31,8 @@ pub(crate) enum Synthetic {
     Blackboard,
 }
 
-fn t(language: Language, ja: &str, en: &str) -> String {
-    match language {
-        Language::Ja => ja.to_owned(),
-        Language::En => en.to_owned(),
-    }
-}
-
 fn message_schema(language: Language) -> serde_json::Value {
-    json!({"type": "object", "properties": {"message": {"type": "string", "description": t(language, "相手へ送る依頼文。", "The request to send.")}},
+    json!({"type": "object", "properties": {"message": {"type": "string", "description": language.pick("相手へ送る依頼文。", "The request to send.")}},
            "required": ["message"], "additionalProperties": false})
 }
 
@@ -63,10 +56,9 @@ pub(crate) fn synthetic_tools(
         let ask = fit(format!("ask_{id}"), || format!("ask_agent_{n}"));
         specs.push(ToolSpec {
             name: ask.clone(),
-            description: t(
-                language,
-                &format!("{}（{id}）に依頼し、答えを待ちます。", peer.name),
-                &format!("Ask {} ({id}) and wait for the answer.", peer.name),
+            description: language.pick(
+                format!("{}（{id}）に依頼し、答えを待ちます。", peer.name),
+                format!("Ask {} ({id}) and wait for the answer.", peer.name),
             ),
             parameters: message_schema(language),
         });
@@ -77,7 +69,7 @@ pub(crate) fn synthetic_tools(
             });
             specs.push(ToolSpec {
                 name: transfer.clone(),
-                description: t(language, &format!("会話を{}（{id}）へ引き継ぎます。答えは依頼者へ直接返ります。", peer.name), &format!("Hand the conversation to {} ({id}); the answer goes straight to the requester.", peer.name)),
+                description: language.pick(format!("会話を{}（{id}）へ引き継ぎます。答えは依頼者へ直接返ります。", peer.name), format!("Hand the conversation to {} ({id}); the answer goes straight to the requester.", peer.name)),
                 parameters: message_schema(language),
             });
             map.insert(transfer, Synthetic::Transfer(id.to_owned()));
@@ -86,9 +78,9 @@ pub(crate) fn synthetic_tools(
     if peers.len() >= 2 {
         specs.push(ToolSpec {
             name: "plan".into(),
-            description: t(language, "つながっている個体へ、ひと波の依頼を並行して送り、答えをまとめて受け取ります。", "Send one wave of requests to connected agents in parallel and get their answers back as one bundle."),
+            description: language.pick("つながっている個体へ、ひと波の依頼を並行して送り、答えをまとめて受け取ります。", "Send one wave of requests to connected agents in parallel and get their answers back as one bundle."),
             parameters: json!({"type": "object", "properties": {"tasks": {"type": "array", "items": {"type": "object",
-                "properties": {"to": {"type": "string", "description": t(language, "相手の ID。", "The agent's id.")}, "message": {"type": "string", "description": t(language, "依頼文。", "The request.")}},
+                "properties": {"to": {"type": "string", "description": language.pick("相手の ID。", "The agent's id.")}, "message": {"type": "string", "description": language.pick("依頼文。", "The request.")}},
                 "required": ["to", "message"], "additionalProperties": false}}}, "required": ["tasks"], "additionalProperties": false}),
         });
         map.insert("plan".into(), Synthetic::Plan);
@@ -96,7 +88,7 @@ pub(crate) fn synthetic_tools(
     if agent.hears_room_log {
         specs.push(ToolSpec {
             name: "room_log".into(),
-            description: t(language, "広場の発言を id で全文読みます（20,000 字まで）。", "Read one utterance of the square in full by its id (up to 20,000 characters)."),
+            description: language.pick("広場の発言を id で全文読みます（20,000 字まで）。", "Read one utterance of the square in full by its id (up to 20,000 characters)."),
             parameters: json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"], "additionalProperties": false}),
         });
         map.insert("room_log".into(), Synthetic::RoomLog);
@@ -240,18 +232,16 @@ pub(crate) fn describe(
         }
         (PlanTaskState::Undeliverable, _) if !running => (
             false,
-            t(
-                language,
-                &format!("NOT_RUNNING: {target} は停止中です。"),
-                &format!("NOT_RUNNING: {target} is not running."),
+            language.pick(
+                format!("NOT_RUNNING: {target} は停止中です。"),
+                format!("NOT_RUNNING: {target} is not running."),
             ),
         ),
         (PlanTaskState::Undeliverable, _) => (
             false,
-            t(
-                language,
-                &format!("{target} へは送れません（循環する依頼か、段数の上限）。"),
-                &format!("Refused: a request to {target} would loop back or exceed the hop limit."),
+            language.pick(
+                format!("{target} へは送れません（循環する依頼か、段数の上限）。"),
+                format!("Refused: a request to {target} would loop back or exceed the hop limit."),
             ),
         ),
         (state, _) => (

@@ -98,11 +98,16 @@ impl TurnFailure {
             agent_id,
             "TOOL_LIMIT",
             format!(
-                "agent {agent_id} used all {cap} model calls of one turn (maxToolIterations) and still asked for tools; the turn stopped without an answer"
+                "agent {agent_id} used all {cap} model call{} of one turn (maxToolIterations) and still asked for tools; the turn stopped without an answer",
+                if cap == 1 { "" } else { "s" }
             ),
-            Some(format!(
-                "raise maxToolIterations of agent {agent_id} in world.json (at most 255), or ask for less at once"
-            )),
+            Some(if cap >= u32::from(u8::MAX) {
+                "ask for less at once: maxToolIterations is already at its largest (255)".to_owned()
+            } else {
+                format!(
+                    "raise maxToolIterations of agent {agent_id} in world.json (at most 255), or ask for less at once"
+                )
+            }),
         )
     }
 
@@ -213,8 +218,10 @@ pub(crate) fn empty_answer_text(stop: &TurnStop, language: Language) -> String {
     match (stop, language) {
         (TurnStop::ToolLimit, _) => tool_limit_line(language).to_owned(),
         (TurnStop::Repeat { .. }, _) => repeat_line(language).to_owned(),
-        (_, Language::Ja) => "（返答が空でした。もう一度お願いします。）".into(),
-        (_, Language::En) => "(The model returned an empty answer. Please ask again.)".into(),
+        _ => language.pick(
+            "（返答が空でした。もう一度お願いします。）",
+            "(The model returned an empty answer. Please ask again.)",
+        ),
     }
 }
 

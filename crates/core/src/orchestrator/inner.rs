@@ -339,6 +339,7 @@ impl Inner {
                 class: None,
                 template: None,
                 host: None,
+                fix: None,
             },
         );
         self.event(CoreEvent::AgentStatusChanged {

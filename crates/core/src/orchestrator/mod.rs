@@ -6,11 +6,11 @@
 mod agent;
 mod conversation;
 mod delegation;
-pub mod failure;
+mod failure;
 mod inner;
-pub mod outcome;
-pub mod plan;
-pub mod repeat_guard;
+mod outcome;
+mod plan;
+mod repeat_guard;
 mod square;
 mod stopping;
 mod turn;
@@ -326,10 +326,10 @@ impl Orchestrator {
             };
             let bundle =
                 plan::run_wave(&inner, &wave.agent_id, &plan_id, wave.wave, &tasks, &root).await;
-            let text = match inner.language() {
-                Language::Ja => format!("確認済みの計画（{plan_id}）の結果です。\n\n{bundle}"),
-                Language::En => format!("Results of the reviewed plan ({plan_id}):\n\n{bundle}"),
-            };
+            let text = inner.language().pick(
+                format!("確認済みの計画（{plan_id}）の結果です。\n\n{bundle}"),
+                format!("Results of the reviewed plan ({plan_id}):\n\n{bundle}"),
+            );
             let budget = CausalBudget::new(inner.world().token_budget);
             let _ = inner
                 .deliver(

@@ -66,15 +66,10 @@ pub(crate) fn fold(utterances: &[Utterance], language: Language) -> String {
     if utterances.is_empty() {
         return String::new();
     }
-    let mut out = match language {
-        Language::Ja => {
-            "\n\n---\n広場の最近の発言（全文は room_log に id を渡すと読めます）:\n".to_owned()
-        }
-        Language::En => {
-            "\n\n---\nRecent utterances in the square (room_log with the id gives the full text):\n"
-                .to_owned()
-        }
-    };
+    let mut out = language.pick(
+        "\n\n---\n広場の最近の発言（全文は room_log に id を渡すと読めます）:\n",
+        "\n\n---\nRecent utterances in the square (room_log with the id gives the full text):\n",
+    );
     for u in utterances {
         let excerpt: String = u
             .text

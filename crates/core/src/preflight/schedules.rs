@@ -31,31 +31,49 @@ pub(super) fn target_outside(i: &Input<'_>, out: &mut Findings) {
     }
 }
 
-/// `serve`: an enabled schedule's probe is not approved on this shelf.
+/// `serve`: an enabled schedule's probe (pre-check or acceptance) is not approved on this
+/// shelf; the fix names the command that approves it.
 pub(super) fn probe_unapproved(i: &Input<'_>, out: &mut Findings) {
     let view = i.view;
     let schedules = i.schedules;
     if i.serve() {
         for s in schedules.iter().filter(|s| s.enabled) {
-            let probes = [s.probe.as_ref(), s.acceptance.as_ref().map(|a| &a.probe)];
-            for p in probes
-                .into_iter()
-                .flatten()
-                .filter(|p| !(view.probe_approved)(p))
-            {
+            let probes = [
+                ("", "", s.probe.as_ref()),
+                (
+                    "後判定の",
+                    " --acceptance",
+                    s.acceptance.as_ref().map(|a| &a.probe),
+                ),
+            ];
+            for (kind, flag, p) in probes {
+                let Some(p) = p.filter(|p| !(view.probe_approved)(p)) else {
+                    continue;
+                };
+                let what = if flag.is_empty() {
+                    "probe"
+                } else {
+                    "acceptance probe"
+                };
                 out.add(
                     Level::Warn,
                     "PROBE_UNAPPROVED",
                     format!(
-                        "予定 {} の検査コマンド {} はこの棚で承認されていません。",
+                        "予定 {} の{kind}検査コマンド {} はこの機械で承認されていません。走らずに unapproved になります。",
                         s.id, p.command
                     ),
                     format!(
-                        "The probe {} of schedule {} is not approved on this shelf.",
+                        "The {what} {} of schedule {} is not approved on this machine; it will not run (unapproved).",
                         p.command, s.id
                     ),
-                    "GUI で承認して probe_approvals.json を一緒に持ってきてください。",
-                    "Approve it in the GUI and bring probe_approvals.json along.",
+                    &format!(
+                        "fuseforks-cli schedules approve --data-dir DATA_DIR {}{flag} で承認してください（GUI でも可）。",
+                        s.id
+                    ),
+                    &format!(
+                        "Approve it: fuseforks-cli schedules approve --data-dir DATA_DIR {}{flag} (or in the GUI).",
+                        s.id
+                    ),
                 );
             }
         }

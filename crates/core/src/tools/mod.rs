@@ -8,12 +8,12 @@ pub mod rag;
 mod remember;
 pub mod run;
 pub mod run_policy;
-pub mod sandbox;
+mod sandbox;
 pub mod search;
-pub mod specs;
+mod specs;
 mod table;
 pub mod text_edit;
-pub mod trash;
+mod trash;
 
 use std::path::PathBuf;
 
@@ -23,7 +23,7 @@ use crate::llm::ToolSpec;
 use crate::village::{AgentFiles, AgentSpec, Language};
 pub use remember::MAX_NOTE_CHARS;
 pub use sandbox::{BoundedText, Entry, EntryKind, ReadError, SandboxError, WorkDir, WriteMode};
-pub use specs::RunApproval;
+pub use specs::{RunApproval, golden, spec};
 pub use table::{BUNDLED_TOOL_NAMES, DEFAULT_ENABLED_TOOLS, WORK_DIR_TOOL_NAMES};
 use table::{Offered, Runner, TOOLS};
 pub use trash::TrashTarget;

@@ -255,8 +255,13 @@ async fn feed(stdin: Option<(tokio::process::ChildStdin, &[u8])>) {
     }
 }
 
-/// The Landlock rules of one call.
-fn confinement(work: &Path, temp: &Path, path_var: &OsStr, deny_network: bool) -> Confinement {
+/// The Landlock rules of one call (also a probe's: `crate::probe`).
+pub(crate) fn confinement(
+    work: &Path,
+    temp: &Path,
+    path_var: &OsStr,
+    deny_network: bool,
+) -> Confinement {
     let mut read_only: Vec<PathBuf> = SYSTEM_PATHS.iter().map(PathBuf::from).collect();
     // Relative entries (`.`) would mean the work folder, already writable; `/` would mean all.
     read_only.extend(
@@ -274,10 +279,10 @@ fn confinement(work: &Path, temp: &Path, path_var: &OsStr, deny_network: bool) -
 }
 
 /// A temp folder of one call (`TMPDIR`), private (0700), removed with everything in it after.
-struct CallTemp(PathBuf);
+pub(crate) struct CallTemp(PathBuf);
 
 impl CallTemp {
-    fn create() -> std::io::Result<Self> {
+    pub(crate) fn create() -> std::io::Result<Self> {
         let path =
             std::env::temp_dir().join(format!("fuseforks-run-{}", uuid::Uuid::new_v4().simple()));
         let mut builder = std::fs::DirBuilder::new();
@@ -287,7 +292,7 @@ impl CallTemp {
         Ok(Self(path))
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.0
     }
 }
@@ -300,7 +305,7 @@ impl Drop for CallTemp {
 
 /// Reads `stream` to its end into `kept`, keeping at most [`KEEP_BYTES`] and draining the
 /// rest; the stream is dropped at its end, so a second call returns at once.
-async fn read_capped(stream: &mut Option<impl AsyncRead + Unpin>, kept: &mut Vec<u8>) {
+pub(crate) async fn read_capped(stream: &mut Option<impl AsyncRead + Unpin>, kept: &mut Vec<u8>) {
     let Some(reader) = stream.as_mut() else {
         return;
     };

@@ -71,6 +71,9 @@ pub struct ProbeApprovals {
 }
 
 impl JsonDoc for ProbeApprovals {
+    /// Not a secret, but the trust list of this machine: written owner-only (0600).
+    const MAY_HOLD_SECRETS: bool = true;
+
     fn validate(&self, file: &Path) -> Result<(), VillageError> {
         for (i, hash) in self.hashes.iter().enumerate() {
             let ok = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
@@ -80,7 +83,7 @@ impl JsonDoc for ProbeApprovals {
                     file,
                     format!("hashes[{i}]"),
                     "not a SHA-256 key (64 hex digits)",
-                    "remove the entry and approve the probe again in the GUI",
+                    "remove the entry and approve the probe again (`fuseforks-cli schedules approve`)",
                 ));
             }
         }

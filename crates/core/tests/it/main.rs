@@ -23,6 +23,7 @@ mod orchestrator;
 mod original_village;
 mod other_files;
 mod preflight;
+mod probes;
 mod round_trip;
 mod schedule_calendar;
 mod sessions;

@@ -1,0 +1,74 @@
+//! Probe approvals on this machine (`probe_approvals.json` on the shelf; key =
+//! [`crate::preflight::probe_key`]). [`approve_probe`] is the one writer: a human's action in
+//! the CLI today, the GUI and `bake` later.
+
+use crate::preflight::probe_key;
+use crate::village::{ScheduleProbe, ShelfStore, VillageError};
+
+/// Whether a probe may run on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalState {
+    /// Its key is in `probe_approvals.json`.
+    Approved,
+    /// It is not (or the file is absent).
+    Unapproved,
+    /// `probe_approvals.json` does not read (its error code): nothing counts as approved.
+    Unreadable(&'static str),
+}
+
+impl ApprovalState {
+    /// `approved`, `unapproved` or `unreadable` (for listings and JSON).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Approved => "approved",
+            Self::Unapproved => "unapproved",
+            Self::Unreadable(_) => "unreadable",
+        }
+    }
+}
+
+/// Whether `probe` of the village `village_id` is approved on the shelf.
+pub fn approval_state(
+    shelf: &ShelfStore,
+    probe: &ScheduleProbe,
+    village_id: &str,
+) -> ApprovalState {
+    match shelf.load_probe_approvals() {
+        Ok(loaded) if loaded.value.hashes.contains(&probe_key(probe, village_id)) => {
+            ApprovalState::Approved
+        }
+        Ok(_) => ApprovalState::Unapproved,
+        Err(e) => ApprovalState::Unreadable(e.code()),
+    }
+}
+
+/// What [`approve_probe`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalWrite {
+    /// The approval key (SHA-256 hex).
+    pub key: String,
+    /// It was approved already; the file was not written.
+    pub already: bool,
+}
+
+/// Approves `probe` of the village `village_id` on this machine: adds its key to
+/// `probe_approvals.json`, written atomically, owner-only (0600), unknown fields kept. A file
+/// that does not read is never written over (its error is returned). The only writer of
+/// approvals: call it only on a human's decision (or `bake`'s carrying of one).
+pub fn approve_probe(
+    shelf: &ShelfStore,
+    probe: &ScheduleProbe,
+    village_id: &str,
+) -> Result<ApprovalWrite, VillageError> {
+    let mut approvals = shelf.load_probe_approvals()?.value;
+    let key = probe_key(probe, village_id);
+    if approvals.hashes.contains(&key) {
+        return Ok(ApprovalWrite { key, already: true });
+    }
+    approvals.hashes.push(key.clone());
+    shelf.save_probe_approvals(&approvals)?;
+    Ok(ApprovalWrite {
+        key,
+        already: false,
+    })
+}
