@@ -13,7 +13,8 @@
 //!   store; [`events`]: what the kernel reports; [`log`]: the village log; [`stats`]: usage
 //!   totals; [`tools`]: the bundled tools; [`mcp`]: MCP servers as tool providers;
 //!   [`preflight`]: the checks before a headless run; [`process`]: confined child processes.
-//! - [`probe`]: schedule probes (run, outcome, approvals on this machine).
+//! - [`probe`]: schedule probes (run, outcome, approvals on this machine); [`goal`]: goal loops
+//!   for one-off requests (ask, acceptance check, re-send; the goals log).
 //!
 //! Every error of the workspace gives its code and fix through [`Coded`].
 
@@ -22,6 +23,7 @@
 mod budget;
 mod error;
 pub mod events;
+pub mod goal;
 pub mod llm;
 pub mod log;
 pub mod mcp;
