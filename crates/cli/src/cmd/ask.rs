@@ -152,7 +152,23 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
             }
         }
     };
-    let (outcome, goal) = match outcome {
+    let code = report_asked(outcome, report.language, out);
+    let signalled = *signals.borrow() > 0;
+    match closed {
+        Some(all) => report_close(all, out),
+        None if signalled => finish_close(closing, &mut signals, out).await,
+        None => {
+            let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
+            close(&orchestrator, &mut signals, out, cut_at).await;
+        }
+    }
+    drop(host);
+    code
+}
+
+/// Prints the answer (or the no-answer line) and how the goal loop ended; gives the exit code.
+fn report_asked(asked: Asked, language: Language, out: &Out) -> u8 {
+    let (outcome, goal) = match asked {
         Asked::Plain(outcome) => (outcome, None),
         Asked::Goal(Ok(goal)) => (goal.last.clone(), Some(Ok(goal))),
         Asked::Goal(Err(e)) => {
@@ -168,25 +184,14 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     };
     match &outcome.answer {
         Some(text) => println!("{}", crate::terminal::for_stdout(text)),
-        None => println!("{}", outcome.state.no_answer_line(report.language)),
+        None => println!("{}", outcome.state.no_answer_line(language)),
     }
     report_outcome(&outcome, out);
-    let code = match &goal {
+    match &goal {
         None => exit::for_outcome(outcome.state),
-        Some(Ok(goal)) => report_goal(goal, report.language, out),
+        Some(Ok(goal)) => report_goal(goal, language, out),
         Some(Err(())) => exit::CORE_ERROR,
-    };
-    let signalled = *signals.borrow() > 0;
-    match closed {
-        Some(all) => report_close(all, out),
-        None if signalled => finish_close(closing, &mut signals, out).await,
-        None => {
-            let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
-            close(&orchestrator, &mut signals, out, cut_at).await;
-        }
     }
-    drop(host);
-    code
 }
 
 /// What `ask` waited for: one turn, or a goal loop.
@@ -253,7 +258,7 @@ fn report_goal(goal: &GoalOutcome, language: Language, out: &Out) -> u8 {
         GoalVerdict::NoAnswer => {
             out.cli(
                 "info",
-                "GOAL",
+                "GOAL_NO_ANSWER",
                 &format!("goal id={id}: attempt {n} gave no answer; nothing was checked ({log})"),
                 None,
             );
