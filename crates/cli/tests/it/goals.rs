@@ -281,3 +281,40 @@ async fn every_attempt_spends_from_one_budget() {
         "nothing checked after a turn without answer"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_japanese_village_gets_the_follow_up_and_the_fixed_line_in_japanese() {
+    let stub = StubServer::start(vec![
+        wire_replies::text(Wire::OpenAiCompat, "一回目。", U),
+        wire_replies::text(Wire::OpenAiCompat, "二回目。", U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    crate::headless::stub_village(stub.base_url())
+        .language(Some(fuseforks_core::village::Language::Ja))
+        .write(&data);
+    data.write("check.sh", NEVER);
+    let dir = data.data_dir().display().to_string();
+    let extra = [
+        "--accept",
+        "sh",
+        "--accept-arg",
+        "check.sh",
+        "--expect",
+        "ok",
+    ];
+    let out = run(ask_args(&dir, &extra, "直して。"), true).await;
+    assert_eq!(out.status.code(), Some(12), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "二回目。\n（2 回試しましたが、ゴールに届きませんでした）\n"
+    );
+    let second = String::from_utf8_lossy(&stub.requests()[1].raw_body).into_owned();
+    let second: Value = serde_json::from_str(&second).unwrap();
+    let text = second.to_string();
+    assert!(
+        text.contains("受け入れ確認が通りませんでした（1/2 回目）") && text.contains("nope"),
+        "{text}"
+    );
+    assert_eq!(goals(&data)[0].1[0]["goalSha256"], sha256sum("直して。"));
+}
