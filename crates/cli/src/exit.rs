@@ -29,9 +29,13 @@ pub const INTERRUPTED: u8 = 8;
 pub const BUDGET_EXHAUSTED: u8 = 9;
 /// The output already holds state (`init`: a village exists at `--data-dir`).
 pub const OUTPUT_EXISTS: u8 = 11;
+/// `ask --accept`: the goal was not reached after `--max-attempts` attempts, or the
+/// acceptance command could not be checked (`error` / `timeout`: not retried). Stdout ends
+/// with a fixed line saying which; stderr has `GOAL_NOT_REACHED` or `GOAL_CHECK_FAILED`.
+pub const GOAL_NOT_REACHED: u8 = 12;
 
 /// Every exit code with its meaning, as `--help` prints it (and the README's table says).
-pub const TABLE: [(u8, &str); 11] = [
+pub const TABLE: [(u8, &str); 12] = [
     (OK, "ok"),
     (CORE_ERROR, "core error"),
     (
@@ -52,6 +56,10 @@ pub const TABLE: [(u8, &str); 11] = [
     (INTERRUPTED, "interrupted"),
     (BUDGET_EXHAUSTED, "budget exhausted"),
     (OUTPUT_EXISTS, "init: a village already exists"),
+    (
+        GOAL_NOT_REACHED,
+        "ask --accept: goal not reached after --max-attempts, or the acceptance command\n      could not run or timed out (not retried); stdout ends with a fixed line",
+    ),
 ];
 
 /// The `Exit codes:` paragraph of `--help`, from [`TABLE`].
@@ -110,7 +118,7 @@ mod tests {
     #[test]
     fn the_help_table_names_every_code_once() {
         let codes: Vec<u8> = TABLE.iter().map(|(c, _)| *c).collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12]);
         let help = help_table();
         assert!(
             help.contains("\n  11  init: a village already exists"),

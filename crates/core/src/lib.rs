@@ -14,7 +14,8 @@
 //!   totals; [`tools`]: the bundled tools; [`mcp`]: MCP servers as tool providers;
 //!   [`preflight`]: the checks before a headless run; [`process`]: confined child processes.
 //! - [`probe`]: schedule probes (run, outcome, approvals on this machine); [`schedule`]: the
-//!   scheduler's calendar (time zone, due instants, fire/consume/wait).
+//!   scheduler's calendar (time zone, due instants, fire/consume/wait); [`goal`]: goal loops
+//!   for one-off requests (ask, acceptance check, re-send; the goals log).
 //!
 //! Every error of the workspace gives its code and fix through [`Coded`].
 
@@ -23,6 +24,7 @@
 mod budget;
 mod error;
 pub mod events;
+pub mod goal;
 pub mod llm;
 pub mod log;
 pub mod mcp;

@@ -4,8 +4,10 @@
 use std::io::Read;
 
 use clap::Args;
-use fuseforks_core::orchestrator::{ExternalOutcome, PlanTaskState, TurnFailure};
+use fuseforks_core::goal::{AttemptReport, GoalOutcome, GoalRequest, GoalSpec, GoalVerdict};
+use fuseforks_core::orchestrator::{ExternalOutcome, Orchestrator, PlanTaskState, TurnFailure};
 use fuseforks_core::preflight::HeadlessMode;
+use fuseforks_core::village::Language;
 
 use super::headless::{
     CLOSE_GRACE, Common, boot, close, configure, finish_close, report_close, report_findings,
@@ -32,6 +34,27 @@ pub struct AskArgs {
     /// Also print info findings and log lines.
     #[arg(long)]
     pub verbose: bool,
+    /// A goal loop: after the answer, run CMD (no shell, cwd = the village's workspace folder,
+    /// PATH only) and compare its first stdout line with --expect; while it differs, send the
+    /// request again with the output, up to --max-attempts, within one token budget. Every
+    /// attempt is a line of workspace/goals/<goal-id>.jsonl. Not reached: exit 12.
+    #[arg(long, value_name = "CMD", requires = "expect")]
+    pub accept: Option<String>,
+    /// An argument of the --accept command (repeat for more, in order).
+    #[arg(
+        long = "accept-arg",
+        value_name = "A",
+        requires = "accept",
+        allow_hyphen_values = true
+    )]
+    pub accept_args: Vec<String>,
+    /// The first stdout line (trimmed) of the --accept command that means the goal is reached.
+    #[arg(long, value_name = "LINE", requires = "accept")]
+    pub expect: Option<String>,
+    /// Attempts of the goal loop, 1 to 5 [default: 2].
+    #[arg(long, value_name = "N", requires = "accept",
+          value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub max_attempts: Option<u8>,
     /// The request, or `-` to read it from stdin.
     pub message: String,
 }
@@ -90,7 +113,15 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     if let Err(code) = start_agents(&orchestrator, &report, out) {
         return code;
     }
-    let asking = orchestrator.ask_external_detailed(&args.client, &message);
+    let (workspace, village_log) = (host.paths.workspace(), host.log.clone());
+    let request = GoalRequest {
+        orchestrator: &orchestrator,
+        client: &args.client,
+        message: &message,
+        workspace: &workspace,
+        log: village_log.as_ref(),
+    };
+    let asking = asked(request, goal_spec(args), *out);
     tokio::pin!(asking);
     // The close, started by the first signal (or after the answer): one deadline for all of it.
     let (mut first_signal, closer) = (signals.clone(), orchestrator.clone());
@@ -112,7 +143,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
                     // Every agent has ended: the answer, if any, is already there.
                     tokio::time::timeout(ANSWER_AFTER_CLOSE, &mut asking)
                         .await
-                        .unwrap_or_else(|_| interrupted(&orchestrator))
+                        .unwrap_or_else(|_| Asked::Plain(interrupted(&orchestrator)))
                 }
                 () = reached(&mut signals, 2) => {
                     out.cli("warn", "CLOSE_ABORTED", "exited without waiting: the turn's payment record may be missing", None);
@@ -121,11 +152,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
             }
         }
     };
-    match &outcome.answer {
-        Some(text) => println!("{}", crate::terminal::for_stdout(text)),
-        None => println!("{}", outcome.state.no_answer_line(report.language)),
-    }
-    report_outcome(&outcome, out);
+    let code = report_asked(outcome, report.language, out);
     let signalled = *signals.borrow() > 0;
     match closed {
         Some(all) => report_close(all, out),
@@ -136,11 +163,147 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
         }
     }
     drop(host);
-    exit::for_outcome(outcome.state)
+    code
+}
+
+/// Prints the answer (or the no-answer line) and how the goal loop ended; gives the exit code.
+fn report_asked(asked: Asked, language: Language, out: &Out) -> u8 {
+    let (outcome, goal) = match asked {
+        Asked::Plain(outcome) => (outcome, None),
+        Asked::Goal(Ok(goal)) => (goal.last.clone(), Some(Ok(goal))),
+        Asked::Goal(Err(e)) => {
+            out.error(&e);
+            let none = ExternalOutcome {
+                answer: None,
+                state: PlanTaskState::NoAnswer,
+                failure: None,
+                session_id: None,
+            };
+            (none, Some(Err(())))
+        }
+    };
+    match &outcome.answer {
+        Some(text) => println!("{}", crate::terminal::for_stdout(text)),
+        None => println!("{}", outcome.state.no_answer_line(language)),
+    }
+    report_outcome(&outcome, out);
+    match &goal {
+        None => exit::for_outcome(outcome.state),
+        Some(Ok(goal)) => report_goal(goal, language, out),
+        Some(Err(())) => exit::CORE_ERROR,
+    }
+}
+
+/// What `ask` waited for: one turn, or a goal loop.
+enum Asked {
+    Plain(ExternalOutcome),
+    Goal(Result<GoalOutcome, fuseforks_core::goal::GoalError>),
+}
+
+/// The goal loop of `--accept`, when given.
+fn goal_spec(args: &AskArgs) -> Option<GoalSpec> {
+    let (command, expect) = (args.accept.clone()?, args.expect.clone()?);
+    Some(GoalSpec {
+        command,
+        args: args.accept_args.clone(),
+        expect,
+        max_attempts: args
+            .max_attempts
+            .unwrap_or(fuseforks_core::goal::DEFAULT_ATTEMPTS),
+        timeout_secs: fuseforks_core::goal::DEFAULT_TIMEOUT_SECS,
+    })
+}
+
+/// The request: one turn, or the goal loop (each attempt's check said on stderr as it ends,
+/// `{"type":"cli","code":"GOAL_ATTEMPT",…}` under `--events jsonl`).
+async fn asked(request: GoalRequest<'_>, goal: Option<GoalSpec>, out: Out) -> Asked {
+    let Some(spec) = goal else {
+        return Asked::Plain(
+            request
+                .orchestrator
+                .ask_external_detailed(request.client, request.message)
+                .await,
+        );
+    };
+    let mut tell = move |a: &AttemptReport| {
+        out.cli(
+            "info",
+            "GOAL_ATTEMPT",
+            &format!(
+                "goal id={} attempt={}/{} outcome={} ({})",
+                a.goal_id, a.attempt, a.max_attempts, a.outcome, a.reason
+            ),
+            None,
+        );
+    };
+    Asked::Goal(fuseforks_core::goal::run_goal(request, &spec, &mut tell).await)
+}
+
+/// Says how a goal loop ended (stderr; a fixed line on stdout when not reached) and gives the
+/// exit code: the turn's when it did not answer, 12 when the goal was not reached or could
+/// not be checked, 0 only when the check matched.
+fn report_goal(goal: &GoalOutcome, language: Language, out: &Out) -> u8 {
+    let (id, n) = (&goal.goal_id, goal.attempts);
+    let log = format!("workspace/goals/{id}.jsonl");
+    match &goal.verdict {
+        GoalVerdict::Reached => {
+            out.cli(
+                "info",
+                "GOAL_REACHED",
+                &format!("goal id={id} reached at attempt {n} ({log})"),
+                None,
+            );
+            exit::for_outcome(goal.last.state)
+        }
+        GoalVerdict::NoAnswer => {
+            out.cli(
+                "info",
+                "GOAL_NO_ANSWER",
+                &format!("goal id={id}: attempt {n} gave no answer; nothing was checked ({log})"),
+                None,
+            );
+            exit::for_outcome(goal.last.state)
+        }
+        GoalVerdict::NotReached => {
+            println!(
+                "{}",
+                language.pick(
+                    format!("（{n} 回試しましたが、ゴールに届きませんでした）"),
+                    format!(
+                        "(Goal not reached after {n} attempt{}.)",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                )
+            );
+            out.cli(
+                "error",
+                "GOAL_NOT_REACHED",
+                &format!("goal id={id}: the --accept command's first line differed from --expect at each of {n} attempts ({log})"),
+                Some("refine the request, or allow more attempts with --max-attempts (up to 5)"),
+            );
+            exit::GOAL_NOT_REACHED
+        }
+        GoalVerdict::CheckFailed { outcome, reason } => {
+            println!(
+                "{}",
+                language.pick(
+                    format!("（ゴールを確かめられませんでした: 確認コマンドが {outcome} で終わりました）"),
+                    format!("(Goal not checked: the acceptance command ended with {outcome}.)"),
+                )
+            );
+            out.cli(
+                "error",
+                "GOAL_CHECK_FAILED",
+                &format!("goal id={id}: the --accept command ended with {outcome} at attempt {n}: {reason}; not retried ({log})"),
+                Some("the command runs without a shell, in the village's workspace folder, with PATH only; give a program on PATH or a path to it"),
+            );
+            exit::GOAL_NOT_REACHED
+        }
+    }
 }
 
 /// The outcome of an `ask` cut by the close before its turn answered.
-fn interrupted(orchestrator: &fuseforks_core::orchestrator::Orchestrator) -> ExternalOutcome {
+fn interrupted(orchestrator: &Orchestrator) -> ExternalOutcome {
     ExternalOutcome {
         answer: None,
         state: PlanTaskState::Interrupted,

@@ -5,6 +5,7 @@
 mod children;
 mod door;
 mod errors;
+mod goals;
 mod init;
 mod init_probe;
 mod schedules;
