@@ -8,6 +8,7 @@ mod errors;
 mod init;
 mod init_probe;
 mod schedules;
+mod serve_schedules;
 
 use std::process::{Command, Output};
 
