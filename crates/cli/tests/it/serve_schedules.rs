@@ -166,3 +166,50 @@ async fn a_kill_between_consume_and_delivery_loses_the_firing_and_never_doubles_
     assert!(stub.requests().is_empty(), "the lost firing was delivered");
     assert_eq!(consumed(&data), Some(due));
 }
+
+fn listing_in(dir: &str, tz: &str) -> std::process::Output {
+    command(words(&format!("schedules --data-dir {dir} --json")), false)
+        .env("TZ", tz)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_listing_gives_the_next_due_in_the_process_zone_tz_first() {
+    let data = TempDataDir::new();
+    village(&data, "http://127.0.0.1:9", None);
+    write_schedules(
+        &data,
+        &json!([{
+            "id": "s1", "to": "rec", "message": "m",
+            "recurrence": {"kind": "daily", "hour": 9, "minute": 5},
+            "createdAtMs": 1_700_000_000_000_i64
+        }]),
+    );
+    let dir = data.data_dir().display().to_string();
+    let tokyo = listing_in(&dir, "Asia/Tokyo");
+    assert!(tokyo.status.success(), "{}", stderr(&tokyo));
+    let list: Value = serde_json::from_slice(&tokyo.stdout).unwrap();
+    assert_eq!(list["timeZone"], "Asia/Tokyo", "{list}");
+    let next = list["schedules"][0]["nextDue"].as_str().unwrap();
+    assert!(next.ends_with("T09:05:00+09:00"), "{next}");
+    let next_ms = list["schedules"][0]["nextDueMs"].as_i64().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    assert!(next_ms > now && next_ms <= now + 86_400_000, "{next_ms}");
+    // `TZ` with its leading `:` stripped.
+    let berlin = listing_in(&dir, ":Europe/Berlin");
+    let list: Value = serde_json::from_slice(&berlin.stdout).unwrap();
+    let next = list["schedules"][0]["nextDue"].as_str().unwrap();
+    assert!(next.contains("T09:05:00+0"), "{next}");
+    // A zone nobody knows is refused with its code, never listed in a guessed zone.
+    let unknown = listing_in(&dir, "Mars/Olympus_Mons");
+    assert!(!unknown.status.success());
+    assert!(
+        stderr(&unknown).contains("TIMEZONE_UNKNOWN"),
+        "{}",
+        stderr(&unknown)
+    );
+}
