@@ -4,6 +4,9 @@
 //! the delivery loses that firing and never doubles it), then fires — each firing a task of its
 //! own, so that a long chain never delays the next tick.
 //!
+//! The file is parsed again only when its modification time or length changed (an edit on
+//! disk is picked up at the next tick; an unchanged file costs one `stat`).
+//!
 //! A broken `schedules.json` is logged once (its code) and nothing fires until it reads again:
 //! a consume cannot be recorded without writing over the file, and the file is never written
 //! when it could not be read. The last good list is kept (its size is on the log line).
@@ -21,7 +24,8 @@ use super::firing::{FiringReport, fire};
 use crate::events::AgentStatus;
 use crate::log::LogSink;
 use crate::orchestrator::Orchestrator;
-use crate::village::{ScheduledTask, ShelfStore, VillageStore};
+use crate::village::store::names::SCHEDULES as SCHEDULES_FILE;
+use crate::village::{ScheduledTask, Schedules, ShelfStore, VillageStore};
 
 /// How often the loop ticks (the original: 30 s; the firing latency target is ≤ 1 s).
 pub const TICK: Duration = Duration::from_secs(1);
@@ -60,7 +64,13 @@ pub struct ScheduleRunner {
     store: VillageStore,
     last_good: usize,
     broken: Option<String>,
+    /// The last list read, and the file's stamp then: an unchanged file is not parsed again.
+    cached: Option<(FileStamp, Schedules)>,
 }
+
+/// What tells an edit of `schedules.json`: its modification time and length (an atomic
+/// replace, ours or an editor's, changes both or at least the time).
+type FileStamp = (std::time::SystemTime, u64);
 
 impl ScheduleRunner {
     /// A scheduler over the village of `config`.
@@ -71,16 +81,42 @@ impl ScheduleRunner {
             store,
             last_good: 0,
             broken: None,
+            cached: None,
         }
+    }
+
+    /// The schedules now: the cached list when the file's stamp did not change, else read
+    /// (and parsed) again; `Err(code)` when the file cannot be read.
+    fn read(&mut self) -> Result<Schedules, &'static str> {
+        let stamp = self.stamp();
+        if let (Some(stamp), Some((cached_stamp, list))) = (stamp, &self.cached)
+            && stamp == *cached_stamp
+        {
+            return Ok(list.clone());
+        }
+        let list = match self.store.load_schedules() {
+            Ok(loaded) => loaded.value,
+            Err(e) => {
+                self.cached = None;
+                return Err(crate::Coded::code(&e));
+            }
+        };
+        self.cached = stamp.map(|stamp| (stamp, list.clone()));
+        Ok(list)
+    }
+
+    fn stamp(&self) -> Option<FileStamp> {
+        let meta = std::fs::metadata(self.store.path(SCHEDULES_FILE)).ok()?;
+        Some((meta.modified().ok()?, meta.len()))
     }
 
     /// One tick: reads, decides, writes the consumed dues, logs skips; returns the firings to
     /// run (their consume is on disk already). Nothing is returned when the write failed.
     pub fn tick(&mut self) -> Vec<Firing> {
-        let mut loaded = match self.store.load_schedules() {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                self.report_broken(crate::Coded::code(&e));
+        let mut list = match self.read() {
+            Ok(list) => list,
+            Err(code) => {
+                self.report_broken(code);
                 return Vec::new();
             }
         };
@@ -89,11 +125,11 @@ impl ScheduleRunner {
                 .log
                 .line("schedules readable again: firing resumed");
         }
-        self.last_good = loaded.value.0.len();
+        self.last_good = list.0.len();
         let now_ms = self.config.clock.now_ms();
         let mut firings = Vec::new();
         let mut changed = false;
-        for task in loaded.value.0.iter_mut().filter(|t| t.enabled) {
+        for task in list.0.iter_mut().filter(|t| t.enabled) {
             let due_ms = match decide(Timing::from(&*task), &self.config.zone, now_ms) {
                 Decision::Wait { .. } => continue,
                 Decision::Consume { due_ms, reason } => {
@@ -115,7 +151,11 @@ impl ScheduleRunner {
             task.last_consumed_due_ms = Some(due_ms);
             changed = true;
         }
-        if changed && let Err(e) = self.store.save_schedules(&loaded.value) {
+        if !changed {
+            return firings;
+        }
+        self.cached = None;
+        if let Err(e) = self.store.save_schedules(&list) {
             self.config.log.line(&format!(
                 "schedule consume failed: code={} firings_dropped={}",
                 crate::Coded::code(&e),
