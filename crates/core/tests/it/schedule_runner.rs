@@ -12,7 +12,7 @@ use fuseforks_core::probe::{Outcome, approve_probe};
 use fuseforks_core::schedule::{ManualClock, RunnerConfig, ScheduleRunner};
 use fuseforks_core::village::{ScheduleProbe, ShelfStore};
 use fuseforks_testkit::stub::StubServer;
-use fuseforks_testkit::wire_replies;
+use fuseforks_testkit::wire_replies::{self, ScriptUsage};
 use serde_json::{Value, json};
 
 use crate::orch_support::Village;
@@ -34,13 +34,23 @@ impl Setup {
     /// A village whose `schedules.json` holds `schedule` (daily 09:00 UTC to `a1`), the clock
     /// one minute after today's due; `a1` started when `start`.
     async fn new(schedule: Value, replies: usize, start: bool) -> Self {
+        Self::with_budget(schedule, replies, start, Some(1_000_000), U1).await
+    }
+
+    async fn with_budget(
+        schedule: Value,
+        replies: usize,
+        start: bool,
+        budget: Option<u64>,
+        usage: ScriptUsage,
+    ) -> Self {
         let stub = StubServer::start(
             (0..replies)
-                .map(|i| wire_replies::text(WIRE, &format!("done {i}"), U1))
+                .map(|i| wire_replies::text(WIRE, &format!("done {i}"), usage))
                 .collect(),
         )
         .await;
-        let v = Village::new(WIRE, stub.base_url(), Some(1_000_000));
+        let v = Village::new(WIRE, stub.base_url(), budget);
         write_schedules(&v, &json!([schedule]));
         let orch = v.open();
         if start {
@@ -257,4 +267,30 @@ async fn acceptance_no_match_resends_up_to_max_attempts_and_error_never_retries(
         s.v.log()
             .contains("acceptance: schedule=s2 attempt=1/2 outcome=error")
     );
+}
+
+#[tokio::test]
+async fn acceptance_retries_share_the_firings_budget() {
+    let failing = probe("echo", &["still broken"], "ok");
+    let mut schedule = daily("s1");
+    schedule["acceptance"] = failing.clone();
+    schedule["acceptance"]["maxAttempts"] = json!(3);
+    // 50,030 effective tokens a call: in a budget of 80,000 the first and one retry are
+    // admitted, a third call is not — with a fresh budget per delivery all three would run.
+    let heavy = ScriptUsage {
+        prompt: 50_000,
+        ..U1
+    };
+    let s = Setup::with_budget(schedule, 3, true, Some(80_000), heavy).await;
+    s.approve(&failing);
+    let mut runner = s.runner();
+    let firing = runner.tick().pop().unwrap();
+    let report = runner.fire(firing).await;
+    assert_eq!(s.stub.requests().len(), 2, "{report:?}");
+    let log = s.v.log();
+    assert!(
+        log.contains("acceptance: schedule=s1 attempt=2/3 outcome=no_match"),
+        "{log}"
+    );
+    assert!(!log.contains("attempt=3/3"), "{log}");
 }
