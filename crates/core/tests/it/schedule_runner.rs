@@ -10,7 +10,8 @@ use fuseforks_core::log::VillageLog;
 use fuseforks_core::orchestrator::Orchestrator;
 use fuseforks_core::probe::{Outcome, approve_probe};
 use fuseforks_core::schedule::{ManualClock, RunnerConfig, ScheduleRunner};
-use fuseforks_core::village::{ScheduleProbe, ShelfStore};
+use fuseforks_core::sessions::Endpoint;
+use fuseforks_core::village::{AgentId, ScheduleProbe, ShelfStore};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptUsage};
 use serde_json::{Value, json};
@@ -44,6 +45,18 @@ impl Setup {
         budget: Option<u64>,
         usage: ScriptUsage,
     ) -> Self {
+        Self::build(schedule, replies, start, budget, usage, false).await
+    }
+
+    /// `plan_review`: every agent's plans wait for review (`a1` and `b2` both started).
+    async fn build(
+        schedule: Value,
+        replies: usize,
+        start: bool,
+        budget: Option<u64>,
+        usage: ScriptUsage,
+        plan_review: bool,
+    ) -> Self {
         let stub = StubServer::start(
             (0..replies)
                 .map(|i| wire_replies::text(WIRE, &format!("done {i}"), usage))
@@ -52,9 +65,29 @@ impl Setup {
         .await;
         let v = Village::new(WIRE, stub.base_url(), budget);
         write_schedules(&v, &json!([schedule]));
+        if plan_review {
+            let store = v.store();
+            let mut world = store.load_world().unwrap().value;
+            // A wave needs two peers: `c3`, a copy of `b2`.
+            let mut c3 = world.agents[1].clone();
+            c3.id = AgentId::new("c3").unwrap();
+            c3.name = "Cy".into();
+            world.agents.push(c3);
+            for agent in &mut world.agents {
+                agent.plan_review = true;
+            }
+            world.agents[0]
+                .connected_agents
+                .push(AgentId::new("c3").unwrap());
+            store.save_world(&world).unwrap();
+        }
         let orch = v.open();
         if start {
             orch.start_agent("a1").unwrap();
+        }
+        if plan_review {
+            orch.start_agent("b2").unwrap();
+            orch.start_agent("c3").unwrap();
         }
         let clock = Arc::new(ManualClock::new(DUE + 60_000));
         Self {
@@ -66,9 +99,13 @@ impl Setup {
     }
 
     fn runner(&self) -> ScheduleRunner {
+        ScheduleRunner::new(self.runner_config())
+    }
+
+    fn runner_config(&self) -> RunnerConfig {
         let workspace = self.v.data.workspace();
         let log = Arc::new(VillageLog::open(&workspace.join("fuseforks.log")).unwrap());
-        ScheduleRunner::new(RunnerConfig {
+        RunnerConfig {
             orchestrator: self.orch.clone(),
             workspace,
             village_id: VILLAGE_ID.into(),
@@ -76,7 +113,7 @@ impl Setup {
             zone: jiff::tz::TimeZone::UTC,
             clock: self.clock.clone(),
             log,
-        })
+        }
     }
 
     fn approve(&self, probe: &Value) {
@@ -293,4 +330,53 @@ async fn acceptance_retries_share_the_firings_budget() {
         "{log}"
     );
     assert!(!log.contains("attempt=3/3"), "{log}");
+}
+
+#[tokio::test]
+async fn auto_approve_plans_skips_review_for_the_fired_chain_only() {
+    let mut schedule = daily("s1");
+    schedule["autoApprovePlans"] = json!(true);
+    let plan = plan_call();
+    let s = Setup::build(schedule, 0, true, Some(1_000_000), U1, true).await;
+    s.stub.push([
+        plan,
+        wire_replies::text(WIRE, "part done", U1),
+        wire_replies::text(WIRE, "part done", U1),
+        wire_replies::text(WIRE, "all done", U1),
+    ]);
+    let mut runner = s.runner();
+    let firing = runner.tick().pop().unwrap();
+    let report = runner.fire(firing).await;
+    assert_eq!(report.skipped, None);
+    let log = s.v.log();
+    assert!(
+        log.contains("plan review skipped: agent=a1 reason=schedule"),
+        "{log}"
+    );
+    assert!(!log.contains("plan pending:"), "{log}");
+    assert_eq!(s.stub.requests().len(), 4, "the wave ran in the chain");
+    // A request from elsewhere in the same village: its plan waits for review.
+    s.stub
+        .push([plan_call(), wire_replies::text(WIRE, "waiting", U1)]);
+    s.orch
+        .deliver_and_wait("a1", Endpoint::User, "plan it")
+        .await
+        .unwrap();
+    assert!(
+        s.v.log().contains("plan pending: agent=a1"),
+        "{}",
+        s.v.log()
+    );
+}
+
+fn plan_call() -> fuseforks_testkit::stub::StubReply {
+    wire_replies::tool_calls(
+        WIRE,
+        &[crate::orchestrator::call(
+            "p1",
+            "plan",
+            json!({"tasks": [{"to": "b2", "message": "one"}, {"to": "c3", "message": "two"}]}),
+        )],
+        U1,
+    )
 }
