@@ -195,6 +195,12 @@ fn note_unsupported(config: &RunnerConfig, task: &ScheduledTask) {
             task.id
         ));
     }
+    if task.auto_approve_plans && config.orchestrator.world().default_verifier.is_some() {
+        config.log.line(&format!(
+            "schedule option: id={} defaultVerifier=not_supported_yet",
+            task.id
+        ));
+    }
 }
 
 fn session_word(mode: SessionMode) -> &'static str {
