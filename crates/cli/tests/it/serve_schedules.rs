@@ -213,3 +213,49 @@ fn the_listing_gives_the_next_due_in_the_process_zone_tz_first() {
         stderr(&unknown)
     );
 }
+
+/// The figure: how late after its due instant a firing leaves, in a real `serve` (10 interval
+/// schedules due 1.5 s to 4 s after the start; the log's stamps, ms).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn firings_leave_within_a_second_of_their_due_in_a_real_serve() {
+    let stub = StubServer::start(
+        (0..10)
+            .map(|_| wire_replies::text(fuseforks_core::llm::Wire::OpenAiCompat, "ok", U))
+            .collect(),
+    )
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let dues: Vec<i64> = (0..10).map(|i| now + 1_500 + i * 257).collect();
+    let doc: Vec<Value> = dues
+        .iter()
+        .enumerate()
+        .map(|(i, due)| {
+            json!({"id": format!("i{i}"), "to": "rec", "message": "m",
+                   "recurrence": {"kind": "interval", "everyMinutes": 1},
+                   "createdAtMs": due - 60_000, "lastConsumedDueMs": due - 60_000})
+        })
+        .collect();
+    write_schedules(&data, &json!(doc));
+    let dir = data.data_dir().display().to_string();
+    let mut serving = serve(&dir);
+    wait_log(&data, "schedule fire: id=i9 ").await;
+    let text = log(&data);
+    let mut late: Vec<i64> = dues
+        .iter()
+        .enumerate()
+        .map(|(i, due)| logged_at(&text, &format!("schedule fire: id=i{i} ")) - due % 86_400_000)
+        .collect();
+    late.sort();
+    eprintln!("figure: firing latency after the due, ms (10 firings, sorted): {late:?}");
+    let out = signal_and_wait(&mut serving, "TERM").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        late.iter().all(|ms| (0..=1_000).contains(ms)),
+        "{late:?}\n{text}"
+    );
+}

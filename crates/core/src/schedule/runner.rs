@@ -1,4 +1,5 @@
-//! The tick loop of `serve` (issue 13): each tick re-reads `schedules.json` through the village
+//! The tick loop of `serve` (issue 13): each tick (every second, or sooner: at the earliest
+//! due instant ahead, so a firing leaves within milliseconds of its due) re-reads `schedules.json` through the village
 //! store, [`decide`]s every enabled schedule, writes `lastConsumedDueMs` of everything fired or
 //! consumed **atomically, before any delivery** (at most once: a crash between the write and
 //! the delivery loses that firing and never doubles it), then fires — each firing a task of its
@@ -66,6 +67,8 @@ pub struct ScheduleRunner {
     broken: Option<String>,
     /// The last list read, and the file's stamp then: an unchanged file is not parsed again.
     cached: Option<(FileStamp, Schedules)>,
+    /// The earliest due instant still ahead, as of the last tick: the loop wakes for it.
+    next_due_ms: Option<i64>,
 }
 
 /// What tells an edit of `schedules.json`: its modification time and length (an atomic
@@ -82,7 +85,20 @@ impl ScheduleRunner {
             last_good: 0,
             broken: None,
             cached: None,
+            next_due_ms: None,
         }
+    }
+
+    /// How long the loop sleeps after a tick: until the earliest due ahead (plus 1 ms), at
+    /// most [`TICK`] (so that an edit, a clock jump or a mended file is seen within a second).
+    pub fn next_wait(&self) -> Duration {
+        let Some(due) = self.next_due_ms else {
+            return TICK;
+        };
+        let ahead = due
+            .saturating_sub(self.config.clock.now_ms())
+            .saturating_add(1);
+        Duration::from_millis(u64::try_from(ahead).unwrap_or(1).max(1)).min(TICK)
     }
 
     /// The schedules now: the cached list when the file's stamp did not change, else read
@@ -127,11 +143,15 @@ impl ScheduleRunner {
         }
         self.last_good = list.0.len();
         let now_ms = self.config.clock.now_ms();
+        self.next_due_ms = None;
         let mut firings = Vec::new();
         let mut changed = false;
         for task in list.0.iter_mut().filter(|t| t.enabled) {
             let due_ms = match decide(Timing::from(&*task), &self.config.zone, now_ms) {
-                Decision::Wait { .. } => continue,
+                Decision::Wait { next_due_ms } => {
+                    self.next_due_ms = min_some(self.next_due_ms, next_due_ms);
+                    continue;
+                }
                 Decision::Consume { due_ms, reason } => {
                     self.skip(&task.id, reason.as_str());
                     due_ms
@@ -171,23 +191,21 @@ impl ScheduleRunner {
         fire(&self.config, firing).await
     }
 
-    /// Ticks every [`TICK`] until `stop`; each firing runs as a task of its own (aborted at
-    /// the stop).
+    /// Ticks at once, then after [`Self::next_wait`] each time (at most [`TICK`]), until
+    /// `stop`; each firing runs as a task of its own (aborted at the stop).
     pub fn spawn(mut self, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             let mut firings = tokio::task::JoinSet::new();
-            let mut ticks = tokio::time::interval(TICK);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             loop {
-                tokio::select! {
-                    () = stop.cancelled() => break,
-                    _ = ticks.tick() => {}
-                }
                 for firing in self.tick() {
                     let config = self.config.clone();
                     firings.spawn(async move { fire(&config, firing).await });
                 }
                 while firings.try_join_next().is_some() {}
+                tokio::select! {
+                    () = stop.cancelled() => break,
+                    () = tokio::time::sleep(self.next_wait()) => {}
+                }
             }
             firings.abort_all();
         })
@@ -214,5 +232,12 @@ impl ScheduleRunner {
             ));
             self.broken = Some(code.to_owned());
         }
+    }
+}
+
+fn min_some(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

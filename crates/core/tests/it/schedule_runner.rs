@@ -408,3 +408,17 @@ async fn session_mode_fresh_fires_into_a_new_conversation_and_continue_keeps_it(
     runner.fire(firing).await;
     assert_eq!(s.orch.current_session().unwrap(), fired);
 }
+
+#[tokio::test]
+async fn the_loop_wakes_at_the_earliest_due_ahead_at_most_a_second_later() {
+    let mut schedule = daily("s1");
+    schedule["lastConsumedDueMs"] = json!(DUE - 86_400_000);
+    let s = Setup::new(schedule, 0, true).await;
+    let mut runner = s.runner();
+    s.clock.set(DUE - 300);
+    assert!(runner.tick().is_empty());
+    assert_eq!(runner.next_wait(), std::time::Duration::from_millis(301));
+    s.clock.set(DUE - 3_600_000);
+    assert!(runner.tick().is_empty());
+    assert_eq!(runner.next_wait(), fuseforks_core::schedule::TICK);
+}
