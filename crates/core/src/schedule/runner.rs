@@ -103,7 +103,7 @@ impl ScheduleRunner {
 
     /// The schedules now: the cached list when the file's stamp did not change, else read
     /// (and parsed) again; `Err(code)` when the file cannot be read.
-    fn read(&mut self) -> Result<Schedules, &'static str> {
+    fn current(&mut self) -> Result<Schedules, &'static str> {
         let stamp = self.stamp();
         if let (Some(stamp), Some((cached_stamp, list))) = (stamp, &self.cached)
             && stamp == *cached_stamp
@@ -129,7 +129,7 @@ impl ScheduleRunner {
     /// One tick: reads, decides, writes the consumed dues, logs skips; returns the firings to
     /// run (their consume is on disk already). Nothing is returned when the write failed.
     pub fn tick(&mut self) -> Vec<Firing> {
-        let mut list = match self.read() {
+        let mut list = match self.current() {
             Ok(list) => list,
             Err(code) => {
                 self.report_broken(code);
