@@ -102,8 +102,8 @@ impl ScheduleRunner {
     }
 
     /// The schedules now: the cached list when the file's stamp did not change, else read
-    /// (and parsed) again; `Err(code)` when the file cannot be read.
-    fn current(&mut self) -> Result<Schedules, &'static str> {
+    /// (and parsed) again; `Err((code, what and where))` when the file cannot be read.
+    fn current(&mut self) -> Result<Schedules, (&'static str, String)> {
         let stamp = self.stamp();
         if let (Some(stamp), Some((cached_stamp, list))) = (stamp, &self.cached)
             && stamp == *cached_stamp
@@ -114,7 +114,7 @@ impl ScheduleRunner {
             Ok(loaded) => loaded.value,
             Err(e) => {
                 self.cached = None;
-                return Err(crate::Coded::code(&e));
+                return Err((crate::Coded::code(&e), e.to_string()));
             }
         };
         self.cached = stamp.map(|stamp| (stamp, list.clone()));
@@ -131,8 +131,8 @@ impl ScheduleRunner {
     pub fn tick(&mut self) -> Vec<Firing> {
         let mut list = match self.current() {
             Ok(list) => list,
-            Err(code) => {
-                self.report_broken(code);
+            Err((code, detail)) => {
+                self.report_broken(code, &detail);
                 return Vec::new();
             }
         };
@@ -224,10 +224,10 @@ impl ScheduleRunner {
             .line(&format!("schedule skip: id={id} reason={reason}"));
     }
 
-    fn report_broken(&mut self, code: &str) {
+    fn report_broken(&mut self, code: &str, detail: &str) {
         if self.broken.as_deref() != Some(code) {
             self.config.log.line(&format!(
-                "schedules unreadable: code={code} kept={} firing=paused (the file is not written)",
+                "schedules unreadable: code={code} kept={} firing=paused (the file is not written): {detail}",
                 self.last_good
             ));
             self.broken = Some(code.to_owned());
