@@ -208,7 +208,10 @@ async fn a_broken_schedules_file_is_reported_once_kept_and_never_rewritten() {
         .collect();
     assert_eq!(reported.len(), 1, "{log}");
     assert!(reported[0].contains("kept=1 firing=paused"), "{log}");
-    assert!(reported[0].contains("schedules.json"), "names the file: {log}");
+    assert!(
+        reported[0].contains("schedules.json"),
+        "names the file: {log}"
+    );
     // Mended: the owed due fires (within grace).
     write_schedules(&s.v, &json!([daily("s1")]));
     assert_eq!(runner.tick().len(), 1);
