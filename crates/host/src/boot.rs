@@ -8,10 +8,12 @@ use std::sync::Arc;
 use fuseforks_core::llm::{ApiKey, LlmClient, LlmError};
 use fuseforks_core::log::{LogSink, VillageLog};
 use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
+use fuseforks_core::schedule::{RunnerConfig, ScheduleRunner, SystemClock};
 use fuseforks_core::sessions::SessionError;
 use fuseforks_core::tools::TrashTarget;
 use fuseforks_core::village::VillageError;
 use fuseforks_core::{Coded, CoreError};
+use tokio_util::sync::CancellationToken;
 
 use crate::lock::{LockError, VillageLock};
 use crate::paths::HostPaths;
@@ -46,6 +48,9 @@ pub struct HostBootOptions {
     pub os_locale: Option<String>,
     /// Where MCP children's stderr goes (`--events jsonl`); inherited when `None`.
     pub mcp_child_output: Option<Arc<dyn fuseforks_core::mcp::ChildOutput>>,
+    /// Run the schedules of `schedules.json` ([`Host::start_schedules`]): `serve` (and the GUI
+    /// later); never `ask` or `check`, which never touch `lastConsumedDueMs`.
+    pub run_schedules: bool,
 }
 
 /// Why the host could not be built.
@@ -131,7 +136,62 @@ pub struct Host {
     lock: VillageLock,
 }
 
+/// The running scheduler of a host; [`ScheduleLoop::stop`] ends it (firings in flight are
+/// aborted; their consume is on disk already, so they are lost, never doubled).
+pub struct ScheduleLoop {
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ScheduleLoop {
+    /// Stops the loop and waits for it.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
 impl Host {
+    /// Starts the scheduler when the options ask for it (`run_schedules`), on the system clock
+    /// in the process time zone; call it after the start set is running (a target not running
+    /// at its due is consumed as stopped). `None` when not asked for, or when the zone is
+    /// unknown (logged with its code: no schedule is computed in a guessed zone).
+    pub fn start_schedules(&self) -> Option<ScheduleLoop> {
+        if !self.options.run_schedules {
+            return None;
+        }
+        let zone = match crate::preflight_view::process_zone() {
+            Ok(zone) => zone.zone().clone(),
+            Err(e) => {
+                self.log.line(&format!(
+                    "schedule runner: not started code={}",
+                    Coded::code(&e)
+                ));
+                return None;
+            }
+        };
+        let village_id = self
+            .paths
+            .village()
+            .read_village_id()
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let runner = ScheduleRunner::new(RunnerConfig {
+            orchestrator: self.orchestrator.clone(),
+            workspace: self.paths.workspace(),
+            village_id,
+            shelf: self.paths.shelf(),
+            zone,
+            clock: Arc::new(SystemClock),
+            log: self.log.clone(),
+        });
+        self.log.line("schedule runner: started tick_ms=1000");
+        let stop = CancellationToken::new();
+        let task = runner.spawn(stop.clone());
+        Some(ScheduleLoop { stop, task })
+    }
+
     /// The lock file held.
     pub fn lock_path(&self) -> &std::path::Path {
         self.lock.path()

@@ -12,5 +12,5 @@ pub mod secret_names;
 pub mod secret_store;
 pub mod secrets;
 
-pub use boot::{Host, HostBootOptions, HostError, SecretSource, build_host};
+pub use boot::{Host, HostBootOptions, HostError, ScheduleLoop, SecretSource, build_host};
 pub use paths::HostPaths;

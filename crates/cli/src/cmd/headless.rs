@@ -140,6 +140,17 @@ pub fn boot(
     open_door: bool,
     door_port: Option<u16>,
 ) -> Result<Host, u8> {
+    boot_with(common, out, open_door, door_port, false)
+}
+
+/// [`boot`], running the schedules when `run_schedules` (`serve` only).
+pub fn boot_with(
+    common: &Common,
+    out: &Out,
+    open_door: bool,
+    door_port: Option<u16>,
+    run_schedules: bool,
+) -> Result<Host, u8> {
     let options = HostBootOptions {
         app_version: env!("FUSEFORKS_VERSION").to_owned(),
         secrets: common.secret_source(),
@@ -148,6 +159,7 @@ pub fn boot(
         log_echo: out.log_echo(),
         os_locale: os_locale(),
         mcp_child_output: out.child_output(),
+        run_schedules,
     };
     build_host(&HostPaths::new(&common.data_dir), options).map_err(|e| {
         out.error(&e);

@@ -1,5 +1,6 @@
 //! `fuseforks-cli schedules --data-dir D [--json]`: every schedule of the village with its
-//! target, recurrence in words, last consumed due time, and its probes with their approval on
+//! target, recurrence in words, next due time (in the process zone, as `serve` computes it),
+//! last consumed due time, and its probes with their approval on
 //! this machine. `fuseforks-cli schedules approve --data-dir D ID [--acceptance] [--yes]`: shows
 //! the exact command line, cwd and village id of a schedule's probe, asks for confirmation on
 //! a terminal (`--yes` for scripts; without a terminal and without `--yes` it refuses), then
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use fuseforks_core::Coded;
 use fuseforks_core::probe::{approval_state, approve_probe};
+use fuseforks_core::schedule::{Clock, SystemClock, next_due};
 use fuseforks_core::village::{
     Recurrence, ScheduleProbe, ScheduledTask, ShelfStore, VillageStore, Weekday,
 };
@@ -125,11 +127,15 @@ fn list(data_dir: &Path, as_json: bool) -> Result<u8, Refusal> {
         .read_village_id()
         .map_err(|e| Refusal::of(exit::BOOT_FAILED, &e))?
         .unwrap_or_default();
-    let zone = jiff::tz::TimeZone::system();
+    // The zone `serve` fires in (`TZ` first, `:` stripped, else the system's); never a guess.
+    let process_zone = fuseforks_host::preflight_view::process_zone()
+        .map_err(|e| Refusal::of(exit::BOOT_FAILED, &e))?;
+    let zone = process_zone.zone().clone();
+    let now_ms = SystemClock.now_ms();
     let rows: Vec<Value> = v
         .schedules
         .iter()
-        .map(|s| row_json(s, &v.shelf, &village_id, &zone))
+        .map(|s| row_json(s, &v.shelf, &village_id, &zone, now_ms))
         .collect();
     if as_json {
         let zone_name = zone.iana_name();
@@ -145,13 +151,20 @@ fn list(data_dir: &Path, as_json: bool) -> Result<u8, Refusal> {
     Ok(exit::OK)
 }
 
-/// One schedule as JSON (the next due time is not computed here).
+/// One schedule as JSON; `nextDue`: the first due instant after now and after the last
+/// consumed one, in the zone (null when disabled).
 fn row_json(
     s: &ScheduledTask,
     shelf: &ShelfStore,
     village_id: &str,
     zone: &jiff::tz::TimeZone,
+    now_ms: i64,
 ) -> Value {
+    let after = s.last_consumed_due_ms.map_or(now_ms, |c| c.max(now_ms));
+    let next_due_ms = s
+        .enabled
+        .then(|| next_due(&s.recurrence, s.created_at_ms, zone, after))
+        .flatten();
     let probe = |p: &ScheduleProbe| {
         json!({
             "command": p.command, "args": p.args, "cwd": p.cwd, "expect": p.expect,
@@ -171,12 +184,14 @@ fn row_json(
         "recurrence": recurrence_words(&s.recurrence),
         "lastConsumedDueMs": s.last_consumed_due_ms,
         "lastConsumed": s.last_consumed_due_ms.and_then(|ms| local_time(ms, zone)),
+        "nextDueMs": next_due_ms,
+        "nextDue": next_due_ms.and_then(|ms| local_time(ms, zone)),
         "probe": s.probe.as_ref().map(probe),
         "acceptance": acceptance,
     })
 }
 
-/// `id  -> target  recurrence  last: …  probe: …  acceptance: …`.
+/// `id  -> target  recurrence  next: …  last: …  probe: …  acceptance: …`.
 fn human_row(row: &Value) -> String {
     let text = |v: &Value| v.as_str().unwrap_or("-").to_owned();
     let probe = |v: &Value| match v.get("approval") {
@@ -189,10 +204,11 @@ fn human_row(row: &Value) -> String {
         ""
     };
     format!(
-        "{}  -> {}  {}  last: {}  probe: {}  acceptance: {}{disabled}",
+        "{}  -> {}  {}  next: {}  last: {}  probe: {}  acceptance: {}{disabled}",
         text(&row["id"]),
         text(&row["to"]),
         text(&row["recurrence"]),
+        text(&row["nextDue"]),
         text(&row["lastConsumed"]),
         probe(&row["probe"]),
         probe(&row["acceptance"]),

@@ -1,13 +1,15 @@
 //! `fuseforks-cli serve …`: starts the start set, opens the door (`--door-port`, or
 //! `mcp_server.json`) and runs until SIGINT / SIGTERM, then closes: door → stop agents and
-//! interrupt their turns (30 s grace from the signal, then the cut) → drop the host. Schedules
-//! join when their issue lands.
+//! interrupt their turns (30 s grace from the signal, then the cut) → drop the host. The
+//! scheduler (`Host::start_schedules`) starts once the start set runs and stops with the door.
 
 use clap::Args;
 use fuseforks_core::events::CoreEvent;
 use fuseforks_core::preflight::HeadlessMode;
 
-use super::headless::{CLOSE_GRACE, Common, boot, close, configure, report_findings, start_agents};
+use super::headless::{
+    CLOSE_GRACE, Common, boot_with, close, configure, report_findings, start_agents,
+};
 use crate::exit;
 use crate::output::Out;
 use crate::signals::{SignalCount, reached};
@@ -40,7 +42,7 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     if *signals.borrow() > 0 {
         return exit::OK;
     }
-    let host = match boot(&args.common, out, true, args.door_port) {
+    let host = match boot_with(&args.common, out, true, args.door_port, true) {
         Ok(h) => h,
         Err(code) => return code,
     };
@@ -67,6 +69,8 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
             None,
         );
     }
+    // After the start set runs: a target not running at its due is consumed as stopped.
+    let schedules = host.start_schedules();
     out.cli(
         "info",
         "SERVING",
@@ -87,6 +91,9 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     );
     if let Some(door) = door {
         door.close().await;
+    }
+    if let Some(schedules) = schedules {
+        schedules.stop().await;
     }
     close(&orchestrator, &mut signals, out, cut_at).await;
     drop(host);

@@ -9,6 +9,7 @@ mod goals;
 mod init;
 mod init_probe;
 mod schedules;
+mod serve_schedules;
 
 use std::process::{Command, Output};
 

@@ -252,6 +252,27 @@ impl Orchestrator {
             .await
     }
 
+    /// A schedule's firing (issue 13): `content` delivered to `to` from System under
+    /// `budget` (one budget for a firing and its acceptance retries), plan waves of the chain
+    /// skipping review when `auto_approve_plans`; waits for the turn's outcome.
+    pub(crate) async fn deliver_scheduled(
+        &self,
+        to: &str,
+        content: &str,
+        budget: Arc<CausalBudget>,
+        auto_approve_plans: bool,
+    ) -> Result<TurnOutcome, CoreError> {
+        let (tx, rx) = oneshot::channel();
+        let route = Route {
+            auto_approve_plans,
+            ..Route::default()
+        };
+        self.inner
+            .deliver(to, Endpoint::System, content, budget, route, Some(tx))
+            .await?;
+        rx.await.map_err(|_| CoreError::NotRunning(to.to_owned()))
+    }
+
     /// The process-wide switch that lets plan waves skip review (headless runs).
     pub fn set_plan_review_bypass(&self, enabled: bool) {
         self.inner.set_plan_bypass(enabled);

@@ -26,6 +26,7 @@ mod preflight;
 mod probes;
 mod round_trip;
 mod schedule_calendar;
+mod schedule_runner;
 mod sessions;
 mod stopping;
 mod tidy;

@@ -23,6 +23,7 @@ fn options(open_door: bool) -> HostBootOptions {
         log_echo: None,
         os_locale: None,
         mcp_child_output: None,
+        run_schedules: false,
     }
 }
 

@@ -17,6 +17,7 @@ fn options() -> HostBootOptions {
         log_echo: None,
         os_locale: None,
         mcp_child_output: None,
+        run_schedules: false,
     }
 }
 

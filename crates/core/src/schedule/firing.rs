@@ -1,0 +1,217 @@
+//! One firing of a schedule, after its consume is on disk: the pre-check probe (anything but
+//! `match` skips the firing), the request from System with the origin marker (and the probe's
+//! extra lines) as a new causal root, then the acceptance probe, re-sending with the output
+//! excerpt on `no_match` up to `maxAttempts`, all under one budget. Log lines carry ids,
+//! counts and outcomes, never the message.
+
+use std::sync::Arc;
+
+use super::runner::{Firing, RunnerConfig};
+use crate::budget::CausalBudget;
+use crate::orchestrator::TurnOutcome;
+use crate::probe::{Outcome, ProbeContext, Report, run_probe};
+use crate::village::{ScheduleProbe, ScheduledTask, SessionMode};
+
+/// How a firing ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FiringReport {
+    /// The schedule.
+    pub id: String,
+    /// Why nothing was delivered (`probe_no_match`, `undeliverable`, …); `None`: delivered.
+    pub skipped: Option<String>,
+    /// Deliveries made (the first one and the acceptance retries).
+    pub deliveries: u8,
+    /// The last acceptance outcome (`None` without an acceptance probe).
+    pub acceptance: Option<Outcome>,
+}
+
+impl FiringReport {
+    fn skipped(id: &str, reason: String) -> Self {
+        Self {
+            id: id.to_owned(),
+            skipped: Some(reason),
+            deliveries: 0,
+            acceptance: None,
+        }
+    }
+}
+
+/// Runs a firing to its end.
+pub(super) async fn fire(config: &RunnerConfig, firing: Firing) -> FiringReport {
+    let task = &firing.task;
+    let ctx = ProbeContext {
+        workspace: &config.workspace,
+        village_id: &config.village_id,
+        shelf: &config.shelf,
+    };
+    let mut appended = None;
+    if let Some(probe) = &task.probe {
+        let report = run_probe(probe, &ctx).await;
+        config.log.line(&format!(
+            "schedule probe: id={} outcome={}",
+            task.id, report.outcome
+        ));
+        if report.outcome != Outcome::Match {
+            let reason = format!("probe_{}", report.outcome);
+            skip(config, &task.id, &reason);
+            return FiringReport::skipped(&task.id, reason);
+        }
+        appended = report.appended_text();
+    }
+    config.log.line(&format!(
+        "schedule fire: id={} target={} due={} session={} auto_approve_plans={}",
+        task.id,
+        task.to,
+        firing.due_ms,
+        session_word(task.session_mode),
+        task.auto_approve_plans
+    ));
+    note_unsupported(config, task);
+    if task.session_mode == SessionMode::Fresh {
+        config.orchestrator.new_conversation();
+    }
+    let budget = CausalBudget::new(config.orchestrator.world().token_budget);
+    let first = request(config, task, appended.as_deref(), None);
+    let mut report = FiringReport {
+        id: task.id.clone(),
+        skipped: None,
+        deliveries: 0,
+        acceptance: None,
+    };
+    if !deliver(config, task, &first, &budget, &mut report).await {
+        return report;
+    }
+    if let Some(acceptance) = &task.acceptance {
+        let max = acceptance.max_attempts.clamp(1, 5);
+        accept(config, task, &acceptance.probe, max, &budget, &mut report).await;
+    }
+    report
+}
+
+/// The acceptance loop: attempt `a` of `max` checks the chain of delivery `a`.
+async fn accept(
+    config: &RunnerConfig,
+    task: &ScheduledTask,
+    probe: &ScheduleProbe,
+    max: u8,
+    budget: &Arc<CausalBudget>,
+    report: &mut FiringReport,
+) {
+    let ctx = ProbeContext {
+        workspace: &config.workspace,
+        village_id: &config.village_id,
+        shelf: &config.shelf,
+    };
+    for attempt in 1..=max {
+        let checked: Report = run_probe(probe, &ctx).await;
+        report.acceptance = Some(checked.outcome);
+        config.log.line(&format!(
+            "acceptance: schedule={} attempt={attempt}/{max} outcome={}",
+            task.id, checked.outcome
+        ));
+        if checked.outcome != Outcome::NoMatch || attempt == max {
+            return;
+        }
+        let retry = request(config, task, None, Some((attempt, max, &checked.excerpt())));
+        if !deliver(config, task, &retry, budget, report).await {
+            return;
+        }
+    }
+}
+
+/// Delivers one request; false (with the report's `skipped` set on the first) when it could
+/// not be delivered or the chain ran out of budget.
+async fn deliver(
+    config: &RunnerConfig,
+    task: &ScheduledTask,
+    text: &str,
+    budget: &Arc<CausalBudget>,
+    report: &mut FiringReport,
+) -> bool {
+    let outcome: Result<TurnOutcome, _> = config
+        .orchestrator
+        .deliver_scheduled(
+            task.to.as_str(),
+            text,
+            Arc::clone(budget),
+            task.auto_approve_plans,
+        )
+        .await;
+    match outcome {
+        Ok(outcome) => {
+            report.deliveries += 1;
+            let state = outcome.state();
+            !matches!(
+                state,
+                crate::orchestrator::PlanTaskState::BudgetExhausted
+                    | crate::orchestrator::PlanTaskState::Interrupted
+            )
+        }
+        Err(e) => {
+            let reason = format!("undeliverable:{}", crate::Coded::code(&e));
+            skip(config, &task.id, &reason);
+            if report.deliveries == 0 {
+                report.skipped = Some(reason);
+            }
+            false
+        }
+    }
+}
+
+/// The request text: the origin marker, the message, the pre-check's extra lines, or an
+/// acceptance retry's excerpt.
+fn request(
+    config: &RunnerConfig,
+    task: &ScheduledTask,
+    appended: Option<&str>,
+    retry: Option<(u8, u8, &str)>,
+) -> String {
+    let lang = config.orchestrator.language();
+    let mut text = lang.pick(
+        format!("[予定タスク {}]\n{}", task.id, task.message),
+        format!("[Scheduled task {}]\n{}", task.id, task.message),
+    );
+    if let Some(extra) = appended {
+        text.push_str(&lang.pick("\n\n事前確認の出力:\n", "\n\nPre-check output:\n"));
+        text.push_str(extra);
+    }
+    if let Some((attempt, max, excerpt)) = retry {
+        text.push_str(&lang.pick(
+            format!("\n\n後判定が通りませんでした（{attempt}/{max} 回目）。出力:\n{excerpt}"),
+            format!(
+                "\n\nThe acceptance check did not pass (attempt {attempt}/{max}). Its output:\n{excerpt}"
+            ),
+        ));
+    }
+    text
+}
+
+/// `summarizeAfter` and the default verifier have no hook in the orchestrator yet: said once
+/// per firing, so that nobody believes they ran.
+fn note_unsupported(config: &RunnerConfig, task: &ScheduledTask) {
+    if task.summarize_after {
+        config.log.line(&format!(
+            "schedule option: id={} summarizeAfter=not_supported_yet",
+            task.id
+        ));
+    }
+    if task.auto_approve_plans && config.orchestrator.world().default_verifier.is_some() {
+        config.log.line(&format!(
+            "schedule option: id={} defaultVerifier=not_supported_yet",
+            task.id
+        ));
+    }
+}
+
+fn session_word(mode: SessionMode) -> &'static str {
+    match mode {
+        SessionMode::Continue => "continue",
+        SessionMode::Fresh => "fresh",
+    }
+}
+
+fn skip(config: &RunnerConfig, id: &str, reason: &str) {
+    config
+        .log
+        .line(&format!("schedule skip: id={id} reason={reason}"));
+}
