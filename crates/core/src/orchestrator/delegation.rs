@@ -186,6 +186,7 @@ pub(crate) async fn delegate(
         chain,
         hop,
         auto_approve_plans: delivery.route.auto_approve_plans,
+        verify_with: delivery.route.verify_with.clone(),
         answer_to: delivery
             .route
             .answer_to

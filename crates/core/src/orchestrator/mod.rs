@@ -83,6 +83,9 @@ pub(crate) struct Route {
     pub hop: u32,
     /// Plan waves caused by this delivery skip review (a schedule's `autoApprovePlans`).
     pub auto_approve_plans: bool,
+    /// Plan waves caused by this delivery have their bundle checked by this agent (a
+    /// schedule's firing with `autoApprovePlans` and the world's `defaultVerifier`).
+    pub verify_with: Option<String>,
     /// Who receives a handed-off answer (the root's sender).
     pub answer_to: Option<Endpoint>,
     /// The conversation apart (a door MCP session) the chain belongs to; `None`: the current one.
@@ -254,17 +257,20 @@ impl Orchestrator {
 
     /// A schedule's firing (issue 13): `content` delivered to `to` from System under
     /// `budget` (one budget for a firing and its acceptance retries), plan waves of the chain
-    /// skipping review when `auto_approve_plans`; waits for the turn's outcome.
+    /// skipping review when `auto_approve_plans` and checked by `verify_with` (an agent id);
+    /// waits for the turn's outcome.
     pub(crate) async fn deliver_scheduled(
         &self,
         to: &str,
         content: &str,
         budget: Arc<CausalBudget>,
         auto_approve_plans: bool,
+        verify_with: Option<String>,
     ) -> Result<TurnOutcome, CoreError> {
         let (tx, rx) = oneshot::channel();
         let route = Route {
             auto_approve_plans,
+            verify_with,
             ..Route::default()
         };
         self.inner

@@ -204,6 +204,71 @@ pub(crate) async fn run_wave(
             elapsed_ms,
         },
     );
+    match &delivery.route.verify_with {
+        Some(verifier) => verify(inner, caller, plan_id, wave, verifier, bundle, delivery).await,
+        None => bundle,
+    }
+}
+
+/// A scheduled chain's default verifier (issue 13): the bundle goes to `verifier` as a normal
+/// request from the planner, and its answer (or a fixed line saying it could not check) is
+/// appended to the bundle. Never blocks the wave beyond the ask timeout.
+async fn verify(
+    inner: &Arc<Inner>,
+    caller: &str,
+    plan_id: &str,
+    wave: u32,
+    verifier: &str,
+    mut bundle: String,
+    delivery: &Delivery,
+) -> String {
+    let lang = inner.language();
+    let request = lang.pick(
+        format!("計画の波 {wave} の結果を確かめてください。最初の行に判定（OK か NG）を書き、理由を続けてください。\n\n{bundle}"),
+        format!("Check the results of plan wave {wave}. Write your verdict (OK or NG) on the first line, then your reasons.\n\n{bundle}"),
+    );
+    let shadow = Delivery {
+        message: delivery.message.clone(),
+        budget: Arc::clone(&delivery.budget),
+        route: super::Route {
+            verify_with: None,
+            ..delivery.route.clone()
+        },
+        reply: None,
+    };
+    let result = if inner.is_running(verifier) {
+        Some(delegate(inner, caller, verifier, &request, &shadow, Via::Plan).await)
+    } else {
+        None
+    };
+    let (outcome, section) = match result {
+        None => (
+            "not_running",
+            lang.pick(
+                "確認されていません（検証役が停止中です）。".to_owned(),
+                "not checked: the verifier is not running.".to_owned(),
+            ),
+        ),
+        Some(Delegated {
+            state: PlanTaskState::Answered,
+            answer: Some(answer),
+            ..
+        }) => ("answered", answer),
+        Some(_) => (
+            "failed",
+            lang.pick(
+                "確認できませんでした（検証役が答えませんでした）。".to_owned(),
+                "not checked: the verifier did not answer.".to_owned(),
+            ),
+        ),
+    };
+    inner.log(&format!(
+        "verifier: plan={plan_id} wave={wave} verifier={verifier} outcome={outcome}"
+    ));
+    bundle.push_str(&lang.pick(
+        format!("### 検証役 ({verifier}): {section}\n"),
+        format!("### verifier ({verifier}): {section}\n"),
+    ));
     bundle
 }
 

@@ -135,6 +135,7 @@ async fn deliver(
             text,
             Arc::clone(budget),
             task.auto_approve_plans,
+            verifier(config, task),
         )
         .await;
     match outcome {
@@ -186,8 +187,8 @@ fn request(
     text
 }
 
-/// `summarizeAfter` and the default verifier have no hook in the orchestrator yet: said once
-/// per firing, so that nobody believes they ran.
+/// `summarizeAfter` has no hook in the orchestrator yet: said once per firing, so that nobody
+/// believes it ran.
 fn note_unsupported(config: &RunnerConfig, task: &ScheduledTask) {
     if task.summarize_after {
         config.log.line(&format!(
@@ -195,12 +196,20 @@ fn note_unsupported(config: &RunnerConfig, task: &ScheduledTask) {
             task.id
         ));
     }
-    if task.auto_approve_plans && config.orchestrator.world().default_verifier.is_some() {
-        config.log.line(&format!(
-            "schedule option: id={} defaultVerifier=not_supported_yet",
-            task.id
-        ));
+}
+
+/// The agent that checks the bundles of the chain's plan waves: the world's `defaultVerifier`,
+/// for a schedule that lets its plans run unreviewed (`autoApprovePlans`).
+fn verifier(config: &RunnerConfig, task: &ScheduledTask) -> Option<String> {
+    if !task.auto_approve_plans {
+        return None;
     }
+    config
+        .orchestrator
+        .world()
+        .default_verifier
+        .as_ref()
+        .map(ToString::to_string)
 }
 
 fn session_word(mode: SessionMode) -> &'static str {
