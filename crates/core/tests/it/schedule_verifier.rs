@@ -1,8 +1,8 @@
 //! The default verifier of a scheduled chain (issue 13) in virtual time over a real
 //! orchestrator and the stub LLM: a firing with `autoApprovePlans` whose target plans one wave
 //! sends the bundle to the world's `defaultVerifier` and hands its verdict back to the planner;
-//! no verifier without `defaultVerifier`, a fixed line when the verifier is not running, and
-//! none for a wave outside a firing.
+//! no verifier without `defaultVerifier`, a fixed line when the verifier is not running or
+//! cannot answer, and none for a wave outside a firing.
 
 use std::sync::Arc;
 
@@ -32,9 +32,9 @@ struct Setup {
 }
 
 impl Setup {
-    /// `a1` connected to `b2` and `c3`; `v9` the world's default verifier when `verifier`,
-    /// started when `start_verifier`; a daily schedule with `autoApprovePlans` to `a1`.
-    async fn new(verifier: bool, start_verifier: bool) -> Self {
+    /// `a1` connected to `b2` and `c3`; `verifier` the world's default verifier, `v9` started
+    /// when `start_verifier`; a daily schedule with `autoApprovePlans` to `a1`.
+    async fn new(verifier: Option<&str>, start_verifier: bool) -> Self {
         let stub = StubServer::start(Vec::new()).await;
         let v = Village::new(WIRE, stub.base_url(), Some(1_000_000));
         let store = v.store();
@@ -48,9 +48,7 @@ impl Setup {
         world.agents[0]
             .connected_agents
             .push(AgentId::new("c3").unwrap());
-        if verifier {
-            world.default_verifier = Some(AgentId::new("v9").unwrap());
-        }
+        world.default_verifier = verifier.map(|id| AgentId::new(id).unwrap());
         store.save_world(&world).unwrap();
         let schedule = json!([{
             "id": "s1", "to": "a1", "message": "Tidy the notes.",
@@ -122,7 +120,7 @@ fn script(s: &Setup, rest: &[&str]) {
 
 #[tokio::test]
 async fn the_default_verifier_checks_a_fired_wave_and_the_planner_reads_its_verdict() {
-    let s = Setup::new(true, true).await;
+    let s = Setup::new(Some("v9"), true).await;
     script(&s, &[VERDICT, "all done"]);
     let report = s.fire().await;
     assert_eq!(report.skipped, None, "{report:?}");
@@ -151,7 +149,7 @@ async fn the_default_verifier_checks_a_fired_wave_and_the_planner_reads_its_verd
 
 #[tokio::test]
 async fn without_a_default_verifier_no_verifier_is_asked() {
-    let s = Setup::new(false, true).await;
+    let s = Setup::new(None, true).await;
     script(&s, &["all done"]);
     let report = s.fire().await;
     assert_eq!(report.skipped, None, "{report:?}");
@@ -164,7 +162,7 @@ async fn without_a_default_verifier_no_verifier_is_asked() {
 
 #[tokio::test]
 async fn a_verifier_not_running_leaves_a_fixed_line_and_never_blocks_the_wave() {
-    let s = Setup::new(true, false).await;
+    let s = Setup::new(Some("v9"), false).await;
     script(&s, &["all done"]);
     let report = s.fire().await;
     assert_eq!(report.skipped, None, "{report:?}");
@@ -185,7 +183,7 @@ async fn a_verifier_not_running_leaves_a_fixed_line_and_never_blocks_the_wave() 
 
 #[tokio::test]
 async fn a_wave_outside_a_firing_has_no_verifier() {
-    let s = Setup::new(true, true).await;
+    let s = Setup::new(Some("v9"), true).await;
     script(&s, &["all done"]);
     s.orch
         .deliver_and_wait("a1", Endpoint::User, "plan it")
@@ -195,4 +193,28 @@ async fn a_wave_outside_a_firing_has_no_verifier() {
     assert_eq!(bodies.len(), 4, "plan, two parts, planner");
     assert!(!bodies.iter().any(|b| b.contains(INSTRUCTION)));
     assert!(!s.v.log().contains("verifier: plan="), "{}", s.v.log());
+}
+
+#[tokio::test]
+async fn a_verifier_that_cannot_answer_leaves_a_fixed_line() {
+    // The planner as its own verifier: a request back into the waiting chain is refused.
+    let s = Setup::new(Some("a1"), true).await;
+    script(&s, &["all done"]);
+    let report = s.fire().await;
+    assert_eq!(report.skipped, None, "{report:?}");
+    let bodies = s.bodies();
+    assert_eq!(bodies.len(), 4, "plan, two parts, planner");
+    assert!(
+        bodies
+            .last()
+            .unwrap()
+            .contains("### verifier (a1): not checked: the verifier did not answer."),
+        "{}",
+        bodies.last().unwrap()
+    );
+    assert!(
+        s.v.log().contains("wave=1 verifier=a1 outcome=failed"),
+        "{}",
+        s.v.log()
+    );
 }
