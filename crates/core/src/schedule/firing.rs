@@ -85,7 +85,26 @@ pub(super) async fn fire(config: &RunnerConfig, firing: Firing) -> FiringReport 
         let max = acceptance.max_attempts.clamp(1, 5);
         accept(config, task, &acceptance.probe, max, &budget, &mut report).await;
     }
+    if task.summarize_after {
+        summarize(config, task, &budget).await;
+    }
     report
+}
+
+/// `summarizeAfter`: one summary call after the chain, under the firing's budget; a failure
+/// is logged and the firing still counts.
+async fn summarize(config: &RunnerConfig, task: &ScheduledTask, budget: &Arc<CausalBudget>) {
+    let to = task.to.as_str();
+    match config.orchestrator.summarize_agent(to, budget).await {
+        Ok(done) => config.log.line(&format!(
+            "summary: agent={to} covers={} chars={}",
+            done.covers, done.chars
+        )),
+        Err(reason) => config.log.line(&format!(
+            "summary failed: agent={to} schedule={} reason={reason}",
+            task.id
+        )),
+    }
 }
 
 /// The acceptance loop: attempt `a` of `max` checks the chain of delivery `a`.
@@ -189,12 +208,6 @@ fn request(
 /// `summarizeAfter` and the default verifier have no hook in the orchestrator yet: said once
 /// per firing, so that nobody believes they ran.
 fn note_unsupported(config: &RunnerConfig, task: &ScheduledTask) {
-    if task.summarize_after {
-        config.log.line(&format!(
-            "schedule option: id={} summarizeAfter=not_supported_yet",
-            task.id
-        ));
-    }
     if task.auto_approve_plans && config.orchestrator.world().default_verifier.is_some() {
         config.log.line(&format!(
             "schedule option: id={} defaultVerifier=not_supported_yet",
