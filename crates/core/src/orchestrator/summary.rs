@@ -1,7 +1,8 @@
 //! `summarizeAfter` (issue 13): after a schedule's chain, one model call through the target
 //! agent's own template asks for a concise summary of its exchanges in the current
 //! conversation (no tools, the firing's budget, an `intent` record before and a `turn` record
-//! after like any paid call), then a `summary` record covering up to the last history record.
+//! after like any paid call) over what the agent's window holds, then a `summary` record
+//! covering up to the last history record.
 //! History restore puts the latest summary in place of what it covers, as one leading
 //! exchange (a fixed user line, the summary as the assistant's reply): the system prompt stays
 //! byte-identical, and the next request is shorter.
@@ -106,7 +107,11 @@ impl Orchestrator {
             .history(&session)
             .map_err(|e| format!("store:{}", e.code()))?;
         let covers = records.last().map(|(seq, _)| *seq).ok_or("nothing")?;
-        let history = history_from_records(&records, agent_id, language);
+        let mut history = history_from_records(&records, agent_id, language);
+        // What the agent itself reads (its window), so the call stays bounded.
+        while history.len() > super::agent::HISTORY_TURNS {
+            history.pop_front();
+        }
         if history.is_empty() {
             return Err("nothing".into());
         }
