@@ -157,6 +157,9 @@ async fn a_firing_with_summarize_after_makes_one_summary_call_and_the_next_turn_
         "{log}"
     );
     assert!(!log.contains("not_supported_yet"), "{log}");
+    // Recorded like any paid call: its `intent` is closed by its `turn` record.
+    let store = s.orch.sessions().unwrap();
+    assert_eq!(crate::orch_support::unknown_calls(store), 0);
     assert!(
         !log.contains("the notes were tidied"),
         "the summary reached the log"
