@@ -205,8 +205,8 @@ fn request(
     text
 }
 
-/// `summarizeAfter` and the default verifier have no hook in the orchestrator yet: said once
-/// per firing, so that nobody believes they ran.
+/// The default verifier has no hook in the orchestrator yet: said once
+/// per firing, so that nobody believes it ran.
 fn note_unsupported(config: &RunnerConfig, task: &ScheduledTask) {
     if task.auto_approve_plans && config.orchestrator.world().default_verifier.is_some() {
         config.log.line(&format!(
