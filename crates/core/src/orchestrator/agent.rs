@@ -12,7 +12,7 @@ use super::{Delivery, Inner, TurnControl, TurnOutcome};
 use crate::llm::Usage;
 use crate::mcp::{McpConnections, McpContext};
 use crate::prompt::RosterEntry;
-use crate::sessions::{Record, TurnStop};
+use crate::sessions::TurnStop;
 use crate::village::Language;
 
 /// Exchanges an agent keeps in its prompt history.
@@ -74,6 +74,10 @@ pub(crate) async fn run(
         }
         // A conversation apart (a door session) has its own history and records.
         let apart = delivery.route.conversation;
+        // A summary was stored since the last turn: the history now starts with it.
+        if apart.is_none() && inner.conversations().take_reload(&agent_id) {
+            history = restore_history(&inner, &agent_id);
+        }
         // Held for the whole turn: its records stay in one stored conversation even if the
         // conversation closes meanwhile.
         let turn_in = apart.map(|key| inner.conversations().enter(key));
@@ -99,24 +103,14 @@ pub(crate) async fn run(
     mcp.close(&control.abort).await;
 }
 
-/// The last exchanges of this agent in the current conversation.
+/// The last exchanges of this agent in the current conversation (its latest summary first,
+/// in place of what it covers).
 fn restore_history(inner: &Inner, agent_id: &str) -> VecDeque<Exchange> {
     let (Some(store), Some(session)) = (inner.sessions(), inner.current_session()) else {
         return VecDeque::new();
     };
-    let mut out: VecDeque<Exchange> = store
-        .history(&session)
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|(_, r)| match r {
-            Record::Exchange {
-                agent_id: a,
-                sent,
-                replied,
-            } if a == agent_id => Some(Exchange { sent, replied }),
-            _ => None,
-        })
-        .collect();
+    let records = store.history(&session).unwrap_or_default();
+    let mut out = super::summary::history_from_records(&records, agent_id, inner.language());
     while out.len() > HISTORY_TURNS {
         out.pop_front();
     }

@@ -13,6 +13,7 @@ mod plan;
 mod repeat_guard;
 mod square;
 mod stopping;
+mod summary;
 mod turn;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

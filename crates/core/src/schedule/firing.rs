@@ -66,7 +66,6 @@ pub(super) async fn fire(config: &RunnerConfig, firing: Firing) -> FiringReport 
         session_word(task.session_mode),
         task.auto_approve_plans
     ));
-    note_unsupported(config, task);
     if task.session_mode == SessionMode::Fresh {
         config.orchestrator.new_conversation();
     }
@@ -85,7 +84,26 @@ pub(super) async fn fire(config: &RunnerConfig, firing: Firing) -> FiringReport 
         let max = acceptance.max_attempts.clamp(1, 5);
         accept(config, task, &acceptance.probe, max, &budget, &mut report).await;
     }
+    if task.summarize_after {
+        summarize(config, task, &budget).await;
+    }
     report
+}
+
+/// `summarizeAfter`: one summary call after the chain, under the firing's budget; a failure
+/// is logged and the firing still counts.
+async fn summarize(config: &RunnerConfig, task: &ScheduledTask, budget: &Arc<CausalBudget>) {
+    let to = task.to.as_str();
+    match config.orchestrator.summarize_agent(to, budget).await {
+        Ok(done) => config.log.line(&format!(
+            "summary: agent={to} covers={} chars={}",
+            done.covers, done.chars
+        )),
+        Err(reason) => config.log.line(&format!(
+            "summary failed: agent={to} schedule={} reason={reason}",
+            task.id
+        )),
+    }
 }
 
 /// The acceptance loop: attempt `a` of `max` checks the chain of delivery `a`.
@@ -185,17 +203,6 @@ fn request(
         ));
     }
     text
-}
-
-/// `summarizeAfter` has no hook in the orchestrator yet: said once per firing, so that nobody
-/// believes it ran.
-fn note_unsupported(config: &RunnerConfig, task: &ScheduledTask) {
-    if task.summarize_after {
-        config.log.line(&format!(
-            "schedule option: id={} summarizeAfter=not_supported_yet",
-            task.id
-        ));
-    }
 }
 
 /// The agent that checks the bundles of the chain's plan waves: the world's `defaultVerifier`,

@@ -27,6 +27,7 @@ mod probes;
 mod round_trip;
 mod schedule_calendar;
 mod schedule_runner;
+mod schedule_summary;
 mod schedule_verifier;
 mod sessions;
 mod stopping;

@@ -390,7 +390,7 @@ async fn session_mode_fresh_fires_into_a_new_conversation_and_continue_keeps_it(
     let mut schedule = daily("s1");
     schedule["sessionMode"] = json!("fresh");
     schedule["summarizeAfter"] = json!(true);
-    let s = Setup::new(schedule, 3, true).await;
+    let s = Setup::new(schedule, 4, true).await;
     let first = s
         .orch
         .deliver_and_wait("a1", Endpoint::User, "hello")
@@ -405,7 +405,7 @@ async fn session_mode_fresh_fires_into_a_new_conversation_and_continue_keeps_it(
     assert_ne!(fired, first, "fresh: a new conversation");
     let log = s.v.log();
     assert!(log.contains("session=fresh"), "{log}");
-    assert!(log.contains("schedule option: id=s1 summarizeAfter=not_supported_yet"));
+    assert!(log.contains("summary: agent=a1 covers="), "{log}");
     // `continue` (the default): the current conversation.
     write_schedules(&s.v, &json!([daily("s2")]));
     let firing = runner.tick().pop().unwrap();
