@@ -293,10 +293,19 @@ fn approve(
         .store
         .village_id()
         .map_err(|e| Refusal::of(exit::BOOT_FAILED, &e))?;
-    let cwd = probe.cwd.as_ref().map_or_else(
-        || format!("{} (the workspace)", v.store.workspace().display()),
-        |c| v.store.workspace().join(c).display().to_string(),
-    );
+    // What is shown is what runs: no hidden characters, the folder's real path.
+    let cwd = fuseforks_core::probe::plain_cwd(probe, v.store.workspace())
+        .map_err(|why| {
+            Refusal(
+                exit::USAGE,
+                "PROBE_NOT_PLAIN",
+                format!("the {what} of schedule {id} cannot be approved: {why}"),
+                Some("edit schedules.json: the command and its arguments without control characters, cwd as a real folder path (no symlink, no ..)".into()),
+            )
+        })?
+        .display()
+        .to_string()
+        + if probe.cwd.is_none() { " (the workspace)" } else { "" };
     let shown = format!(
         "schedule:   {id} ({what})\ncommand:    {}\ncwd:        {cwd}\nvillage id: {village_id}\n",
         command_line(probe)

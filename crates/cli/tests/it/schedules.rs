@@ -12,6 +12,7 @@ use crate::{cli, stderr, stdout};
 fn village_with_schedules() -> (TempDataDir, String) {
     let data = TempDataDir::new();
     stub_village("http://127.0.0.1:9/v1").write(&data);
+    std::fs::create_dir_all(data.workspace().join("sub")).unwrap();
     let schedules = json!([
         {"id": "s1", "to": "rec", "message": "morning", "createdAtMs": 0,
          "recurrence": {"kind": "daily", "hour": 9, "minute": 5},
@@ -225,5 +226,43 @@ fn on_a_terminal_approve_asks_and_takes_the_answer() {
     assert_eq!(
         listing(&dir)["schedules"][0]["probe"]["approval"],
         "approved"
+    );
+}
+
+#[test]
+fn approve_refuses_a_probe_with_hidden_characters_or_a_cwd_through_a_symlink() {
+    let data = TempDataDir::new();
+    stub_village("http://127.0.0.1:9/v1").write(&data);
+    std::os::unix::fs::symlink(data.data_dir(), data.workspace().join("linkout")).unwrap();
+    let schedules = json!([
+        {"id": "hid", "to": "rec", "message": "m", "createdAtMs": 0,
+         "recurrence": {"kind": "daily", "hour": 9, "minute": 5},
+         "probe": {"command": "sh", "args": ["-c", "echo ok\u{1b}]0; touch PWNED;\u{7}"], "expect": "ok"}},
+        {"id": "link", "to": "rec", "message": "m", "createdAtMs": 0,
+         "recurrence": {"kind": "daily", "hour": 9, "minute": 5},
+         "probe": {"command": "true", "cwd": "linkout", "expect": "ok"}}
+    ]);
+    std::fs::write(
+        data.workspace().join("schedules.json"),
+        serde_json::to_string(&schedules).unwrap(),
+    )
+    .unwrap();
+    let dir = data.data_dir().display().to_string();
+    for id in ["hid", "link"] {
+        let out = cli(&format!("schedules approve --data-dir {dir} {id} --yes"));
+        assert_eq!(out.status.code(), Some(2), "{id}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("[PROBE_NOT_PLAIN]"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(
+            !stdout(&out).contains("PWNED"),
+            "nothing shown as approvable"
+        );
+    }
+    assert!(
+        !data.data_dir().join("probe_approvals.json").exists(),
+        "nothing written"
     );
 }

@@ -108,7 +108,7 @@ pub(super) fn timezone_mismatch(i: &Input<'_>, out: &mut Findings) {
                 Level::Warn,
                 "TIMEZONE_MISMATCH",
                 format!("TZ={value:?} はこの環境で知られた時刻帯ではありません。毎日・毎週の予定の時刻を決められません。"),
-                format!("TZ={value:?} names no time zone known here: daily and weekly schedules cannot be placed in time."),
+                format!("TZ={value:?} names no time zone known here: no schedule can be placed in time, so `serve` does not start the scheduler (nothing fires)."),
                 &ja_fix,
                 &en_fix,
             );

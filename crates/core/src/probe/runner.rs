@@ -54,13 +54,11 @@ pub async fn run_probe(probe: &ScheduleProbe, ctx: &ProbeContext<'_>) -> Report 
 /// Runs a probe without the approval check: for a command the person typed (`ask --accept`).
 /// Spawn from async code on a tokio worker (see [`crate::process`]).
 pub async fn execute_probe(probe: &ScheduleProbe, workspace: &Path) -> Report {
-    let cwd = match &probe.cwd {
-        None => workspace.to_path_buf(),
-        Some(dir) => workspace.join(dir), // an absolute `cwd` replaces the base
+    // Checked at each run: a symlink re-pointed after the approval does not move the probe.
+    let cwd = match super::plain::plain_cwd(probe, workspace) {
+        Ok(cwd) => cwd,
+        Err(why) => return Report::without_run(Outcome::Error, why),
     };
-    if !cwd.is_dir() {
-        return Report::without_run(Outcome::Error, "cwd is not a folder");
-    }
     if probe.command.trim().is_empty() || probe.command.contains('\0') {
         return Report::without_run(Outcome::Error, "the command is empty");
     }
