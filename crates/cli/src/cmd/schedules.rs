@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use fuseforks_core::Coded;
 use fuseforks_core::probe::{approval_state, approve_probe};
-use fuseforks_core::schedule::{Clock, SystemClock, next_due};
+use fuseforks_core::schedule::{Clock, Decision, SystemClock, Timing, decide, next_due};
 use fuseforks_core::village::{
     Recurrence, ScheduleProbe, ScheduledTask, ShelfStore, VillageStore, Weekday,
 };
@@ -165,6 +165,11 @@ fn row_json(
         .enabled
         .then(|| next_due(&s.recurrence, s.created_at_ms, zone, after))
         .flatten();
+    // A due instant owed now (within grace, not consumed): `serve` fires it as it starts.
+    let owed_due_ms = match s.enabled.then(|| decide(Timing::from(s), zone, now_ms)) {
+        Some(Decision::Fire { due_ms }) => Some(due_ms),
+        _ => None,
+    };
     let probe = |p: &ScheduleProbe| {
         json!({
             "command": p.command, "args": p.args, "cwd": p.cwd, "expect": p.expect,
@@ -186,6 +191,7 @@ fn row_json(
         "lastConsumed": s.last_consumed_due_ms.and_then(|ms| local_time(ms, zone)),
         "nextDueMs": next_due_ms,
         "nextDue": next_due_ms.and_then(|ms| local_time(ms, zone)),
+        "owedDueMs": owed_due_ms,
         "probe": s.probe.as_ref().map(probe),
         "acceptance": acceptance,
     })
@@ -203,8 +209,13 @@ fn human_row(row: &Value) -> String {
     } else {
         ""
     };
+    let owed = if row["owedDueMs"].is_i64() {
+        "due now (serve fires it as it starts), then "
+    } else {
+        ""
+    };
     format!(
-        "{}  -> {}  {}  next: {}  last: {}  probe: {}  acceptance: {}{disabled}",
+        "{}  -> {}  {}  next: {owed}{}  last: {}  probe: {}  acceptance: {}{disabled}",
         text(&row["id"]),
         text(&row["to"]),
         text(&row["recurrence"]),

@@ -259,3 +259,37 @@ async fn firings_leave_within_a_second_of_their_due_in_a_real_serve() {
         "{late:?}\n{text}"
     );
 }
+
+#[test]
+fn the_listing_says_a_due_owed_within_grace_fires_at_the_start() {
+    let data = TempDataDir::new();
+    village(&data, "http://127.0.0.1:9", None);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    // Every 10 minutes from 1 minute ago: the due at the anchor's first period is owed.
+    let created = now - 11 * 60_000;
+    write_schedules(
+        &data,
+        &json!([{
+            "id": "s1", "to": "rec", "message": "m",
+            "recurrence": {"kind": "interval", "everyMinutes": 10},
+            "createdAtMs": created
+        }]),
+    );
+    let dir = data.data_dir().display().to_string();
+    let out = listing_in(&dir, "UTC");
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        list["schedules"][0]["owedDueMs"],
+        json!(created + 600_000),
+        "{list}"
+    );
+    let human = crate::cli(&format!("schedules --data-dir {dir}"));
+    assert!(
+        crate::stdout(&human).contains("next: due now"),
+        "{}",
+        crate::stdout(&human)
+    );
+}
