@@ -59,6 +59,10 @@ enum Command {
     Secrets(cmd::secrets::SecretsArgs),
     /// List the schedules with their probes' approval on this machine; `approve` one probe.
     Schedules(cmd::schedules::SchedulesArgs),
+    /// A village at work in one command, no key, no network: founds a demo village, runs one
+    /// request through the engine on the embedded demo model (scripted, not an AI), and says
+    /// what happened.
+    Demo(cmd::demo::DemoArgs),
 }
 
 /// `--events jsonl` seen in the raw arguments (before `--`), so that even argument errors are
@@ -110,6 +114,9 @@ fn main() -> std::process::ExitCode {
         }),
         Command::Serve(args) => with_runtime(&out, |signals| async move {
             cmd::serve::run(&args, &out, signals).await
+        }),
+        Command::Demo(args) => with_runtime(&out, |signals| async move {
+            cmd::demo::run(&args, &out, signals).await
         }),
     };
     std::process::ExitCode::from(code)

@@ -83,6 +83,9 @@ pub enum HostError {
     /// The LLM client (its HTTP stack) could not be built.
     #[error("cannot build the LLM client: {0}")]
     LlmClient(#[source] LlmError),
+    /// The embedded demo model of a `demo` template could not start.
+    #[error(transparent)]
+    DemoModel(#[from] crate::demo::DemoModelError),
 }
 
 impl HostError {
@@ -98,6 +101,7 @@ impl HostError {
             Self::Core(e) => e.code(),
             Self::Log(_) => "LOG_UNAVAILABLE",
             Self::LlmClient(_) => "LLM_CLIENT_FAILED",
+            Self::DemoModel(e) => e.code(),
         }
     }
 }
@@ -116,6 +120,7 @@ impl Coded for HostError {
             Self::Secrets(e) => e.fix(),
             Self::SecretNameCollision(e) => e.fix(),
             Self::Core(e) => e.fix(),
+            Self::DemoModel(e) => e.fix(),
             Self::Log(_) | Self::LlmClient(_) => None,
         }
     }
@@ -133,6 +138,8 @@ pub struct Host {
     pub paths: HostPaths,
     /// The boot options.
     pub options: HostBootOptions,
+    /// The embedded demo models of the village's `demo` templates (stopped on drop).
+    pub demo_models: Vec<crate::demo::DemoModel>,
     lock: VillageLock,
 }
 
@@ -190,6 +197,13 @@ impl Host {
         let stop = CancellationToken::new();
         let task = runner.spawn(stop.clone());
         Some(ScheduleLoop { stop, task })
+    }
+
+    /// Makes every demo model wait `pace` before each answer (`demo --pace-ms`).
+    pub fn set_demo_pace(&self, pace: std::time::Duration) {
+        for model in &self.demo_models {
+            model.set_pace(pace);
+        }
     }
 
     /// The lock file held.
@@ -252,6 +266,9 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         let keys = village_keys(&orchestrator.world(), paths);
         check_secret_names(keys.iter().map(String::as_str))?;
     }
+    let demo_sink: Arc<dyn LogSink> = log.clone();
+    let demo_models =
+        crate::demo::model::start_for_world(&orchestrator.world(), orchestrator.language(), &demo_sink)?;
     // The `session:` line comes from the orchestrator, once the conversation turns are
     // recorded under is known (`ask` starts a new one after the boot).
     Ok(Host {
@@ -260,6 +277,7 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         log,
         paths: paths.clone(),
         options,
+        demo_models,
         lock,
     })
 }

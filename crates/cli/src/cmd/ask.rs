@@ -60,7 +60,7 @@ pub struct AskArgs {
 }
 
 /// Runs `ask`.
-pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
+pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     let message = if args.message == "-" {
         let mut text = String::new();
         if std::io::stdin().read_to_string(&mut text).is_err() || text.trim().is_empty() {
@@ -122,6 +122,27 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
         log: village_log.as_ref(),
     };
     let asking = asked(request, goal_spec(args), *out);
+    let language = report.language;
+    let code = answer_then_close(&orchestrator, asking, signals, out, |outcome| {
+        report_asked(outcome, language, out)
+    })
+    .await;
+    drop(host);
+    code
+}
+
+/// Waits for `asking` while watching the signals, lets `report` say how it ended (before the
+/// close) and give the exit code, then closes the village. The first signal starts the close at
+/// once: every agent stops and its turn is interrupted, recording itself within the grace (or
+/// its call in flight is cut when it runs out); a second one exits without waiting. Shared by
+/// `ask` and `demo`.
+pub(crate) async fn answer_then_close(
+    orchestrator: &Orchestrator,
+    asking: impl std::future::Future<Output = Asked>,
+    mut signals: SignalCount,
+    out: &Out,
+    report: impl FnOnce(Asked) -> u8,
+) -> u8 {
     tokio::pin!(asking);
     // The close, started by the first signal (or after the answer): one deadline for all of it.
     let (mut first_signal, closer) = (signals.clone(), orchestrator.clone());
@@ -143,7 +164,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
                     // Every agent has ended: the answer, if any, is already there.
                     tokio::time::timeout(ANSWER_AFTER_CLOSE, &mut asking)
                         .await
-                        .unwrap_or_else(|_| Asked::Plain(interrupted(&orchestrator)))
+                        .unwrap_or_else(|_| Asked::Plain(interrupted(orchestrator)))
                 }
                 () = reached(&mut signals, 2) => {
                     out.cli("warn", "CLOSE_ABORTED", "exited without waiting: the turn's payment record may be missing", None);
@@ -152,17 +173,16 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
             }
         }
     };
-    let code = report_asked(outcome, report.language, out);
+    let code = report(outcome);
     let signalled = *signals.borrow() > 0;
     match closed {
         Some(all) => report_close(all, out),
         None if signalled => finish_close(closing, &mut signals, out).await,
         None => {
             let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
-            close(&orchestrator, &mut signals, out, cut_at).await;
+            close(orchestrator, &mut signals, out, cut_at).await;
         }
     }
-    drop(host);
     code
 }
 
@@ -195,7 +215,7 @@ fn report_asked(asked: Asked, language: Language, out: &Out) -> u8 {
 }
 
 /// What `ask` waited for: one turn, or a goal loop.
-enum Asked {
+pub(crate) enum Asked {
     Plain(ExternalOutcome),
     Goal(Result<GoalOutcome, fuseforks_core::goal::GoalError>),
 }

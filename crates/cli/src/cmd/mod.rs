@@ -8,3 +8,4 @@ pub mod probe;
 pub mod schedules;
 pub mod secrets;
 pub mod serve;
+pub mod demo;

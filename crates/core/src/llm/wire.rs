@@ -50,6 +50,8 @@ impl Wire {
             Provider::MetaResponses => Self::MetaResponses,
             Provider::PerplexityResponses => Self::PerplexityResponses,
             Provider::Ollama => Self::OllamaNative,
+            // The embedded demo model speaks OpenAI-compatible chat completions.
+            Provider::Demo => Self::OpenAiCompat,
         }
     }
 

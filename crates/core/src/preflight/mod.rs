@@ -154,6 +154,7 @@ const CHECKS: &[(&[&str], Check)] = &[
         &["RECEPTION_TARGETS_OUTSIDE"],
         village::reception_targets_outside,
     ),
+    (&["DEMO_MODEL"], model::demo_model),
 ];
 
 /// Runs every check.

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use super::{Findings, Input, Level, env_var_name, grouped};
 use crate::village::mcp_config::{McpConfig, McpServerEntry};
-use crate::village::{Credential, EndpointProblem, EndpointSecurity};
+use crate::village::{Credential, EndpointProblem, EndpointSecurity, Provider};
 
 /// A start agent's template needs a key the secret store lacks (once per template).
 pub(super) fn template_key_missing(i: &Input<'_>, out: &mut Findings) {
@@ -89,6 +89,32 @@ pub(super) fn template_missing(i: &Input<'_>, out: &mut Findings) {
             format!("Template {template} does not exist (used by {agents})."),
             "world.json の modelTemplateId を存在するテンプレートに直すか、そのテンプレートを足してください。",
             "Point modelTemplateId in world.json at an existing template, or add that template.",
+        );
+    }
+}
+
+/// Start agents think with the embedded demo model (`provider: "demo"`, written only by
+/// `fuseforks-cli demo`): scripted answers, never an AI (once per template, agents listed).
+pub(super) fn demo_model(i: &Input<'_>, out: &mut Findings) {
+    let demo = grouped(i.started.iter().filter_map(|a| {
+        i.world
+            .template(&a.model_template_id)
+            .filter(|t| t.provider() == Provider::Demo)
+            .map(|t| (t.id.as_str(), a.id.as_str()))
+    }));
+    for (template, agents) in &demo {
+        let agents = agents.join(", ");
+        out.add(
+            Level::Info,
+            "DEMO_MODEL",
+            format!(
+                "テンプレート {template} はデモモデルです（台本どおりに答えるだけで、AI ではありません。個体: {agents}）。"
+            ),
+            format!(
+                "Template {template} is the demo model — scripted, not an AI (agents: {agents})."
+            ),
+            "本物の村は `fuseforks-cli init` で作るか、world.json の modelTemplates[] を本物のモデルに向けてください。",
+            "Found a real village with `fuseforks-cli init`, or point modelTemplates[] of world.json at a real model.",
         );
     }
 }

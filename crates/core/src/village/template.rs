@@ -29,11 +29,15 @@ pub enum Provider {
     /// Ollama's native `/api/chat`. Not a value the original knows: a village using it cannot
     /// be opened by the original (see docs/decisions/0004-llm-layer.md).
     Ollama,
+    /// The embedded demo model of `fuseforks-cli demo`: a scripted OpenAI-compatible server
+    /// inside our own process, on loopback only (never an AI). Only `demo` writes it; the
+    /// original does not know the value.
+    Demo,
 }
 
 impl Provider {
     /// Every provider, in the reference's order.
-    pub const ALL: [Provider; 8] = [
+    pub const ALL: [Provider; 9] = [
         Self::OpenAiCompat,
         Self::Anthropic,
         Self::Gemini,
@@ -42,6 +46,7 @@ impl Provider {
         Self::MetaResponses,
         Self::PerplexityResponses,
         Self::Ollama,
+        Self::Demo,
     ];
 
     /// The spelling in `world.json`.
@@ -55,6 +60,7 @@ impl Provider {
             Self::MetaResponses => "meta_responses",
             Self::PerplexityResponses => "perplexity_responses",
             Self::Ollama => "ollama",
+            Self::Demo => "demo",
         }
     }
 
@@ -297,7 +303,18 @@ impl ModelTemplate {
     /// plain `http` only to loopback (`127.0.0.0/8`, `::1`, `localhost`) unless
     /// `allowInsecureHttp`. A village with a bad endpoint still opens (so that it can be fixed);
     /// `check`/`ask`/`serve` and the LLM client refuse to use the template.
+    /// A `demo` template must be plain `http` to loopback (`allowInsecureHttp` ignored): the
+    /// demo model never leaves this machine.
     pub fn endpoint_security(&self) -> Result<EndpointSecurity, EndpointProblem> {
+        if self.provider() == Provider::Demo {
+            return match endpoint_security(&self.base_url, false) {
+                Ok(EndpointSecurity::Loopback) => Ok(EndpointSecurity::Loopback),
+                Ok(_) | Err(EndpointProblem::Insecure { .. }) => Err(EndpointProblem::Invalid {
+                    why: "of a demo template must be http://127.0.0.1:<port>/v1: the demo model never leaves this machine".into(),
+                }),
+                Err(other) => Err(other),
+            };
+        }
         endpoint_security(&self.base_url, self.allow_insecure_http)
     }
 }
@@ -506,6 +523,28 @@ mod tests {
         );
         assert!(back.allow_insecure_http);
         assert_eq!(serde_json::to_value(&back).unwrap(), v);
+    }
+
+    #[test]
+    fn a_demo_template_never_leaves_loopback() {
+        let id = TemplateId::new("demo").unwrap();
+        let mut t = ModelTemplate::new(id, "Demo", "http://127.0.0.1:4100/v1", "demo");
+        t.provider = Some(Provider::Demo);
+        assert_eq!(t.endpoint_security(), Ok(EndpointSecurity::Loopback));
+        t.allow_insecure_http = true;
+        for url in [
+            "http://192.168.1.5:4100/v1",
+            "https://api.openai.com/v1",
+            "https://127.0.0.1:4100/v1",
+        ] {
+            t.base_url = url.into();
+            let problem = t.endpoint_security().unwrap_err();
+            assert_eq!(problem.code(), "ENDPOINT_INVALID", "{url}");
+            assert!(problem.to_string().contains("demo"), "{problem}");
+        }
+        t.provider = Some(Provider::OpenAiCompat);
+        t.base_url = "http://192.168.1.5:4100/v1".into();
+        assert_eq!(t.endpoint_security(), Ok(EndpointSecurity::InsecureAllowed));
     }
 
     #[test]
