@@ -13,6 +13,8 @@ use crate::output::Out;
 
 const EXAMPLES: &str = "\
 Examples:
+  Watch a village work, with no key and no network (scripted demo model, not an AI):
+    fuseforks-cli demo
   Found a village with an OpenAI template, in English:
     fuseforks-cli init --data-dir ~/villages/demo --language en --provider openai
   Or for a model server on this machine (OpenAI-compatible, no key):

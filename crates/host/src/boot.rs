@@ -267,8 +267,11 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         check_secret_names(keys.iter().map(String::as_str))?;
     }
     let demo_sink: Arc<dyn LogSink> = log.clone();
-    let demo_models =
-        crate::demo::model::start_for_world(&orchestrator.world(), orchestrator.language(), &demo_sink)?;
+    let demo_models = crate::demo::model::start_for_world(
+        &orchestrator.world(),
+        orchestrator.language(),
+        &demo_sink,
+    )?;
     // The `session:` line comes from the orchestrator, once the conversation turns are
     // recorded under is known (`ask` starts a new one after the boot).
     Ok(Host {

@@ -120,10 +120,8 @@ fn root(keep: Option<&Path>) -> std::io::Result<PathBuf> {
             let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.subsec_nanos());
-            let dir = std::env::temp_dir().join(format!(
-                "fuseforks-demo-{}-{nanos:09}",
-                std::process::id()
-            ));
+            let dir = std::env::temp_dir()
+                .join(format!("fuseforks-demo-{}-{nanos:09}", std::process::id()));
             let mut builder = std::fs::DirBuilder::new();
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
@@ -215,7 +213,8 @@ impl Demo<'_> {
             }
         }
         let request = request_text(self.language);
-        let asking = async { Asked::Plain(orchestrator.ask_external_detailed(CLIENT, &request).await) };
+        let asking =
+            async { Asked::Plain(orchestrator.ask_external_detailed(CLIENT, &request).await) };
         let mut outcome = None;
         let code = answer_then_close(&orchestrator, asking, signals, out, |asked| match asked {
             Asked::Plain(o) => {
@@ -271,11 +270,14 @@ impl Demo<'_> {
         for (agent, tools) in &facts.tools {
             text.push_str(&format!("  {agent}: {}\n", tools.join(", ")));
         }
-        let file = facts.file.as_ref().map_or_else(
-            || l.pick("（なし）", "(none)"),
-            |f| f.display().to_string(),
-        );
-        text.push_str(&l.pick(format!("書かれたファイル: {file}\n"), format!("File written: {file}\n")));
+        let file = facts
+            .file
+            .as_ref()
+            .map_or_else(|| l.pick("（なし）", "(none)"), |f| f.display().to_string());
+        text.push_str(&l.pick(
+            format!("書かれたファイル: {file}\n"),
+            format!("File written: {file}\n"),
+        ));
         text.push_str(&l.pick("受付の答え:\n", "The reception's answer:\n"));
         for line in answer.lines() {
             text.push_str(&format!("  {line}\n"));

@@ -2,10 +2,10 @@
 
 pub mod ask;
 pub mod check;
+pub mod demo;
 pub mod headless;
 pub mod init;
 pub mod probe;
 pub mod schedules;
 pub mod secrets;
 pub mod serve;
-pub mod demo;

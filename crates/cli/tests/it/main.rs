@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod children;
+mod demo;
 mod door;
 mod errors;
 mod goals;

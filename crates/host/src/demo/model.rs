@@ -168,12 +168,7 @@ pub fn start_for_world(
         if models.iter().any(|m| m.address.port() == port) {
             continue;
         }
-        models.push(DemoModel::start(
-            template.id.as_str(),
-            port,
-            language,
-            log,
-        )?);
+        models.push(DemoModel::start(template.id.as_str(), port, language, log)?);
     }
     Ok(models)
 }

@@ -96,8 +96,8 @@ pub fn next_step(request: &Value, language: Language) -> Step {
             format!("({m}) I wrote {GREETING_FILE} in my work folder."),
         )),
         (Part::Writer, Some(outcome)) => Step::Text(l.pick(
-            format!("（{m}）{GREETING_FILE} を書けませんでした: {outcome}"),
-            format!("({m}) I could not write {GREETING_FILE}: {outcome}"),
+            format!("（{m}）file ツールに {GREETING_FILE} を書くよう頼みました。答え: {outcome}"),
+            format!("({m}) I asked the file tool to write {GREETING_FILE}; it answered: {outcome}"),
         )),
         (Part::Searcher, None) => Step::Call(
             "grep",
@@ -198,7 +198,10 @@ mod tests {
                 let Step::Text(text) = next_step(&request(tools, tool.clone()), l) else {
                     panic!("{name}: no text");
                 };
-                assert!(text.contains(&mark(l)) && text.contains("ok: 3 lines"), "{text}");
+                assert!(
+                    text.contains(&mark(l)) && text.contains("ok: 3 lines"),
+                    "{text}"
+                );
             }
         }
         let Step::Text(none) = next_step(&request(&[], user), Language::En) else {

@@ -89,7 +89,10 @@ pub fn found_demo_village(
     port: u16,
 ) -> Result<FoundingReport, VillageError> {
     for (file, data_dir_is_workspace) in [
-        (HostPaths::new(&layout.root).workspace().join("world.json"), false),
+        (
+            HostPaths::new(&layout.root).workspace().join("world.json"),
+            false,
+        ),
         (layout.root.join("world.json"), false),
     ] {
         if file.exists() {
@@ -106,8 +109,7 @@ pub fn found_demo_village(
     }
     let notes = layout.searcher_dir.join(NOTES_FILE);
     if !notes.exists() {
-        std::fs::write(&notes, notes_text(language))
-            .map_err(|e| write_failed(&notes, e))?;
+        std::fs::write(&notes, notes_text(language)).map_err(|e| write_failed(&notes, e))?;
     }
     add_servants(&store, layout, language, &report)?;
     Ok(report)

@@ -1,0 +1,231 @@
+//! `fuseforks-cli demo` through the binary: the whole engine on the embedded demo model (the
+//! smoke test `.ci/run` runs with the workspace tests), the file written, the turn records,
+//! the summary; a kept village used afterwards by `check` and `ask`; `--keep` at a village
+//! (11), `--gui` (2), a port that cannot be bound (5), Ctrl+C (8, the turn recorded).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use fuseforks_core::sessions::{Record, SessionStore, StoredRecord, TurnRecord};
+use fuseforks_testkit::KillOnDrop;
+
+use crate::headless::{signal_and_wait, wait_for};
+use crate::{stderr, stdout, words};
+
+const MARK: &str = "demo model — scripted, not an AI";
+
+/// The binary on `line`, with its temporary folder in `tmp` and a clean locale.
+fn demo_command(line: &str, tmp: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"));
+    c.args(words(line))
+        .env("TMPDIR", tmp)
+        .env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES");
+    c
+}
+
+fn run(line: &str, tmp: &Path) -> Output {
+    demo_command(line, tmp).output().unwrap()
+}
+
+/// The turn records of every conversation of a village (the process has exited).
+fn turn_records(data_dir: &Path) -> Vec<TurnRecord> {
+    let store = SessionStore::open(&data_dir.join("workspace/sessions.redb")).unwrap();
+    let mut turns = Vec::new();
+    for (session, _) in store.list().unwrap() {
+        for (_, record) in store.records(&session).unwrap() {
+            if let StoredRecord::Known(Record::Turn(t)) = record {
+                turns.push(t);
+            }
+        }
+    }
+    turns
+}
+
+fn log_of(data_dir: &Path) -> String {
+    std::fs::read_to_string(data_dir.join("workspace/fuseforks.log")).unwrap_or_default()
+}
+
+#[test]
+fn the_demo_runs_a_plan_wave_writes_a_file_and_says_what_happened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("kept");
+    let kept = root.display().to_string();
+    let out = run(&format!("demo --keep {kept} --language en"), tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let root = std::fs::canonicalize(&root).unwrap();
+    let file = root.join("work/servant-a/hello.md");
+    for line in [
+        "Who asked whom:\n  fuseforks-cli demo → reception\n  reception → servant-a, servant-b (plan)\n",
+        "Tools used:\n  reception: plan\n  servant-a: file\n  servant-b: grep\n",
+        &format!("File written: {}\n", file.display()),
+        "Turns: 3  Tokens: ",
+        "notes.md:1: Fuseforks keeps a village of AI agents on this machine.",
+        &format!("Village: {}", root.join("village").display()),
+        "fuseforks-cli init --data-dir",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+    assert!(
+        text.matches(MARK).count() >= 4,
+        "every answer is marked: {text}"
+    );
+    assert!(std::fs::read_to_string(&file).unwrap().contains(MARK));
+
+    let data_dir = root.join("village");
+    let turns = turn_records(&data_dir);
+    let mut agents: Vec<&str> = turns.iter().map(|t| t.agent_id.as_str()).collect();
+    agents.sort_unstable();
+    assert_eq!(agents, ["reception", "servant-a", "servant-b"]);
+    for t in &turns {
+        assert_eq!((t.rounds, t.model.as_str()), (2, "demo-scripted"), "{t:?}");
+        assert!(t.prompt > 0 && t.completion > 0, "{t:?}");
+    }
+    let tokens: u64 = turns.iter().map(|t| t.prompt + t.completion).sum();
+    assert!(text.contains(&format!("Tokens: {tokens} ")), "{text}");
+    let log = log_of(&data_dir);
+    assert!(
+        log.contains("demo model: template=demo listening=127.0.0.1:") && log.contains(MARK),
+        "{log}"
+    );
+    assert!(
+        log.contains("plan wave: agent=reception wave=1 tasks=2 to=[servant-a,servant-b]"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_kept_demo_village_is_checked_asked_offline_and_never_founded_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("kept");
+    let (kept, data) = (
+        root.display().to_string(),
+        root.join("village").display().to_string(),
+    );
+    let first = run(&format!("demo --keep {kept}"), tmp.path());
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+
+    let check = run(
+        &format!("check --for ask --data-dir {data} --start batch --secrets env"),
+        tmp.path(),
+    );
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    assert!(
+        stdout(&check).contains("info [DEMO_MODEL] Template demo is the demo model — scripted, not an AI (agents: reception, servant-a, servant-b)."),
+        "{}",
+        stdout(&check)
+    );
+    // The boot starts the demo model of the kept village again: `ask` works offline.
+    let ask = run(
+        &format!("ask --data-dir {data} --start batch --secrets env 'Again, please.'"),
+        tmp.path(),
+    );
+    assert_eq!(ask.status.code(), Some(0), "{}", stderr(&ask));
+    assert!(stdout(&ask).contains(MARK), "{}", stdout(&ask));
+    assert_eq!(turn_records(&root.join("village")).len(), 6);
+
+    let before = fuseforks_testkit::snapshot(&root);
+    for again in [kept.clone(), data.clone()] {
+        let out = run(&format!("demo --keep {again}"), tmp.path());
+        assert_eq!(out.status.code(), Some(11), "{again}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("[VILLAGE_EXISTS]"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(stdout(&out).is_empty());
+    }
+    assert!(
+        fuseforks_testkit::snapshot(&root) == before,
+        "nothing was touched"
+    );
+}
+
+#[test]
+fn gui_is_refused_up_front_and_a_temporary_demo_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gui = run("demo --gui", tmp.path());
+    assert_eq!(gui.status.code(), Some(2));
+    assert!(stderr(&gui).contains("error: [GUI_NOT_AVAILABLE] the web GUI is not built yet"));
+    assert!(stdout(&gui).is_empty());
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "nothing done"
+    );
+
+    let out = run("demo --json --language ja", tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(summary["turns"], 3);
+    assert_eq!(summary["kept"], false);
+    assert_eq!(summary["tools"]["servant-b"], serde_json::json!(["grep"]));
+    assert!(summary["tokens"]["total"].as_u64().unwrap() > 0);
+    assert!(
+        summary["answer"]
+            .as_str()
+            .unwrap()
+            .contains("デモモデル — 台本どおりの応答で、AI ではありません"),
+        "{summary}"
+    );
+    let file = PathBuf::from(summary["fileWritten"].as_str().unwrap());
+    assert!(file.starts_with(std::fs::canonicalize(tmp.path()).unwrap()));
+    assert!(!file.exists(), "the temporary demo is removed");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_port_that_cannot_be_bound_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let out = run(&format!("demo --port {port}"), tmp.path());
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "error: [DEMO_PORT_UNAVAILABLE] the demo model cannot listen on 127.0.0.1:{port}"
+        )) && stderr(&out).contains("Fix: stop what holds port"),
+        "{}",
+        stderr(&out)
+    );
+    drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_the_demo_exits_8_with_the_turn_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("kept");
+    let kept = root.display().to_string();
+    let child = demo_command(&format!("demo --keep {kept} --pace-ms 1500"), tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut demo = KillOnDrop::new(child);
+    let data_dir = root.join("village");
+    wait_for(
+        &data_dir.join("workspace/fuseforks.log"),
+        "turn start: agent=reception",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let out = signal_and_wait(&mut demo, "INT").await;
+    assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("(Interrupted.)\n"),
+        "{}",
+        stdout(&out)
+    );
+    let log = log_of(&data_dir);
+    assert!(log.contains("turn interrupted: agent=reception"), "{log}");
+    let turns = turn_records(&std::fs::canonicalize(&data_dir).unwrap());
+    let reception: Vec<&TurnRecord> = turns.iter().filter(|t| t.agent_id == "reception").collect();
+    assert_eq!(reception.len(), 1, "{turns:?}");
+    assert!(
+        reception[0].prompt > 0,
+        "the paid round is recorded: {turns:?}"
+    );
+}
