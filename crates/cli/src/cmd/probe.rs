@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient};
 use fuseforks_core::llm::{NetworkKind, ProbeOutcome, ProbeReport, probe};
 use fuseforks_core::preflight::{Finding, Level};
-use fuseforks_core::village::{Credential, Language, ModelTemplate, World};
+use fuseforks_core::village::{Credential, Language, ModelTemplate, Provider, World};
 use fuseforks_host::HostPaths;
 use fuseforks_host::boot::secret_store;
 use fuseforks_host::preflight_view::PreflightReport;
@@ -81,6 +81,9 @@ fn targets(
         .model_templates
         .iter()
         .filter(|t| used.contains(t.id.as_str()))
+        // The demo model lives in our own process and starts with the village's boot, never
+        // for `check`: there is nothing to probe (the preflight's DEMO_MODEL says what it is).
+        .filter(|t| t.provider() != Provider::Demo)
         .filter_map(|t| {
             let key = match (&store, t.credential) {
                 (_, Credential::NotRequired) | (None, _) => None,

@@ -118,6 +118,16 @@ fn a_kept_demo_village_is_checked_asked_offline_and_never_founded_over() {
         "{}",
         stdout(&check)
     );
+    let probed = run(
+        &format!("check --for ask --data-dir {data} --start batch --secrets env --probe-endpoints"),
+        tmp.path(),
+    );
+    assert_eq!(probed.status.code(), Some(0), "{}", stdout(&probed));
+    assert!(
+        !stdout(&probed).contains("ENDPOINT_"),
+        "the demo model is not probed: {}",
+        stdout(&probed)
+    );
     // The boot starts the demo model of the kept village again: `ask` works offline.
     let ask = run(
         &format!("ask --data-dir {data} --start batch --secrets env 'Again, please.'"),
