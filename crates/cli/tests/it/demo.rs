@@ -152,6 +152,23 @@ fn a_kept_demo_village_is_checked_asked_offline_and_never_founded_over() {
         fuseforks_testkit::snapshot(&root) == before,
         "nothing was touched"
     );
+
+    // A demo template never leaves loopback: pointed elsewhere, it is refused.
+    let store = fuseforks_core::village::VillageStore::new(root.join("village/workspace"));
+    let mut world = store.load_world().unwrap().value;
+    world.model_templates[0].base_url = "http://192.168.1.5:4100/v1".into();
+    world.model_templates[0].allow_insecure_http = true;
+    store.save_world(&world).unwrap();
+    let refused = run(
+        &format!("check --for ask --data-dir {data} --start batch --secrets env"),
+        tmp.path(),
+    );
+    assert_eq!(refused.status.code(), Some(3), "{}", stdout(&refused));
+    assert!(
+        stdout(&refused).contains("reject [ENDPOINT_INVALID] Template demo: baseUrl of a demo template must be http://127.0.0.1:<port>/v1"),
+        "{}",
+        stdout(&refused)
+    );
 }
 
 #[test]
