@@ -1,5 +1,7 @@
 //! Integration tests of `fuseforks-host`, one binary: the lock, the secret stores and
-//! `build_host`'s refusals (`host`); the door opened from `mcp_server.json` (`door`).
+//! `build_host`'s refusals (`host`); the door opened from `mcp_server.json` (`door`); the
+//! embedded demo model over HTTP (`demo`).
 
+mod demo;
 mod door;
 mod host;
