@@ -1,6 +1,8 @@
 //! The embedded demo model over real HTTP on loopback: a scripted answer with its mark, a body
 //! that is not JSON (400), a body over the cap (413, never read whole), the pace.
 
+#![allow(clippy::unwrap_used)]
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
