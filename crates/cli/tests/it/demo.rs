@@ -226,7 +226,7 @@ async fn ctrl_c_during_the_demo_exits_8_with_the_turn_recorded() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("kept");
     let kept = root.display().to_string();
-    let child = demo_command(&format!("demo --keep {kept} --pace-ms 1500"), tmp.path())
+    let child = demo_command(&format!("demo --keep {kept} --pace-ms 2500"), tmp.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
