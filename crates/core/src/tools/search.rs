@@ -11,7 +11,7 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::{Value, json};
 
-use super::sandbox::WorkDir;
+use super::sandbox::{EntryKind, WorkDir};
 use super::specs::{prop, schema};
 use super::{RunApproval, ToolContext, ToolOutput, bool_arg, cap, str_arg};
 use crate::village::Language;
@@ -25,7 +25,7 @@ const LINE_MAX_BYTES: usize = 1024 * 1024;
 
 /// Runs one `grep` call.
 pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
-    let (jail, pattern, start) = match search_inputs(args, ctx) {
+    let (jail, pattern, start) = match search_inputs(args, ctx, true) {
         Ok(inputs) => inputs,
         Err(out) => return out,
     };
@@ -112,7 +112,7 @@ pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
 
 /// Runs one `fd` call.
 pub fn fd(args: &Value, ctx: &ToolContext) -> ToolOutput {
-    let (jail, pattern, start) = match search_inputs(args, ctx) {
+    let (jail, pattern, start) = match search_inputs(args, ctx, false) {
         Ok(inputs) => inputs,
         Err(out) => return out,
     };
@@ -146,10 +146,11 @@ pub fn fd(args: &Value, ctx: &ToolContext) -> ToolOutput {
 }
 
 /// What both searches start from: the work folder, the required `pattern`, and the existing
-/// folder inside the work folder to search (`path`, default `.`).
+/// folder inside the work folder to search (`path`, default `.`; `grep` also takes a file).
 fn search_inputs<'a>(
     args: &'a Value,
     ctx: &'a ToolContext,
+    files_allowed: bool,
 ) -> Result<(&'a WorkDir, &'a str, PathBuf), ToolOutput> {
     let jail = ctx.jail()?;
     let Some(pattern) = str_arg(args, "pattern") else {
@@ -158,9 +159,18 @@ fn search_inputs<'a>(
         ));
     };
     let given = str_arg(args, "path").unwrap_or(".");
+    // A regular file (not a link: `entry_kind` does not follow it) is searched alone; each file
+    // the walk yields is still opened through the jail's handle.
+    let is_file = matches!(jail.entry_kind(given), Ok(Some(EntryKind::File)));
     let start = jail
         .relative(given)
-        .and_then(|rel| jail.open_dir(&rel).map(|_| jail.root().join(rel)))
+        .and_then(|rel| {
+            if is_file && files_allowed {
+                Ok(jail.root().join(rel))
+            } else {
+                jail.open_dir(&rel).map(|_| jail.root().join(rel))
+            }
+        })
         .map_err(|e| ctx.refused(&e))?;
     Ok((jail, pattern, start))
 }

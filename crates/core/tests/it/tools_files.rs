@@ -125,6 +125,31 @@ async fn grep_fd_diff() {
 }
 
 #[tokio::test]
+async fn grep_takes_a_file_as_its_path_and_refuses_a_link_out() {
+    let agent = Agent::new();
+    std::fs::write(agent.work().join("sub/log.txt"), "ok\nERROR disk\n").unwrap();
+    let one = agent
+        .call("grep", json!({"pattern": "ERROR", "path": "sub/log.txt"}))
+        .await;
+    assert!(
+        one.ok && one.body == "sub/log.txt:2: ERROR disk",
+        "{}",
+        one.body
+    );
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "ERROR outside\n").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        agent.work().join("link.txt"),
+    )
+    .unwrap();
+    let link = agent
+        .call("grep", json!({"pattern": "ERROR", "path": "link.txt"}))
+        .await;
+    assert!(!link.body.contains("outside"), "{}", link.body);
+}
+
+#[tokio::test]
 async fn sd_and_yq_preview_unless_applied() {
     let agent = Agent::new();
     let preview = agent
