@@ -55,6 +55,11 @@ impl DemoLayout {
         }
     }
 
+    /// The servants' work folders' parent (`ROOT/work`).
+    pub fn work_dir(&self) -> &Path {
+        self.writer_dir.parent().unwrap_or(&self.root)
+    }
+
     /// The file the writer is asked to write.
     pub fn greeting(&self) -> PathBuf {
         self.writer_dir.join(GREETING_FILE)

@@ -113,7 +113,10 @@ fn a_port_refused_for_privileges_says_so() {
         denied: true,
     };
     let fix = denied.fix().unwrap();
-    assert!(fix.contains("needs privileges") && fix.contains("1024"), "{fix}");
+    assert!(
+        fix.contains("needs privileges") && fix.contains("1024"),
+        "{fix}"
+    );
     assert!(!fix.contains("stop what holds"), "{fix}");
     let held = DemoModelError::Bind {
         template: "demo".into(),
