@@ -5,6 +5,9 @@
 //! file with `file`, one answers with `grep`; the reception bundles the answers), and prints
 //! what happened. The wait, the signals and the close are `ask`'s (`ask::answer_then_close`):
 //! Ctrl+C gives exit 8 with the turn recorded. `--gui` is refused up front (exit 2).
+//! `--keep DIR` is a new path or an empty plain folder (else exit 11, nothing touched); the
+//! demo model's port is bound before anything is written; a failed set-up removes what the
+//! demo made; an answer without the writer's file exits 6 (the demo is a smoke test).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -576,6 +579,20 @@ fn request_text(language: Language) -> String {
     )
 }
 
+/// Whether `file` is a plain file (not a link) holding the writer's text, which carries the
+/// demo model's mark: the demo did its job. Reads at most 64 KiB.
+fn holds_the_demos_text(file: &Path) -> bool {
+    use std::io::Read;
+    if !std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_file()) {
+        return false;
+    }
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(64 * 1024).read_to_string(&mut text))
+        .is_ok()
+        && (text.contains(DEMO_MARK_EN) || text.contains(DEMO_MARK_JA))
+}
+
 /// What happened, from the events and the stored conversation.
 #[derive(Debug, Default)]
 struct Facts {
@@ -613,7 +630,7 @@ impl Facts {
                 _ => {}
             }
         }
-        facts.file = Some(layout.greeting()).filter(|f| f.is_file());
+        facts.file = Some(layout.greeting()).filter(|f| holds_the_demos_text(f));
         facts.session = orchestrator.current_session();
         let records = facts
             .session
@@ -628,5 +645,32 @@ impl Facts {
             }
         }
         facts
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_writers_own_text_counts_as_the_demos_file() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let ours = tmp.path().join("ours.md");
+        let theirs = tmp.path().join("theirs.md");
+        let link = tmp.path().join("link.md");
+        let dir = tmp.path().join("dir.md");
+        let write =
+            |p: &Path, text: &str| std::fs::write(p, text).unwrap_or_else(|e| panic!("{e}"));
+        write(
+            &ours,
+            &format!("# Hello\n\ndriven by the {DEMO_MARK_EN}.\n"),
+        );
+        write(&theirs, "mine");
+        std::os::unix::fs::symlink(&ours, &link).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+        assert!(holds_the_demos_text(&ours));
+        for not in [&theirs, &link, &dir, &tmp.path().join("missing.md")] {
+            assert!(!holds_the_demos_text(not), "{}", not.display());
+        }
     }
 }

@@ -300,6 +300,15 @@ mod tests {
     }
 
     #[test]
+    fn the_writer_never_overwrites() {
+        let req = request(&["file"], json!({"role": "user", "content": "go"}));
+        let Step::Call(_, args) = next_step(&req, Language::En) else {
+            panic!("no call")
+        };
+        assert_eq!(args["overwrite"], false, "{args}");
+    }
+
+    #[test]
     fn a_long_tool_result_is_quoted_in_part() {
         let long = "x".repeat(QUOTE_CHARS * 2);
         let req = request(&["grep"], json!({"role": "tool", "content": long}));
