@@ -257,7 +257,7 @@ fn village_at(dir: &Path) -> Option<PathBuf> {
         (HostPaths::new(dir).workspace(), dir.to_path_buf()),
         (dir.to_path_buf(), dir.parent().unwrap_or(dir).to_path_buf()),
         (
-            HostPaths::new(&dir.join("village")).workspace(),
+            HostPaths::new(dir.join("village")).workspace(),
             dir.join("village"),
         ),
     ]

@@ -29,6 +29,7 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// template's request timeout ([`super::village::DEMO_REQUEST_TIMEOUT_SECS`]), so that a paced
 /// answer is never cut by it.
 pub const MAX_PACE_MS: u64 = 20_000;
+const _: () = assert!(MAX_PACE_MS + 5_000 <= super::village::DEMO_REQUEST_TIMEOUT_SECS * 1000);
 
 /// Why the demo model could not start.
 #[derive(Debug, thiserror::Error)]
