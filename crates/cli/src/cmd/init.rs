@@ -148,7 +148,7 @@ fn first_template(args: &InitArgs) -> Result<ModelTemplate, Refusal> {
     };
     let security = endpoint_security(base_url, args.allow_insecure_http).map_err(|problem| {
         let fix = match problem {
-            EndpointProblem::Invalid { .. } => {
+            EndpointProblem::Invalid { .. } | EndpointProblem::Demo { .. } => {
                 "give an absolute URL such as https://api.example.com/v1 or http://127.0.0.1:11434/v1"
             }
             EndpointProblem::Insecure { .. } => {

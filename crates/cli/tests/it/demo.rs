@@ -142,7 +142,8 @@ fn a_kept_demo_village_is_checked_asked_offline_and_never_founded_over() {
         let out = run(&format!("demo --keep {again}"), tmp.path());
         assert_eq!(out.status.code(), Some(11), "{again}: {}", stderr(&out));
         assert!(
-            stderr(&out).contains("[VILLAGE_EXISTS]"),
+            stderr(&out).contains("[VILLAGE_EXISTS]")
+                && stderr(&out).contains("Fix: choose another --keep folder"),
             "{}",
             stderr(&out)
         );
@@ -168,6 +169,121 @@ fn a_kept_demo_village_is_checked_asked_offline_and_never_founded_over() {
         stdout(&refused).contains("reject [ENDPOINT_INVALID] Template demo: baseUrl of a demo template must be http://127.0.0.1:<port>/v1"),
         "{}",
         stdout(&refused)
+    );
+    // Loopback spellings the demo model does not serve: refused by the same one rule the boot
+    // uses, with the demo's fix.
+    for url in [
+        "http://[::1]:4100/v1",
+        "http://127.0.0.2:4100/v1",
+        "http://127.1:4100/v1",
+        "http://2130706433:4100/v1",
+        "HTTP://127.0.0.1:4100/v1",
+        "http://localhost:4100/v1",
+        "http://127.0.0.1/v1",
+        "http://127.0.0.1:0/v1",
+        "http://127.0.0.1:4100/v2",
+        "http://127.0.0.1:4100/v1?q=1",
+    ] {
+        let mut world = store.load_world().unwrap().value;
+        world.model_templates[0].base_url = url.into();
+        world.model_templates[0].allow_insecure_http = false;
+        store.save_world(&world).unwrap();
+        let refused = run(
+            &format!("check --for ask --data-dir {data} --start batch --secrets env"),
+            tmp.path(),
+        );
+        let text = stdout(&refused);
+        assert_eq!(refused.status.code(), Some(3), "{url}: {text}");
+        assert!(
+            text.contains("reject [ENDPOINT_INVALID] Template demo:")
+                && text.contains("Write http://127.0.0.1:<port>/v1")
+                && !text.contains("api.openai.com"),
+            "{url}: {text}"
+        );
+    }
+}
+
+#[test]
+fn keep_refuses_a_folder_with_content_or_a_link_and_touches_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full = tmp.path().join("full");
+    std::fs::create_dir_all(full.join("work/servant-a")).unwrap();
+    std::fs::write(full.join("work/servant-a/hello.md"), "mine").unwrap();
+    let target = tmp.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let file = tmp.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let before = fuseforks_testkit::snapshot(tmp.path());
+    for (dir, code) in [
+        (&full, "DEMO_KEEP_NOT_EMPTY"),
+        (&link, "DEMO_KEEP_NOT_FOLDER"),
+        (&file, "DEMO_KEEP_NOT_FOLDER"),
+    ] {
+        let out = run(&format!("demo --keep {}", dir.display()), tmp.path());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(11), "{code}: {err}");
+        assert!(
+            err.contains(&format!("error: [{code}] --keep {}", dir.display()))
+                && err.contains("Fix: ")
+                && err.contains("--keep"),
+            "{err}"
+        );
+        assert!(stdout(&out).is_empty());
+    }
+    assert!(
+        fuseforks_testkit::snapshot(tmp.path()) == before,
+        "nothing was touched"
+    );
+    assert_eq!(
+        std::fs::read_to_string(full.join("work/servant-a/hello.md")).unwrap(),
+        "mine"
+    );
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+
+    // A folder that cannot be made: named, with a fix for --keep.
+    let under_file = file.join("sub");
+    let out = run(&format!("demo --keep {}", under_file.display()), tmp.path());
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "error: [DEMO_FOLDER_FAILED] cannot make the demo's folder {}",
+            under_file.display()
+        )) && stderr(&out).contains("Fix: give --keep a folder you can write"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_port_failure_leaves_nothing_behind_and_a_pace_over_the_timeout_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let new = tmp.path().join("new/deeper");
+    for dir in [&empty, &new] {
+        let out = run(
+            &format!("demo --keep {} --port {port}", dir.display()),
+            tmp.path(),
+        );
+        assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+        assert!(stderr(&out).contains("[DEMO_PORT_UNAVAILABLE]"));
+    }
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0, "still empty");
+    assert!(!tmp.path().join("new").exists(), "what demo made is gone");
+    drop(held);
+
+    let out = run("demo --pace-ms 30000", tmp.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let help = stdout(&run("demo --help", tmp.path()));
+    assert!(help.contains("0 to 20000"), "{help}");
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        1,
+        "only empty/"
     );
 }
 
@@ -198,9 +314,24 @@ fn gui_is_refused_up_front_and_a_temporary_demo_leaves_nothing() {
             .contains("デモモデル — 台本どおりの応答で、AI ではありません"),
         "{summary}"
     );
+    assert_eq!(
+        (&summary["outcome"], &summary["exitCode"]),
+        (&"answered".into(), &0.into())
+    );
     let file = PathBuf::from(summary["fileWritten"].as_str().unwrap());
     assert!(file.starts_with(std::fs::canonicalize(tmp.path()).unwrap()));
     assert!(!file.exists(), "the temporary demo is removed");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+
+    // In text, no path that is already gone.
+    let out = run("demo --language en", tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("File written: hello.md in servant-a's work folder of the temporary village (removed on exit)\n")
+            && text.contains("All 2 servants answered"),
+        "{text}"
+    );
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
 
@@ -254,5 +385,37 @@ async fn ctrl_c_during_the_demo_exits_8_with_the_turn_recorded() {
     assert!(
         reception[0].prompt > 0,
         "the paid round is recorded: {turns:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_with_json_prints_one_json_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("kept");
+    let kept = root.display().to_string();
+    let child = demo_command(
+        &format!("demo --keep {kept} --json --pace-ms 2500"),
+        tmp.path(),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut demo = KillOnDrop::new(child);
+    wait_for(
+        &root.join("village/workspace/fuseforks.log"),
+        "turn start: agent=reception",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let out = signal_and_wait(&mut demo, "INT").await;
+    assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
+    let body: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(body["outcome"], "interrupted", "{body}");
+    assert_eq!(body["exitCode"], 8, "{body}");
+    assert_eq!(body["kept"], true, "{body}");
+    assert!(
+        body["dataDir"].as_str().unwrap().ends_with("kept/village"),
+        "{body}"
     );
 }

@@ -259,6 +259,9 @@ fn problem_fix(problem: &crate::village::EndpointProblem) -> &'static str {
         crate::village::EndpointProblem::Invalid { .. } => {
             "write an absolute URL such as https://api.openai.com/v1 in the template's baseUrl"
         }
+        crate::village::EndpointProblem::Demo { .. } => {
+            "write http://127.0.0.1:<port>/v1 (a free port, 1-65535) in the demo template's baseUrl, or run `fuseforks-cli demo` again for a new demo village"
+        }
         crate::village::EndpointProblem::Insecure { .. } => {
             "use https, or set \"allowInsecureHttp\": true on the template for a model server on your own network"
         }

@@ -62,4 +62,5 @@ pub use template::{
     Credential, DEFAULT_MAX_RESPONSE_BYTES, Effort, EndpointProblem, EndpointSecurity,
     MAX_RESPONSE_BYTES_LIMIT, ModelTemplate, Provider, endpoint_security,
 };
+pub use template::{DEMO_BASE_URL_FORM, demo_port};
 pub use world::World;

@@ -307,13 +307,7 @@ impl ModelTemplate {
     /// demo model never leaves this machine.
     pub fn endpoint_security(&self) -> Result<EndpointSecurity, EndpointProblem> {
         if self.provider() == Provider::Demo {
-            return match endpoint_security(&self.base_url, false) {
-                Ok(EndpointSecurity::Loopback) => Ok(EndpointSecurity::Loopback),
-                Ok(_) | Err(EndpointProblem::Insecure { .. }) => Err(EndpointProblem::Invalid {
-                    why: "of a demo template must be http://127.0.0.1:<port>/v1: the demo model never leaves this machine".into(),
-                }),
-                Err(other) => Err(other),
-            };
+            return demo_port(&self.base_url).map(|_| EndpointSecurity::Loopback);
         }
         endpoint_security(&self.base_url, self.allow_insecure_http)
     }
@@ -339,6 +333,13 @@ pub enum EndpointProblem {
         /// What is wrong (never the URL's user info).
         why: String,
     },
+    /// A `demo` template's `baseUrl` is not exactly `http://127.0.0.1:<port>/v1`
+    /// ([`demo_port`]); code `ENDPOINT_INVALID`.
+    #[error("baseUrl {why}")]
+    Demo {
+        /// What is wrong.
+        why: String,
+    },
     /// Plain `http` to a host that is not loopback, without `allowInsecureHttp`.
     #[error("baseUrl sends the API key in clear text to {host} (plain http)")]
     Insecure {
@@ -351,7 +352,7 @@ impl EndpointProblem {
     /// The stable machine code.
     pub fn code(&self) -> &'static str {
         match self {
-            Self::Invalid { .. } => "ENDPOINT_INVALID",
+            Self::Invalid { .. } | Self::Demo { .. } => "ENDPOINT_INVALID",
             Self::Insecure { .. } => "ENDPOINT_INSECURE",
         }
     }
@@ -393,6 +394,26 @@ pub fn endpoint_security(
         )),
     }
 }
+
+/// The one rule for a `demo` template's `baseUrl`, used by the endpoint rule (`check`, the LLM
+/// client) and by the host's boot that starts the demo model: exactly
+/// `http://127.0.0.1:<port 1..65535>/v1`, compared as written (no other spelling of the
+/// address, no `localhost`, no other path, query or fragment). Gives the port.
+pub fn demo_port(base_url: &str) -> Result<u16, EndpointProblem> {
+    let port = base_url
+        .strip_prefix("http://127.0.0.1:")
+        .and_then(|rest| rest.strip_suffix("/v1"))
+        .and_then(|port| {
+            let parsed = port.parse::<u16>().ok().filter(|p| *p != 0)?;
+            (parsed.to_string() == port).then_some(parsed)
+        });
+    port.ok_or_else(|| EndpointProblem::Demo {
+        why: format!("of a demo template must be {DEMO_BASE_URL_FORM} exactly (port 1-65535): the demo model listens only there and never leaves this machine"),
+    })
+}
+
+/// The form [`demo_port`] accepts, for messages and fixes.
+pub const DEMO_BASE_URL_FORM: &str = "http://127.0.0.1:<port>/v1";
 
 /// `localhost`, `127.0.0.0/8` or `::1` (a host as the URL parser normalised it).
 fn is_loopback(host: &str) -> bool {
@@ -536,12 +557,34 @@ mod tests {
             "http://192.168.1.5:4100/v1",
             "https://api.openai.com/v1",
             "https://127.0.0.1:4100/v1",
+            // Loopback, but not where the demo model listens (or not as the host reads it).
+            "http://[::1]:4100/v1",
+            "http://127.0.0.2:4100/v1",
+            "http://127.1:4100/v1",
+            "http://2130706433:4100/v1",
+            "HTTP://127.0.0.1:4100/v1",
+            "http://localhost:4100/v1",
+            "http://127.0.0.1/v1",
+            "http://127.0.0.1:0/v1",
+            "http://127.0.0.1:04100/v1",
+            "http://127.0.0.1:+4100/v1",
+            "http://127.0.0.1:65536/v1",
+            "http://127.0.0.1:4100/v2",
+            "http://127.0.0.1:4100/v1/",
+            "http://127.0.0.1:4100",
+            "http://127.0.0.1:4100/v1?x=1",
+            "http://127.0.0.1:4100/v1#f",
+            " http://127.0.0.1:4100/v1",
+            "http://user@127.0.0.1:4100/v1",
         ] {
             t.base_url = url.into();
             let problem = t.endpoint_security().unwrap_err();
             assert_eq!(problem.code(), "ENDPOINT_INVALID", "{url}");
             assert!(problem.to_string().contains("demo"), "{problem}");
+            assert_eq!(demo_port(url), Err(problem), "{url}: one rule");
         }
+        assert_eq!(demo_port("http://127.0.0.1:65535/v1"), Ok(65535));
+        assert_eq!(demo_port("http://127.0.0.1:1/v1"), Ok(1));
         t.provider = Some(Provider::OpenAiCompat);
         t.base_url = "http://192.168.1.5:4100/v1".into();
         assert_eq!(t.endpoint_security(), Ok(EndpointSecurity::InsecureAllowed));

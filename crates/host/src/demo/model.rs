@@ -5,7 +5,7 @@
 //! dropped. It reads bodies up to [`MAX_BODY_BYTES`], logs one line when it starts, and never
 //! leaves loopback.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use fuseforks_core::Coded;
 use fuseforks_core::log::LogSink;
-use fuseforks_core::village::{Language, Provider, World};
+use fuseforks_core::village::{Language, Provider, World, demo_port};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -25,8 +25,11 @@ use super::script::{self, DEMO_MARK_EN};
 
 /// The largest request body the demo model reads (a demo conversation is a few KiB).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-/// The longest `--pace-ms` a demo model waits before each answer.
-pub const MAX_PACE: Duration = Duration::from_secs(60);
+/// The longest `--pace-ms` a demo model waits before each answer: well below the demo
+/// template's request timeout ([`super::village::DEMO_REQUEST_TIMEOUT_SECS`]), so that a paced
+/// answer is never cut by it.
+pub const MAX_PACE_MS: u64 = 20_000;
+const _: () = assert!(MAX_PACE_MS + 5_000 <= super::village::DEMO_REQUEST_TIMEOUT_SECS * 1000);
 
 /// Why the demo model could not start.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +43,8 @@ pub enum DemoModelError {
         port: u16,
         /// The OS's reason (its kind, never a path).
         reason: String,
+        /// The OS refused the port for lack of privileges (a port below 1024).
+        denied: bool,
     },
     /// Started outside an async runtime.
     #[error("the demo model needs the async runtime it was started outside of")]
@@ -56,6 +61,11 @@ impl Coded for DemoModelError {
 
     fn fix(&self) -> Option<String> {
         match self {
+            Self::Bind {
+                port, denied: true, ..
+            } => Some(format!(
+                "port {port} needs privileges this user lacks: use a port of 1024 or above (`demo --port N`, or no --port for a free one; in world.json, the demo template's baseUrl)"
+            )),
             Self::Bind { port, .. } => Some(format!(
                 "stop what holds port {port}, or change the port of the demo template's baseUrl in world.json (`demo --port N` for a new demo)"
             )),
@@ -83,13 +93,8 @@ impl DemoModel {
     ) -> Result<Self, DemoModelError> {
         let runtime =
             tokio::runtime::Handle::try_current().map_err(|_| DemoModelError::NoRuntime)?;
-        let bind_error = |e: std::io::Error| DemoModelError::Bind {
-            template: template.to_owned(),
-            port,
-            reason: e.kind().to_string(),
-        };
-        let listener =
-            std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).map_err(bind_error)?;
+        let bind_error = |e: std::io::Error| bind_error(template, port, &e);
+        let listener = reserve(template, port)?;
         listener.set_nonblocking(true).map_err(bind_error)?;
         let address = listener.local_addr().map_err(bind_error)?;
         let listener = {
@@ -134,10 +139,26 @@ impl DemoModel {
         self.address
     }
 
-    /// Waits this long before each answer (`demo --pace-ms`), at most [`MAX_PACE`].
+    /// Waits this long before each answer (`demo --pace-ms`), at most [`MAX_PACE_MS`].
     pub fn set_pace(&self, pace: Duration) {
-        let ms = u64::try_from(pace.min(MAX_PACE).as_millis()).unwrap_or(0);
+        let ms = u64::try_from(pace.as_millis()).map_or(MAX_PACE_MS, |ms| ms.min(MAX_PACE_MS));
         self.pace_ms.store(ms, Ordering::Relaxed);
+    }
+}
+
+/// Binds `127.0.0.1:port` for the demo model of `template` (0: a free port). `demo` calls it
+/// before it writes anything, to refuse a port that cannot be bound up front.
+pub fn reserve(template: &str, port: u16) -> Result<std::net::TcpListener, DemoModelError> {
+    std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+        .map_err(|e| bind_error(template, port, &e))
+}
+
+fn bind_error(template: &str, port: u16, e: &std::io::Error) -> DemoModelError {
+    DemoModelError::Bind {
+        template: template.to_owned(),
+        port,
+        reason: e.kind().to_string(),
+        denied: e.kind() == std::io::ErrorKind::PermissionDenied,
     }
 }
 
@@ -149,7 +170,8 @@ impl Drop for DemoModel {
 }
 
 /// Starts a demo model for each `demo` template of `world` (one per port), for the host's
-/// boot. A template whose `baseUrl` the endpoint rule refuses is skipped: its turns fail with
+/// boot. A template whose `baseUrl` the core's demo rule (`demo_port`, also the endpoint rule
+/// of `check` and of the LLM client) refuses is skipped: its turns fail with
 /// `ENDPOINT_INVALID`, as any template's would.
 pub fn start_for_world(
     world: &World,
@@ -160,9 +182,9 @@ pub fn start_for_world(
     for template in world
         .model_templates
         .iter()
-        .filter(|t| t.provider() == Provider::Demo && t.endpoint_security().is_ok())
+        .filter(|t| t.provider() == Provider::Demo)
     {
-        let Some(port) = loopback_port(&template.base_url) else {
+        let Ok(port) = demo_port(&template.base_url) else {
             continue;
         };
         if models.iter().any(|m| m.address.port() == port) {
@@ -171,20 +193,6 @@ pub fn start_for_world(
         models.push(DemoModel::start(template.id.as_str(), port, language, log)?);
     }
     Ok(models)
-}
-
-/// The port of `http://<loopback>:<port>/…` (127.0.0.1 is where the demo model listens;
-/// `localhost` and other loopback names reach it through the client's resolution).
-fn loopback_port(base_url: &str) -> Option<u16> {
-    let rest = base_url.trim().strip_prefix("http://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    if let Ok(address) = authority.parse::<SocketAddr>() {
-        return (address.ip() == IpAddr::V4(Ipv4Addr::LOCALHOST)).then_some(address.port());
-    }
-    let (host, port) = authority.rsplit_once(':')?;
-    host.eq_ignore_ascii_case("localhost")
-        .then(|| port.parse().ok())
-        .flatten()
 }
 
 /// What the handlers share.
@@ -209,25 +217,18 @@ async fn chat(State(script): State<Arc<Script>>, body: axum::body::Bytes) -> Res
     }
     let serial = script.serial.fetch_add(1, Ordering::Relaxed) + 1;
     let step = script::next_step(&request, script.language);
-    axum::Json(script::completion(&step, &request, body.len(), serial)).into_response()
+    axum::Json(script::completion(
+        &step,
+        &request,
+        body.len(),
+        serial,
+        script.language,
+    ))
+    .into_response()
 }
 
 /// `GET /v1/models`: the one model, for `check --probe-endpoints`.
 async fn models() -> Response {
     axum::Json(json!({"object": "list", "data": [{"id": "demo", "object": "model", "owned_by": DEMO_MARK_EN}]}))
         .into_response()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_a_loopback_port_is_served() {
-        assert_eq!(loopback_port("http://127.0.0.1:4100/v1"), Some(4100));
-        assert_eq!(loopback_port("http://localhost:4100/v1"), Some(4100));
-        assert_eq!(loopback_port("http://192.168.1.2:4100/v1"), None);
-        assert_eq!(loopback_port("https://127.0.0.1:4100/v1"), None);
-        assert_eq!(loopback_port("http://127.0.0.1/v1"), None);
-    }
 }

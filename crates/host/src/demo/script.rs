@@ -79,13 +79,10 @@ pub fn next_step(request: &Value, language: Language) -> Step {
                     format!("Find the lines about agents in {NOTES_FILE} with grep and tell me what they say."))},
             ]}),
         ),
-        (Part::Reception, Some(bundle)) => Step::Text(l.pick(
-            format!("（{m}）二人の答えをまとめました。\n{bundle}"),
-            format!("({m}) Both servants answered; here is the bundle.\n{bundle}"),
-        )),
+        (Part::Reception, Some(bundle)) => Step::Text(bundle_text(&bundle, l)),
         (Part::Writer, None) => Step::Call(
             "file",
-            json!({"op": "write", "path": GREETING_FILE, "overwrite": true, "content": l.pick(
+            json!({"op": "write", "path": GREETING_FILE, "overwrite": false, "content": l.pick(
                 format!("# デモの村からこんにちは\n\n{WRITER_ID} が file ツールで書きました。動かしたのは{m}。\n"),
                 format!("# Hello from the demo village\n\nWritten by {WRITER_ID} with the file tool, driven by the {m}.\n")),
                 "reason": l.pick("あいさつのファイルを書く", "write the greeting file")}),
@@ -115,9 +112,45 @@ pub fn next_step(request: &Value, language: Language) -> Step {
     }
 }
 
+/// The reception's final answer: what really came back from the wave (the plan tool's bundle
+/// has one `### <agent> (<state>)` section per task).
+fn bundle_text(bundle: &str, l: Language) -> String {
+    let m = mark(l);
+    let states: Vec<(&str, &str)> = bundle
+        .lines()
+        .filter_map(|line| {
+            let (agent, state) = line.strip_prefix("### ")?.rsplit_once(" (")?;
+            Some((agent, state.strip_suffix(')')?))
+        })
+        .collect();
+    let missing: Vec<String> = states
+        .iter()
+        .filter(|(_, state)| *state != "answered")
+        .map(|(agent, state)| format!("{agent}: {state}"))
+        .collect();
+    let answered = states.len() - missing.len();
+    if !states.is_empty() && missing.is_empty() {
+        return l.pick(
+            format!("（{m}）{answered} 人とも答えました。まとめです。\n{bundle}"),
+            format!("({m}) All {answered} servants answered; here is the bundle.\n{bundle}"),
+        );
+    }
+    let missing = missing.join(", ");
+    l.pick(
+        format!("（{m}）{} 人のうち {answered} 人が答えました（答えなし: {missing}）。返ってきたものです。\n{bundle}", states.len()),
+        format!("({m}) {answered} of {} servants answered (no answer: {missing}); here is what came back.\n{bundle}", states.len()),
+    )
+}
+
 /// The chat-completions answer for a step, with usage counted by the demo model (a token is
 /// taken as 4 bytes of the request and of the answer).
-pub fn completion(step: &Step, request: &Value, request_bytes: usize, serial: u64) -> Value {
+pub fn completion(
+    step: &Step,
+    request: &Value,
+    request_bytes: usize,
+    serial: u64,
+    language: Language,
+) -> Value {
     let model = request["model"].as_str().unwrap_or("demo");
     let (message, finish, answer_bytes) = match step {
         Step::Text(text) => (
@@ -127,9 +160,14 @@ pub fn completion(step: &Step, request: &Value, request_bytes: usize, serial: u6
         ),
         Step::Call(name, args) => {
             let arguments = args.to_string();
-            let bytes = arguments.len() + name.len();
+            // The wire allows a text beside tool calls: the mark is there too.
+            let text = language.pick(
+                format!("（{}）{name} を呼びます。", mark(language)),
+                format!("({}) Calling {name}.", mark(language)),
+            );
+            let bytes = arguments.len() + name.len() + text.len();
             (
-                json!({"role": "assistant", "content": null, "tool_calls": [{
+                json!({"role": "assistant", "content": text, "tool_calls": [{
                     "id": format!("call_demo_{serial}"), "type": "function",
                     "function": {"name": name, "arguments": arguments}}]}),
                 "tool_calls",
@@ -224,13 +262,50 @@ mod tests {
             .map(|t| t["to"].as_str().unwrap())
             .collect();
         assert_eq!(to, [WRITER_ID, SEARCHER_ID]);
-        let body = completion(&step, &req, 400, 7);
+        let body = completion(&step, &req, 400, 7, Language::En);
+        let content = body["choices"][0]["message"]["content"].as_str().unwrap();
+        assert!(content.contains(DEMO_MARK_EN), "{content}");
         assert_eq!(body["choices"][0]["finish_reason"], "tool_calls");
         assert_eq!(body["usage"]["prompt_tokens"], 100);
         let call = &body["choices"][0]["message"]["tool_calls"][0];
         let parsed: Value =
             serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
         assert_eq!(&parsed, args);
+    }
+
+    #[test]
+    fn the_reception_says_what_really_came_back() {
+        let reply = |bundle: &str, l| {
+            let req = request(&["plan"], json!({"role": "tool", "content": bundle}));
+            let Step::Text(text) = next_step(&req, l) else {
+                panic!("no text")
+            };
+            text
+        };
+        let both = "### servant-a (answered)\nwrote it\n\n### servant-b (answered)\nfound it\n";
+        assert!(reply(both, Language::En).contains("All 2 servants answered"));
+        let one = "### servant-a (undeliverable)\n-\n\n### servant-b (answered)\nfound it\n";
+        let none = "### servant-a (undeliverable)\n-\n\n### servant-b (no_answer)\n-\n";
+        for (bundle, count) in [(one, "1 of 2"), (none, "0 of 2")] {
+            let text = reply(bundle, Language::En);
+            assert!(!text.contains("All ") && !text.contains("Both"), "{text}");
+            assert!(
+                text.contains(&format!("{count} servants answered"))
+                    && text.contains("servant-a: undeliverable"),
+                "{text}"
+            );
+            assert!(reply(bundle, Language::Ja).contains("servant-a: undeliverable"));
+        }
+        assert!(!reply("garbled", Language::En).contains("All "));
+    }
+
+    #[test]
+    fn the_writer_never_overwrites() {
+        let req = request(&["file"], json!({"role": "user", "content": "go"}));
+        let Step::Call(_, args) = next_step(&req, Language::En) else {
+            panic!("no call")
+        };
+        assert_eq!(args["overwrite"], false, "{args}");
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub const SEARCHER_ID: &str = "servant-b";
 pub const TEMPLATE_ID: &str = "demo";
 /// The file the writer writes.
 pub const GREETING_FILE: &str = "hello.md";
+/// The demo template's request timeout (`requestTimeoutSecs`), above the longest pace.
+pub const DEMO_REQUEST_TIMEOUT_SECS: u64 = 30;
 /// The file the searcher greps.
 pub const NOTES_FILE: &str = "notes.md";
 
@@ -53,6 +55,11 @@ impl DemoLayout {
         }
     }
 
+    /// The servants' work folders' parent (`ROOT/work`).
+    pub fn work_dir(&self) -> &Path {
+        self.writer_dir.parent().unwrap_or(&self.root)
+    }
+
     /// The file the writer is asked to write.
     pub fn greeting(&self) -> PathBuf {
         self.writer_dir.join(GREETING_FILE)
@@ -76,7 +83,7 @@ pub fn demo_template(port: u16, language: Language) -> Result<ModelTemplate, Vil
     t.credential = Credential::NotRequired;
     t.input_per_mtok = Some(0.0);
     t.output_per_mtok = Some(0.0);
-    t.request_timeout_secs = 30;
+    t.request_timeout_secs = DEMO_REQUEST_TIMEOUT_SECS;
     t.max_retries = 1;
     Ok(t)
 }

@@ -91,3 +91,38 @@ async fn the_demo_model_answers_by_script_and_bounds_what_it_reads() {
     );
     drop(model);
 }
+
+#[test]
+fn the_longest_pace_stays_below_the_demo_templates_request_timeout() {
+    use fuseforks_host::demo::model::MAX_PACE_MS;
+    use fuseforks_host::demo::village::{DEMO_REQUEST_TIMEOUT_SECS, demo_template};
+    let template = demo_template(4100, Language::En).unwrap();
+    assert_eq!(template.request_timeout_secs, DEMO_REQUEST_TIMEOUT_SECS);
+    // A paced answer plus the engine's own time must fit in one request's timeout.
+    assert!(MAX_PACE_MS + 5_000 <= template.request_timeout_secs * 1000);
+}
+
+#[test]
+fn a_port_refused_for_privileges_says_so() {
+    use fuseforks_core::Coded;
+    use fuseforks_host::demo::DemoModelError;
+    let denied = DemoModelError::Bind {
+        template: "demo".into(),
+        port: 81,
+        reason: "permission denied".into(),
+        denied: true,
+    };
+    let fix = denied.fix().unwrap();
+    assert!(
+        fix.contains("needs privileges") && fix.contains("1024"),
+        "{fix}"
+    );
+    assert!(!fix.contains("stop what holds"), "{fix}");
+    let held = DemoModelError::Bind {
+        template: "demo".into(),
+        port: 4100,
+        reason: "address in use".into(),
+        denied: false,
+    };
+    assert!(held.fix().unwrap().contains("stop what holds port 4100"));
+}
