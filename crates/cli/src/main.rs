@@ -59,6 +59,8 @@ enum Command {
     Secrets(cmd::secrets::SecretsArgs),
     /// List the schedules with their probes' approval on this machine; `approve` one probe.
     Schedules(cmd::schedules::SchedulesArgs),
+    /// Check judge files (`validate`) or run one on a text without delivering (`try`).
+    Judge(cmd::judge::JudgeArgs),
 }
 
 /// `--events jsonl` seen in the raw arguments (before `--`), so that even argument errors are
@@ -105,6 +107,7 @@ fn main() -> std::process::ExitCode {
         Command::Secrets(args) => cmd::secrets::run(&args, &out),
         Command::Schedules(args) => cmd::schedules::run(&args, &out),
         Command::Check(args) => cmd::check::run(&args, &out),
+        Command::Judge(args) => cmd::judge::run(&args, &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {
             cmd::ask::run(&args, &out, signals).await
         }),

@@ -4,6 +4,7 @@ pub mod ask;
 pub mod check;
 pub mod headless;
 pub mod init;
+pub mod judge;
 pub mod probe;
 pub mod schedules;
 pub mod secrets;

@@ -1,9 +1,8 @@
 //! Type, key, level and range checks of a parsed expression against the questions
 //! (reference §3.6: they are refused on save), and the village check of `to` lists.
 
-use super::error::Finding;
 use super::expr::{Expr, ExprError, Lit, Literal, Op, Property, ValueRef};
-use super::model::{Action, JudgeRules, Question, QuestionKind};
+use super::model::{Question, QuestionKind};
 
 fn err(at: usize, message: String, fix: impl Into<String>) -> ExprError {
     ExprError {
@@ -187,39 +186,21 @@ pub struct Roster<'a> {
     pub judges: &'a [&'a str],
 }
 
-/// Every `to` that is not an existing servant (a judge, or nothing), located.
-pub fn check_targets(rules: &JudgeRules, roster: Roster<'_>) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let all = rules
-        .rules
-        .iter()
-        .map(|r| &r.outcome)
-        .chain(std::iter::once(&rules.otherwise));
-    for outcome in all {
-        let Action::To(ids) = &outcome.action else {
-            continue;
-        };
-        for (id, &(line, col)) in ids.iter().zip(&outcome.to_at) {
-            let (message, fix) = if roster.judges.contains(&id.as_str()) {
-                (
-                    format!("{id:?} is a judge; to names servants only"),
-                    "route to a servant (a judge cannot receive)".to_string(),
-                )
-            } else if !roster.servants.contains(&id.as_str()) {
-                (
-                    format!("{id:?} is not a servant of this village"),
-                    format!("use one of: {}", roster.servants.join(", ")),
-                )
-            } else {
-                continue;
-            };
-            out.push(Finding {
-                line,
-                col,
-                message,
-                fix,
-            });
+impl Roster<'_> {
+    /// Why `id` cannot be a `to` target (a judge, or not a servant), with a fix.
+    pub fn refuses(&self, id: &str) -> Option<(String, String)> {
+        if self.judges.contains(&id) {
+            Some((
+                format!("{id:?} is a judge; to names servants only"),
+                "route to a servant (a judge cannot receive)".into(),
+            ))
+        } else if !self.servants.contains(&id) {
+            Some((
+                format!("{id:?} is not a servant of this village"),
+                format!("use one of: {}", self.servants.join(", ")),
+            ))
+        } else {
+            None
         }
     }
-    out
 }

@@ -3,7 +3,7 @@
 
 use toml_edit::{Document, Item, TableLike};
 
-use super::check::check_expr;
+use super::check::{Roster, check_expr};
 use super::error::{Finding, Locator};
 use super::expr::{is_reserved, parse_expr};
 use super::model::{Action, JudgeRules, Outcome, Question, QuestionKind, Rule, is_name};
@@ -19,6 +19,7 @@ pub const MAX_NOTE_CHARS: usize = 200;
 
 struct Ctx<'a> {
     text: &'a str,
+    roster: Option<Roster<'a>>,
     loc: Locator<'a>,
     findings: Vec<Finding>,
 }
@@ -57,6 +58,16 @@ fn value_at(table: &dyn TableLike, key: &str, fallback: usize) -> usize {
 /// Parses and checks a judge file (grammar, types, keys, levels, ranges; not the village's ids,
 /// see [`super::check_targets`]).
 pub fn parse_judge(text: &str) -> Result<JudgeRules, Vec<Finding>> {
+    parse_with(text, None)
+}
+
+/// Parses and checks a judge file, `to` lists against the village's servants and judges
+/// included: every finding, sorted by place.
+pub fn validate_judge(text: &str, roster: Roster<'_>) -> Result<JudgeRules, Vec<Finding>> {
+    parse_with(text, Some(roster))
+}
+
+fn parse_with<'a>(text: &'a str, roster: Option<Roster<'a>>) -> Result<JudgeRules, Vec<Finding>> {
     let loc = Locator::new(text);
     if text.len() > MAX_FILE_BYTES {
         return Err(vec![loc.finding(
@@ -79,6 +90,7 @@ pub fn parse_judge(text: &str) -> Result<JudgeRules, Vec<Finding>> {
     };
     let mut cx = Ctx {
         text,
+        roster,
         loc,
         findings: Vec::new(),
     };
@@ -554,6 +566,11 @@ fn read_to(
     for v in arr.iter() {
         let vat = v.span().map_or(vat, |s| s.start);
         to_at.push(cx.loc.at(vat));
+        if let (Some(roster), Some(id)) = (cx.roster, v.as_str())
+            && let Some((message, fix)) = roster.refuses(id)
+        {
+            cx.at(vat, message, fix);
+        }
         match v.as_str() {
             Some(id) if ids.iter().any(|x| x == id) => {
                 cx.at(
