@@ -2,15 +2,17 @@
 //! `judge.toml` (reference §3.6; `to` against the village's servants) and prints every finding
 //! as `file:line:col CODE message` (and its fix); exit 0 when all are valid, 3 otherwise.
 //! Reads files only: no lock, no log, no model call, nothing written.
+//! `judge try` is in `judge_try.rs`.
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use fuseforks_core::judge::{INVALID_JUDGE_FILE, JudgeState, judge_states};
+use fuseforks_core::judge::{Finding, INVALID_JUDGE_FILE, JudgeState, judge_states};
 use fuseforks_core::village::World;
 use fuseforks_host::HostPaths;
 use serde_json::{Value, json};
 
+use super::headless::SecretsArg;
 use crate::exit;
 use crate::output::Out;
 use crate::terminal::for_stdout;
@@ -36,11 +38,53 @@ pub enum JudgeAction {
         #[arg(long)]
         json: bool,
     },
+    /// Run one judge on a sample text and show what it would do; delivers nothing.
+    Try {
+        /// The data folder; the village is DATA_DIR/workspace.
+        #[arg(long, value_name = "DATA_DIR")]
+        data_dir: PathBuf,
+        /// Where the Jev token and template keys come from.
+        #[arg(long, value_enum, default_value = "keyring")]
+        secrets: SecretsArg,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// The judge's id.
+        id: String,
+        /// The sample text, or `-` for stdin.
+        text: String,
+    },
 }
 
 /// Runs `judge`.
 pub fn run(args: &JudgeArgs, out: &Out) -> u8 {
     match &args.action {
+        JudgeAction::Try {
+            data_dir,
+            secrets,
+            json,
+            id,
+            text,
+        } => {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    out.cli("error", "RUNTIME_FAILED", &e.to_string(), None);
+                    return exit::CORE_ERROR;
+                }
+            };
+            let args = super::judge_try::TryArgs {
+                data_dir,
+                id,
+                secrets: *secrets,
+                text,
+                json: *json,
+            };
+            runtime.block_on(super::judge_try::run(args, out))
+        }
         JudgeAction::Validate {
             data_dir,
             ids,
@@ -94,6 +138,17 @@ pub fn pick<'a>(
         }
     }
     Ok(picked)
+}
+
+/// Each finding as `file:line:col CODE message`, its fix on the next line.
+pub fn print_findings(file: &str, findings: &[Finding]) {
+    for f in findings {
+        let line = format!(
+            "{file}:{}:{} {INVALID_JUDGE_FILE} {}\n  Fix: {}",
+            f.line, f.col, f.message, f.fix
+        );
+        println!("{}", for_stdout(&line));
+    }
 }
 
 fn validate(data_dir: &Path, ids: &[String], as_json: bool, out: &Out) -> u8 {

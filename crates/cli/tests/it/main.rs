@@ -8,6 +8,7 @@ mod errors;
 mod goals;
 mod init;
 mod init_probe;
+mod judge_try;
 mod judges;
 mod schedules;
 mod serve_schedules;
