@@ -55,6 +55,17 @@ fn main() {
         parse,
     );
 
+    let toml_only: Vec<Duration> = (0..500)
+        .map(|_| {
+            let began = Instant::now();
+            let doc = toml_edit::Document::parse(black_box(text.as_str()));
+            let took = began.elapsed();
+            assert!(doc.is_ok());
+            took
+        })
+        .collect();
+    summary("of which toml_edit's parse alone", toml_only);
+
     let rules = validate_judge(&text, roster).unwrap_or_else(|e| panic!("{e:?}"));
     let answers = Answers::build(
         &rules,

@@ -165,3 +165,55 @@ fn validate_exits_0_when_valid_and_3_with_every_located_finding() {
     assert!(before == after, "validate wrote something");
     assert!(!data.workspace().join("fuseforks.log").exists());
 }
+
+fn preflight_codes(dir: &str) -> Vec<(String, String)> {
+    let out = cli(&format!(
+        "check --for ask --data-dir {dir} --start reception --secrets env --json"
+    ));
+    let report: Value =
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_owned(),
+                f["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn preflight_warns_of_invalid_judges_and_asks_for_the_jev_token_only_for_jev_judges() {
+    let bad = GOOD.replace("kind == bug", "kind == crash");
+    let (data, dir) = judge_village("http://127.0.0.1:9/v1", None, &bad);
+    let codes = preflight_codes(&dir);
+    assert!(
+        codes.iter().any(|(c, _)| c == "JEV_TOKEN_MISSING"),
+        "{codes:?}"
+    );
+    let file = data
+        .workspace()
+        .join("judges/bad/judge.toml")
+        .display()
+        .to_string();
+    let invalid: Vec<&String> = codes
+        .iter()
+        .filter(|(c, _)| c == "JUDGE_INVALID")
+        .map(|(_, m)| m)
+        .collect();
+    assert_eq!(invalid.len(), 1, "{codes:?}");
+    assert!(invalid[0].contains(&format!("{file}:7:17")), "{invalid:?}");
+
+    // Judges on a model template need no Jev token.
+    let (_data, dir) = judge_village("http://127.0.0.1:9/v1", Some("stub"), GOOD);
+    let codes = preflight_codes(&dir);
+    assert!(
+        !codes
+            .iter()
+            .any(|(c, _)| c == "JEV_TOKEN_MISSING" || c == "JUDGE_INVALID"),
+        "{codes:?}"
+    );
+}

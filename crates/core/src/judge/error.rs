@@ -41,16 +41,21 @@ impl Coded for Finding {
     }
 }
 
-/// Maps byte offsets of a text to 1-based line and column (columns in characters).
-#[derive(Debug, Clone, Copy)]
+/// Maps byte offsets of a text to 1-based line and column (columns in characters). Line
+/// starts are found once, so each lookup is a binary search plus one line's characters.
+#[derive(Debug, Clone)]
 pub struct Locator<'a> {
     text: &'a str,
+    line_starts: Vec<usize>,
 }
 
 impl<'a> Locator<'a> {
     /// A locator over `text`.
     pub fn new(text: &'a str) -> Self {
-        Self { text }
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self { text, line_starts }
     }
 
     /// Line and column of a byte offset (clamped to the text, rounded down to a char boundary).
@@ -59,11 +64,10 @@ impl<'a> Locator<'a> {
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
         }
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let col = before[line_start..].chars().count() + 1;
-        (line, col)
+        let line = self.line_starts.partition_point(|s| *s <= offset);
+        let start = self.line_starts[line.saturating_sub(1)];
+        let col = self.text[start..offset].chars().count() + 1;
+        (line.max(1), col)
     }
 
     /// A finding at a byte offset.
