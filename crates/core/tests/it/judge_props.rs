@@ -75,8 +75,18 @@ const PIECES: &[&str] = &[
     "9999999999999999999999999999",
 ];
 
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+// 5,000 + 4,000 + 1,500 = 10,500 cases (random bytes are the slowest to generate and mostly
+// stop at the TOML syntax).
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 4_000, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(config(5_000))]
 
     #[test]
     fn random_expressions_never_panic(pieces in prop::collection::vec(0..PIECES.len(), 0..24)) {
@@ -88,6 +98,11 @@ proptest! {
         let text = format!("{}\n[[rules]]\nwhen = '{}'\ndo = \"return\"\n", seed(), expr.replace('\'', ""));
         check_located(&text);
     }
+
+}
+
+proptest! {
+    #![proptest_config(config(4_000))]
 
     #[test]
     fn mutated_files_never_panic(
@@ -107,6 +122,11 @@ proptest! {
         let text: String = text.into_iter().collect();
         check_located(&text);
     }
+
+}
+
+proptest! {
+    #![proptest_config(config(1_500))]
 
     #[test]
     fn random_bytes_never_panic(text in "\\PC{0,300}") {
