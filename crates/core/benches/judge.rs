@@ -65,6 +65,24 @@ fn main() {
         })
         .collect();
     summary("of which toml_edit's parse alone", toml_only);
+    let whens: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("when = \"")
+                .and_then(|l| l.strip_suffix('"'))
+        })
+        .map(str::to_string)
+        .collect();
+    let exprs: Vec<Duration> = (0..500)
+        .map(|_| {
+            let began = Instant::now();
+            for w in &whens {
+                black_box(fuseforks_core::judge::parse_expr(black_box(w)).is_ok());
+            }
+            began.elapsed()
+        })
+        .collect();
+    summary("of which the 200 when expressions alone", exprs);
 
     let rules = validate_judge(&text, roster).unwrap_or_else(|e| panic!("{e:?}"));
     let answers = Answers::build(

@@ -399,6 +399,26 @@ fn holds(folder: &Path, data_dir: &Path) -> bool {
     }
 }
 
+/// Enabled judges with an invalid `judge.toml`: file and the first finding's place.
+fn judge_invalid(
+    store: &fuseforks_core::village::VillageStore,
+    world: &fuseforks_core::village::World,
+) -> Vec<(String, usize, usize, String)> {
+    fuseforks_core::judge::judge_states(store, world)
+        .into_iter()
+        .filter(|s| s.spec.enabled)
+        .filter_map(|s| {
+            let first = s.rules.err()?.into_iter().next()?;
+            Some((
+                s.path.display().to_string(),
+                first.line,
+                first.col,
+                first.message,
+            ))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,24 +478,4 @@ mod tests {
         let err = resolve_start(&world, &spec, HeadlessMode::Ask).unwrap_err();
         assert!(err.to_string().contains("not an agent"), "{err}");
     }
-}
-
-/// Enabled judges with an invalid `judge.toml`: file and the first finding's place.
-fn judge_invalid(
-    store: &fuseforks_core::village::VillageStore,
-    world: &fuseforks_core::village::World,
-) -> Vec<(String, usize, usize, String)> {
-    fuseforks_core::judge::judge_states(store, world)
-        .into_iter()
-        .filter(|s| s.spec.enabled)
-        .filter_map(|s| {
-            let first = s.rules.err()?.into_iter().next()?;
-            Some((
-                s.path.display().to_string(),
-                first.line,
-                first.col,
-                first.message,
-            ))
-        })
-        .collect()
 }

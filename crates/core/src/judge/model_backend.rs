@@ -215,10 +215,13 @@ impl Undecided {
     /// exceeded, else `backend_error` with the error's code.
     pub fn from_llm(e: &LlmError) -> Self {
         let code = crate::Coded::code(e);
-        let reason = match code {
-            c if c.contains("TIMEOUT") => "timeout",
-            c if c.contains("CONTEXT") || c.contains("TOO_LARGE") => "too_large",
-            _ => "backend_error",
+        let lower = code.to_ascii_lowercase();
+        let reason = if lower.contains("timeout") {
+            "timeout"
+        } else if lower.contains("context") || lower.contains("too_large") {
+            "too_large"
+        } else {
+            "backend_error"
         };
         Self {
             reason,
