@@ -65,6 +65,8 @@ enum Command {
     /// request through the engine on the embedded demo model (scripted, not an AI), and says
     /// what happened.
     Demo(cmd::demo::DemoArgs),
+    /// Check judge files (`validate`) or run one on a text without delivering (`try`).
+    Judge(cmd::judge::JudgeArgs),
 }
 
 /// `--events jsonl` seen in the raw arguments (before `--`), so that even argument errors are
@@ -111,6 +113,7 @@ fn main() -> std::process::ExitCode {
         Command::Secrets(args) => cmd::secrets::run(&args, &out),
         Command::Schedules(args) => cmd::schedules::run(&args, &out),
         Command::Check(args) => cmd::check::run(&args, &out),
+        Command::Judge(args) => cmd::judge::run(&args, &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {
             cmd::ask::run(&args, &out, signals).await
         }),

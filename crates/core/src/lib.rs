@@ -16,6 +16,7 @@
 //! - [`probe`]: schedule probes (run, outcome, approvals on this machine); [`schedule`]: the
 //!   scheduler's calendar (time zone, due instants, fire/consume/wait); [`goal`]: goal loops
 //!   for one-off requests (ask, acceptance check, re-send; the goals log).
+//! - [`judge`]: judge files (`judge.toml`), their grammar, answers and evaluation.
 //!
 //! Every error of the workspace gives its code and fix through [`Coded`].
 
@@ -25,6 +26,7 @@ mod budget;
 mod error;
 pub mod events;
 pub mod goal;
+pub mod judge;
 pub mod llm;
 pub mod log;
 pub mod mcp;

@@ -276,6 +276,7 @@ pub fn run_preflight(
             run_allow.push((agent.id.to_string(), policy.allow));
         }
     }
+    let judge_invalid = judge_invalid(&village, &world);
     let secret_present = |key: &str| secrets.get(key).ok().flatten().is_some();
     let probe_approved =
         |p: &fuseforks_core::village::ScheduleProbe| approvals.contains(&probe_key(p, &village_id));
@@ -291,6 +292,7 @@ pub fn run_preflight(
         run_allow: &run_allow,
         run_network_denied: &run_network_denied,
         jev_pruning_enabled: jev.enabled,
+        judge_invalid: &judge_invalid,
         bypass_plan_review: inputs.bypass_plan_review,
         run_approval: inputs.run_approval,
         door_port: inputs.door_port,
@@ -395,6 +397,26 @@ fn holds(folder: &Path, data_dir: &Path) -> bool {
         (Ok(folder), Ok(data)) => data.starts_with(&folder) || folder.starts_with(&data),
         _ => false,
     }
+}
+
+/// Enabled judges with an invalid `judge.toml`: file and the first finding's place.
+fn judge_invalid(
+    store: &fuseforks_core::village::VillageStore,
+    world: &fuseforks_core::village::World,
+) -> Vec<(String, usize, usize, String)> {
+    fuseforks_core::judge::judge_states(store, world)
+        .into_iter()
+        .filter(|s| s.spec.enabled)
+        .filter_map(|s| {
+            let first = s.rules.err()?.into_iter().next()?;
+            Some((
+                s.path.display().to_string(),
+                first.line,
+                first.col,
+                first.message,
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+pub mod jev;
 pub mod log_capture;
 pub mod maximal;
 pub mod stub;

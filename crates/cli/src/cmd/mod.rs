@@ -5,6 +5,8 @@ pub mod check;
 pub mod demo;
 pub mod headless;
 pub mod init;
+pub mod judge;
+pub mod judge_try;
 pub mod probe;
 pub mod schedules;
 pub mod secrets;

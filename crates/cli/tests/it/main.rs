@@ -9,6 +9,8 @@ mod errors;
 mod goals;
 mod init;
 mod init_probe;
+mod judge_try;
+mod judges;
 mod schedules;
 mod serve_schedules;
 

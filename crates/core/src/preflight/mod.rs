@@ -86,6 +86,9 @@ pub struct HostView<'a> {
     pub run_network_denied: &'a [String],
     /// `jev.json` pruning switch, and whether its token exists.
     pub jev_pruning_enabled: bool,
+    /// Enabled judges whose `judge.toml` is invalid: `(file, line, col, message)` of the
+    /// first finding of each (`crate::judge::judge_states`).
+    pub judge_invalid: &'a [(String, usize, usize, String)],
     /// `--bypass-plan-review`.
     pub bypass_plan_review: bool,
     /// `--run-approval`.
@@ -141,6 +144,7 @@ const CHECKS: &[(&[&str], Check)] = &[
     (&["RUN_APPROVAL_REQUIRED"], commands::run_approval_required),
     (&["PROBE_UNAPPROVED"], schedules::probe_unapproved),
     (&["JEV_TOKEN_MISSING"], village::jev_token_missing),
+    (&["JUDGE_INVALID"], village::judge_invalid),
     (&["RAG_SOURCE_MISSING"], folders::rag_source_missing),
     (&["MCP_COMMAND_NOT_FOUND"], commands::mcp_command_not_found),
     (&["RUN_COMMAND_NOT_FOUND"], commands::run_command_not_found),

@@ -67,13 +67,13 @@ pub(super) fn door_token_missing(i: &Input<'_>, out: &mut Findings) {
     }
 }
 
-/// Judges or pruning configured without the Jev token.
+/// Jev-backed judges (no `modelTemplateId`) or pruning configured without the Jev token;
+/// judges on a model template do not need it.
 pub(super) fn jev_token_missing(i: &Input<'_>, out: &mut Findings) {
     let world = i.world;
     let view = i.view;
-    if (!world.judges.is_empty() || view.jev_pruning_enabled)
-        && !(view.secret_present)("jev_api_token")
-    {
+    let jev_judges = world.judges.iter().any(crate::judge::uses_jev);
+    if (jev_judges || view.jev_pruning_enabled) && !(view.secret_present)("jev_api_token") {
         out.add(
             Level::Warn,
             "JEV_TOKEN_MISSING",
@@ -114,5 +114,20 @@ pub(super) fn reception_targets_outside(i: &Input<'_>, out: &mut Findings) {
                 "Include them in --start if they are needed.",
             );
         }
+    }
+}
+
+/// Enabled judges whose `judge.toml` is invalid: they expose no tool (one finding each, at
+/// `file:line:col`).
+pub(super) fn judge_invalid(i: &Input<'_>, out: &mut Findings) {
+    for (file, line, col, message) in i.view.judge_invalid {
+        out.add(
+            Level::Warn,
+            "JUDGE_INVALID",
+            format!("判断役のファイル {file}:{line}:{col} が無効です（{message}）。この判断役のツールは出ません。"),
+            format!("The judge file {file}:{line}:{col} is invalid ({message}); this judge exposes no tool."),
+            "fuseforks-cli judge validate で全ての指摘を見て、ファイルを直してください。",
+            "Run fuseforks-cli judge validate for every finding, and correct the file.",
+        );
     }
 }

@@ -1,10 +1,11 @@
 //! Judges (`world.json` `judges[]`): rule-file routers in the agents' id namespace. Their
-//! `judge.toml` is kept as text for now (see `files`).
+//! `judge.toml` is parsed by `crate::judge`. `modelTemplateId` (ours, optional) picks the
+//! model-template backend; absent = Jev, as in the original.
 
 use serde::{Deserialize, Serialize};
 
 use super::Extra;
-use super::ids::AgentId;
+use super::ids::{AgentId, TemplateId};
 
 /// A judge as listed in `world.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,6 +21,9 @@ pub struct JudgeSpec {
     /// Switched on (missing = true).
     #[serde(default = "yes")]
     pub enabled: bool,
+    /// The model template that answers the questions; absent = Jev (the original's backend).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_template_id: Option<TemplateId>,
     /// Fields this version does not know.
     #[serde(flatten)]
     pub extra: Extra,

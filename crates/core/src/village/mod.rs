@@ -44,6 +44,7 @@ pub use error::{InvalidFile, RuleCode, RuleViolation, VillageError};
 pub use files::AgentFiles;
 pub use founding::{FoundingPlan, FoundingReport, found_village, found_village_with};
 pub use ids::{AgentId, TemplateId};
+pub use judge::JudgeSpec;
 pub use language::{Language, LanguageTag};
 pub use mcp_config::{McpConfig, McpServerEntry};
 pub use notice::{Loaded, Notice, NoticeCode};

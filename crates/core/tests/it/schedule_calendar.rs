@@ -528,6 +528,7 @@ fn tz_findings(
         run_allow: &[],
         run_network_denied: &[],
         jev_pruning_enabled: false,
+        judge_invalid: &[],
         bypass_plan_review: true,
         run_approval: RunApproval::NoApproval,
         door_port: None,

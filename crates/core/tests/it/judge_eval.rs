@@ -1,0 +1,235 @@
+//! Evaluation on answers: first match wins, `[otherwise]` only on decided answers, answers
+//! validated and normalised (negative, NaN, off-sum refused; missing → unanswered), the
+//! derived numbers (ties → lower level, mean, margin), the verdict and `judge:` lines.
+
+use fuseforks_core::judge::{
+    Answer, Answers, JudgeLog, RuleRef, answers_text, evaluate, parse_judge, undecided_line,
+    verdict_line,
+};
+use fuseforks_core::village::Language;
+
+const FILE: &str = r#"
+[questions.kind]
+type = "choice"
+ask = "What kind?"
+options = { bug = "a bug", feature = "a feature", other = "else" }
+
+[questions.urgency]
+type = "score"
+ask = "How urgent?"
+levels = ["none", "low", "mid", "high", "fire"]
+
+[questions.angry]
+type = "noul"
+ask = "Angry?"
+true_if = "angry"
+false_if = "calm"
+
+[[rules]]
+when = "kind == other"
+do = "return"
+note = "not ours"
+
+[[rules]]
+when = "kind == bug and (urgency >= 4 or urgency.mean >= 3.5)"
+to = ["dev", "lead"]
+
+[[rules]]
+when = "kind in [bug, feature] and kind.margin >= 0.3 and not angry > 0.8"
+to = ["dev"]
+
+[otherwise]
+to = ["support"]
+"#;
+
+fn answers(kind: [f64; 3], urgency: [f64; 5], angry: f64) -> Vec<Option<Answer>> {
+    vec![
+        Some(Answer::Choice(kind.to_vec())),
+        Some(Answer::Score(urgency.to_vec())),
+        Some(Answer::Noul(angry)),
+    ]
+}
+
+#[test]
+fn rules_are_evaluated_top_down_and_the_first_match_wins() {
+    let rules = parse_judge(FILE).unwrap();
+    let check = |a: Vec<Option<Answer>>, want: RuleRef, word: &str| {
+        let a = Answers::build(&rules, a).unwrap();
+        let d = evaluate(&rules, &a);
+        assert_eq!((d.rule, d.outcome_word()), (want, word));
+    };
+    // other → rule 1 (return), even though later rules could match.
+    check(
+        answers([0.1, 0.1, 0.8], [0.0, 0.0, 0.0, 0.0, 1.0], 0.0),
+        RuleRef::Rule(1),
+        "returned",
+    );
+    // bug, level 5 → rule 2 (fan-out).
+    check(
+        answers([0.9, 0.05, 0.05], [0.0, 0.0, 0.0, 0.1, 0.9], 0.0),
+        RuleRef::Rule(2),
+        "fanned",
+    );
+    // bug, top level 2 but mean 3.6 → rule 2 through the mean.
+    check(
+        answers([0.9, 0.05, 0.05], [0.0, 0.4, 0.0, 0.0, 0.6], 0.0),
+        RuleRef::Rule(2),
+        "fanned",
+    );
+    // feature with a clear margin, calm → rule 3 (relay).
+    check(
+        answers([0.1, 0.8, 0.1], [1.0, 0.0, 0.0, 0.0, 0.0], 0.2),
+        RuleRef::Rule(3),
+        "routed",
+    );
+    // feature, but angry → otherwise.
+    check(
+        answers([0.1, 0.8, 0.1], [1.0, 0.0, 0.0, 0.0, 0.0], 0.9),
+        RuleRef::Otherwise,
+        "routed",
+    );
+    // feature with a thin margin → otherwise.
+    check(
+        answers([0.35, 0.45, 0.2], [1.0, 0.0, 0.0, 0.0, 0.0], 0.0),
+        RuleRef::Otherwise,
+        "routed",
+    );
+}
+
+#[test]
+fn derived_numbers_ties_mean_and_margin() {
+    let rules = parse_judge(FILE).unwrap();
+    let a = Answers::build(
+        &rules,
+        answers([0.4, 0.4, 0.2], [0.0, 0.5, 0.5, 0.0, 0.0], 0.25),
+    )
+    .unwrap();
+    // Choice tie → the first option in file order; score tie → the lower level.
+    assert_eq!(a.derived[0].shown, "bug");
+    assert_eq!(a.derived[1].chosen, 2);
+    assert!((a.derived[1].mean - 2.5).abs() < 1e-9);
+    assert!(a.derived[1].margin.abs() < 1e-9);
+    assert!((a.derived[0].margin - 0.0).abs() < 1e-9);
+    assert_eq!(
+        answers_text(&rules, &a),
+        "kind:bug/0.40/0.00,urgency:2/0.50/0.00,angry:0.25/0.25/-"
+    );
+}
+
+#[test]
+fn bad_numbers_are_refused_or_normalised_never_trusted() {
+    let rules = parse_judge(FILE).unwrap();
+    let refused = |a: Vec<Option<Answer>>| Answers::build(&rules, a).unwrap_err();
+    let e = refused(answers([-0.1, 0.6, 0.5], [1.0, 0.0, 0.0, 0.0, 0.0], 0.1));
+    assert_eq!(e.reason, "malformed");
+    assert!(e.detail.contains("kind"), "{e:?}");
+    assert_eq!(
+        refused(answers(
+            [f64::NAN, 0.5, 0.5],
+            [1.0, 0.0, 0.0, 0.0, 0.0],
+            0.1
+        ))
+        .reason,
+        "malformed"
+    );
+    assert_eq!(
+        refused(answers([0.9, 0.9, 0.9], [1.0, 0.0, 0.0, 0.0, 0.0], 0.1)).reason,
+        "malformed"
+    );
+    assert_eq!(
+        refused(answers([0.2, 0.2, 0.6], [1.0, 0.0, 0.0, 0.0, 0.0], 1.5)).reason,
+        "malformed"
+    );
+    assert_eq!(
+        refused(answers(
+            [0.2, 0.2, 0.6],
+            [1.0, 0.0, 0.0, 0.0, f64::INFINITY],
+            0.5
+        ))
+        .reason,
+        "malformed"
+    );
+    // A question left out → unanswered, whatever the others say.
+    let mut a = answers([0.2, 0.2, 0.6], [1.0, 0.0, 0.0, 0.0, 0.0], 0.5);
+    a[1] = None;
+    let e = refused(a);
+    assert_eq!(
+        (e.reason, e.detail.as_str()),
+        ("unanswered", "no answer for \"urgency\"")
+    );
+    let e = refused(vec![Some(Answer::Choice(vec![0.5, 0.5, 0.0]))]);
+    assert_eq!(e.reason, "unanswered");
+    // Wrong shapes.
+    assert_eq!(
+        refused(vec![Some(Answer::Noul(0.5)), None, None]).reason,
+        "malformed"
+    );
+    assert_eq!(
+        refused(
+            answers([0.2, 0.2, 0.6], [1.0, 0.0, 0.0, 0.0, 0.0], 0.5)
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| if i == 1 {
+                    Some(Answer::Score(vec![0.5, 0.5]))
+                } else {
+                    a
+                })
+                .collect()
+        )
+        .reason,
+        "malformed"
+    );
+    // Near 1 → scaled to 1.
+    let a = Answers::build(
+        &rules,
+        answers([0.51, 0.51, 0.0], [0.0, 0.0, 0.0, 0.0, 1.0], 0.0),
+    )
+    .unwrap();
+    assert!((a.derived[0].p - 0.5).abs() < 1e-9);
+}
+
+#[test]
+fn verdict_undecided_and_log_lines() {
+    let rules = parse_judge(FILE).unwrap();
+    let a = Answers::build(
+        &rules,
+        answers([0.1, 0.1, 0.8], [1.0, 0.0, 0.0, 0.0, 0.0], 0.0),
+    )
+    .unwrap();
+    let d = evaluate(&rules, &a);
+    let text = answers_text(&rules, &a);
+    assert_eq!(
+        verdict_line("gate", &d, &text, Language::En),
+        "[verdict gate] rule 1 matched (kind:other/0.80/0.70,urgency:1/1.00/1.00,angry:0.00/0.00/-)\nnot ours"
+    );
+    assert!(
+        verdict_line("gate", &d, &text, Language::Ja).starts_with("[判定 gate] ルール1 に該当")
+    );
+    assert_eq!(
+        undecided_line("gate", "timeout", Language::En),
+        "[verdict gate] undecided (reason=timeout); nothing was routed."
+    );
+    let log = JudgeLog {
+        caller: "writer".into(),
+        judge: "gate".into(),
+        rule: d.rule.log_text(),
+        outcome: d.outcome_word().into(),
+        answers: text,
+        to: vec![],
+        input_tokens: 12,
+        output_tokens: 3,
+        bundle_chars: None,
+        reason: None,
+    };
+    assert_eq!(
+        log.line(),
+        "judge: caller=writer judge=gate rule=1 outcome=returned answers=kind:other/0.80/0.70,urgency:1/1.00/1.00,angry:0.00/0.00/- to=[] input_tokens=12 output_tokens=3"
+    );
+    let undecided = JudgeLog {
+        rule: "none".into(),
+        outcome: "undecided".into(),
+        reason: Some("unanswered".into()),
+        ..log
+    };
+    assert!(undecided.line().ends_with("answers=kind:other/0.80/0.70,urgency:1/1.00/1.00,angry:0.00/0.00/- to=[] input_tokens=12 output_tokens=3 reason=unanswered"));
+}
