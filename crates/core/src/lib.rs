@@ -16,6 +16,7 @@
 //! - [`probe`]: schedule probes (run, outcome, approvals on this machine); [`schedule`]: the
 //!   scheduler's calendar (time zone, due instants, fire/consume/wait); [`goal`]: goal loops
 //!   for one-off requests (ask, acceptance check, re-send; the goals log).
+//! - [`safety`]: the kill switch (pause / abort / halt), the halt marker, the audit log.
 //!
 //! Every error of the workspace gives its code and fix through [`Coded`].
 
@@ -33,6 +34,7 @@ pub mod preflight;
 pub mod probe;
 pub mod process;
 mod prompt;
+pub mod safety;
 pub mod schedule;
 pub mod sessions;
 pub mod stats;

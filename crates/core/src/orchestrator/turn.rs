@@ -187,6 +187,11 @@ impl<'a> Turn<'a> {
         self.finish(ran, history).await
     }
 
+    /// What the audit log names a turn's side effects by: the village, the agent, the root.
+    pub(super) fn audit_context(&self) -> (&Arc<Inner>, &str, &str) {
+        (self.inner, self.agent_id, self.delivery.budget.root_id())
+    }
+
     /// The user message of the turn: the envelope, the roster's changes, the square.
     fn compose(&self, p: &Prepared, roster_seen: &mut HashMap<String, bool>) -> String {
         let language = self.inner.language();
@@ -265,7 +270,15 @@ impl<'a> Turn<'a> {
         if self.control.interrupted.load(Ordering::SeqCst) {
             return Err(interrupted());
         }
-        let request = request_for(p, messages, self.control);
+        // The kill switch: paused holds here; halted (or cut while held) ends the turn.
+        let safety = self.inner.safety();
+        if !safety.pass(&self.control.token(), &self.control.abort).await {
+            return Err(interrupted());
+        }
+        let cut = safety.switch().cut_token();
+        let mut request = request_for(p, messages, self.control);
+        let (abort, _bridge) = super::safety::either(&self.control.abort, &cut);
+        request.abort = abort;
         let chars: usize = messages
             .iter()
             .flat_map(|m| &m.content)
@@ -303,7 +316,7 @@ impl<'a> Turn<'a> {
             self.tally.usage.add(u);
         }
         if response.stop == StopReason::Aborted {
-            self.tally.usage_unknown |= self.control.abort.is_cancelled();
+            self.tally.usage_unknown |= self.control.abort.is_cancelled() || cut.is_cancelled();
             return Err(interrupted());
         }
         Ok(response)
@@ -328,6 +341,15 @@ impl<'a> Turn<'a> {
                     .remaining()
                     .map_or_else(|| "-".into(), |r| r.to_string()),
             ));
+            self.inner
+                .safety()
+                .record_detached(crate::safety::AuditEvent::new(
+                    self.agent_id,
+                    budget.root_id(),
+                    "budget_stop",
+                    reason,
+                    estimate.to_string().as_bytes(),
+                ));
             if stop == BudgetStop::Exhausted {
                 TurnStop::BudgetExhausted
             } else {
