@@ -8,6 +8,7 @@ mod signals;
 mod terminal;
 
 use clap::{Parser, Subcommand};
+use fuseforks_core::safety::SwitchCommand;
 
 use crate::output::Out;
 
@@ -59,6 +60,17 @@ enum Command {
     Secrets(cmd::secrets::SecretsArgs),
     /// List the schedules with their probes' approval on this machine; `approve` one probe.
     Schedules(cmd::schedules::SchedulesArgs),
+    /// Kill switch: hold new model and tool calls in the running process (prints the state).
+    Pause(cmd::control::ControlArgs),
+    /// Kill switch: continue after pause, or lift a halt (also removes the halt marker).
+    Resume(cmd::control::ControlArgs),
+    /// Kill switch: cut every turn now (model calls, run children, MCP calls); agents stay.
+    Abort(cmd::control::ControlArgs),
+    /// Kill switch: abort, stop every agent, the scheduler and the door; stays halted across
+    /// restarts until `resume`.
+    Halt(cmd::control::ControlArgs),
+    /// The audit log: `verify` its hash chain (exit 13 names the first broken line).
+    Audit(cmd::audit::AuditArgs),
 }
 
 /// `--events jsonl` seen in the raw arguments (before `--`), so that even argument errors are
@@ -105,6 +117,11 @@ fn main() -> std::process::ExitCode {
         Command::Secrets(args) => cmd::secrets::run(&args, &out),
         Command::Schedules(args) => cmd::schedules::run(&args, &out),
         Command::Check(args) => cmd::check::run(&args, &out),
+        Command::Pause(args) => cmd::control::run(SwitchCommand::Pause, &args, &out),
+        Command::Resume(args) => cmd::control::run(SwitchCommand::Resume, &args, &out),
+        Command::Abort(args) => cmd::control::run(SwitchCommand::Abort, &args, &out),
+        Command::Halt(args) => cmd::control::run(SwitchCommand::Halt, &args, &out),
+        Command::Audit(args) => cmd::audit::run(&args, &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {
             cmd::ask::run(&args, &out, signals).await
         }),

@@ -34,6 +34,10 @@ pub struct AskArgs {
     /// Also print info findings and log lines.
     #[arg(long)]
     pub verbose: bool,
+    /// Models are called as usual, but every side-effecting tool stops at its side effect and
+    /// answers `dry-run: would …` (audited as dry_run).
+    #[arg(long)]
+    pub dry_run: bool,
     /// A goal loop: after the answer, run CMD (no shell, cwd = the village's workspace folder,
     /// PATH only) and compare its first stdout line with --expect; while it differs, send the
     /// request again with the output, up to --max-attempts, within one token budget. Every
@@ -76,6 +80,9 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     } else {
         args.message.clone()
     };
+    if let Err(code) = super::control::refuse_if_halted(&args.common.data_dir, out) {
+        return code;
+    }
     let report = match args.common.preflight(HeadlessMode::Ask, None, out) {
         Ok(r) => r,
         Err(code) => return code,
@@ -98,6 +105,8 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     };
     let orchestrator = host.orchestrator.clone();
     configure(&orchestrator, &args.common, *out);
+    orchestrator.set_dry_run(args.dry_run);
+    let _channels = super::control::start_channels(&host);
     if !args.continue_session {
         orchestrator.new_conversation();
     }
@@ -152,7 +161,10 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
             }
         }
     };
-    let code = report_asked(outcome, report.language, out);
+    let mut code = report_asked(outcome, report.language, out);
+    if orchestrator.switch_state() == fuseforks_core::safety::SwitchState::Halted {
+        code = super::control::report_halted(&args.common.data_dir, out);
+    }
     let signalled = *signals.borrow() > 0;
     match closed {
         Some(all) => report_close(all, out),

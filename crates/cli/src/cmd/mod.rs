@@ -8,3 +8,5 @@ pub mod probe;
 pub mod schedules;
 pub mod secrets;
 pub mod serve;
+pub mod audit;
+pub mod control;

@@ -17,5 +17,5 @@ pub use marker::{
     write_halt_marker,
 };
 pub use switch::{Channel, KillSwitch, SwitchCommand, SwitchState};
-pub use verify::{AUDIT_FILE, BreakKind, HeadCheck, VerifyError, VerifyReport, verify_chain};
+pub use verify::{AUDIT_FILE, audit_files, BreakKind, HeadCheck, VerifyError, VerifyReport, verify_chain};
 pub use writer::{AuditLog, DEFAULT_MAX_BYTES};

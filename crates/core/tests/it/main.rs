@@ -25,6 +25,7 @@ mod other_files;
 mod preflight;
 mod probes;
 mod round_trip;
+mod safety_audit;
 mod schedule_calendar;
 mod schedule_runner;
 mod schedule_summary;
