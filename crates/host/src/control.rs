@@ -54,17 +54,21 @@ pub async fn apply(
     channel: Channel,
     log: &dyn LogSink,
 ) -> SwitchState {
-    let state = orchestrator.control(command, channel).await;
-    let marked = match (command, state) {
-        (SwitchCommand::Halt, SwitchState::Halted) => {
+    // The marker first: a halt must hold across a restart even if this process dies next.
+    let marked = match command {
+        SwitchCommand::Halt if orchestrator.switch_state() != SwitchState::Halted => {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
             write_halt_marker(data_dir, channel, now).map(drop)
         }
-        (SwitchCommand::Resume, _) => clear_halt_marker(data_dir).map(drop),
         _ => Ok(()),
     };
+    let state = orchestrator.control(command, channel).await;
+    let marked = marked.and_then(|()| match command {
+        SwitchCommand::Resume => clear_halt_marker(data_dir).map(drop),
+        _ => Ok(()),
+    });
     if let Err(e) = marked {
         log.line(&format!(
             "kill switch: the halt marker could not be changed kind={}",
@@ -78,12 +82,20 @@ pub async fn apply(
 pub struct Channels {
     stop: CancellationToken,
     socket: Option<PathBuf>,
+    server: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// How long [`Channels::close`] waits for an answer in progress (a halt's takes ~2 s).
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
 impl Channels {
-    /// Ends the channels.
-    pub fn stop(&self) {
+    /// Ends the channels, letting an answer in progress reach its client (a halt's answer
+    /// comes after the agents stopped) for at most [`CLOSE_WAIT`].
+    pub async fn close(mut self) {
         self.stop.cancel();
+        if let Some(server) = self.server.take() {
+            let _ = tokio::time::timeout(CLOSE_WAIT, server).await;
+        }
     }
 }
 
@@ -108,7 +120,11 @@ pub fn start(
         log.line(&format!(
             "control: the control folder is unusable kind={e} (the control files and the socket are off)"
         ));
-        return Channels { stop, socket: None };
+        return Channels {
+            stop,
+            socket: None,
+            server: None,
+        };
     }
     tokio::spawn(watch_files(
         orchestrator.clone(),
@@ -116,17 +132,24 @@ pub fn start(
         Arc::clone(&log),
         stop.clone(),
     ));
-    let socket = open_socket(&dir, &*log).map(|(listener, path)| {
-        tokio::spawn(serve_socket(
-            listener,
-            orchestrator.clone(),
-            data_dir.to_path_buf(),
-            log,
-            stop.clone(),
-        ));
-        path
-    });
-    Channels { stop, socket }
+    let (socket, server) = match open_socket(&dir, &*log) {
+        Some((listener, path)) => {
+            let server = tokio::spawn(serve_socket(
+                listener,
+                orchestrator.clone(),
+                data_dir.to_path_buf(),
+                log,
+                stop.clone(),
+            ));
+            (Some(path), Some(server))
+        }
+        None => (None, None),
+    };
+    Channels {
+        stop,
+        socket,
+        server,
+    }
 }
 
 /// Makes the control folder (0700) unless it is there; a link or a file in its place is refused.

@@ -106,7 +106,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
     let orchestrator = host.orchestrator.clone();
     configure(&orchestrator, &args.common, *out);
     orchestrator.set_dry_run(args.dry_run);
-    let _channels = super::control::start_channels(&host);
+    let channels = super::control::start_channels(&host);
     if !args.continue_session {
         orchestrator.new_conversation();
     }
@@ -161,6 +161,7 @@ pub async fn run(args: &AskArgs, out: &Out, mut signals: SignalCount) -> u8 {
             }
         }
     };
+    channels.close().await;
     let mut code = report_asked(outcome, report.language, out);
     if orchestrator.switch_state() == fuseforks_core::safety::SwitchState::Halted {
         code = super::control::report_halted(&args.common.data_dir, out);

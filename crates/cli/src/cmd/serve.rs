@@ -95,7 +95,7 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
         () = reached(&mut signals, 1) => false,
         _ = switch.wait_for(|s| *s == fuseforks_core::safety::SwitchState::Halted) => true,
     };
-    drop(channels);
+    channels.close().await;
     // One deadline for the whole close, counted from the signal (the door's close included).
     let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
     out.cli(

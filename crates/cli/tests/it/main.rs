@@ -8,6 +8,7 @@ mod errors;
 mod goals;
 mod init;
 mod init_probe;
+mod safety;
 mod schedules;
 mod serve_schedules;
 
