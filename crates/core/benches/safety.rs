@@ -14,14 +14,23 @@ use fuseforks_core::safety::{AuditEntry, AuditEvent, AuditLog, GENESIS, verify_c
 use fuseforks_core::sessions::SessionStore;
 
 fn event(i: usize) -> AuditEvent {
-    AuditEvent::new("coder", "4f1c0a", "file_write", &format!("src/file_{i}.rs"), i.to_string().as_bytes())
+    AuditEvent::new(
+        "coder",
+        "4f1c0a",
+        "file_write",
+        &format!("src/file_{i}.rs"),
+        i.to_string().as_bytes(),
+    )
 }
 
 fn appends(in_flight: usize, total: usize) {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SessionStore::open(&dir.path().join("sessions.redb")).unwrap());
     let log = Arc::new(AuditLog::open(dir.path(), Some(store), u64::MAX).unwrap());
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let started = Instant::now();
     runtime.block_on(async {
         let mut tasks = Vec::new();
@@ -38,7 +47,9 @@ fn appends(in_flight: usize, total: usize) {
         }
     });
     let per = started.elapsed().as_secs_f64() * 1e6 / total as f64;
-    println!("audit append, {in_flight:>2} in flight, {total} lines: {per:>9.1} µs per line (amortised)");
+    println!(
+        "audit append, {in_flight:>2} in flight, {total} lines: {per:>9.1} µs per line (amortised)"
+    );
 }
 
 fn verify(lines: usize) {
@@ -56,7 +67,10 @@ fn verify(lines: usize) {
     let report = verify_chain(dir.path(), Some(&head)).unwrap();
     let secs = started.elapsed().as_secs_f64();
     assert_eq!(report.lines, lines as u64);
-    println!("audit verify, {lines} lines: {:.0} lines/s ({secs:.3} s)", lines as f64 / secs);
+    println!(
+        "audit verify, {lines} lines: {:.0} lines/s ({secs:.3} s)",
+        lines as f64 / secs
+    );
 }
 
 fn main() {

@@ -33,6 +33,11 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long the CLI waits for an answer (a halt waits for agents to stop).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The log lines' codes (docs/codes.md).
+const CONTROL_FILE_IGNORED: &str = "CONTROL_FILE_IGNORED";
+const CONTROL_PEER_REFUSED: &str = "CONTROL_PEER_REFUSED";
+const CONTROL_SOCKET_FAILED: &str = "CONTROL_SOCKET_FAILED";
+
 /// The names the control folder knows, in the order they are applied in one look.
 const NAMES: [SwitchCommand; 4] = [
     SwitchCommand::Halt,
@@ -109,11 +114,7 @@ impl Drop for Channels {
 }
 
 /// Starts the control-folder watcher and the socket of a running process.
-pub fn start(
-    orchestrator: &Orchestrator,
-    data_dir: &Path,
-    log: Arc<dyn LogSink>,
-) -> Channels {
+pub fn start(orchestrator: &Orchestrator, data_dir: &Path, log: Arc<dyn LogSink>) -> Channels {
     let stop = CancellationToken::new();
     let dir = control_dir(data_dir);
     if let Err(e) = prepare_dir(&dir) {
@@ -212,7 +213,7 @@ fn take(
     if let Some(why) = refused {
         if reported.insert(command) {
             log.line(&format!(
-                "control: ignored code=CONTROL_FILE_IGNORED name={} reason={why} (the switch is unchanged)",
+                "control: ignored code={CONTROL_FILE_IGNORED} name={} reason={why} (the switch is unchanged)",
                 command.as_str()
             ));
         }
@@ -223,7 +224,7 @@ fn take(
         Err(e) => {
             if reported.insert(command) {
                 log.line(&format!(
-                    "control: ignored code=CONTROL_FILE_IGNORED name={} reason={}",
+                    "control: ignored code={CONTROL_FILE_IGNORED} name={} reason={}",
                     command.as_str(),
                     e.kind()
                 ));
@@ -246,7 +247,9 @@ fn open_socket(dir: &Path, log: &dyn LogSink) -> Option<(Listener, PathBuf)> {
     let path = dir.join(SOCKET);
     if let Ok(meta) = std::fs::symlink_metadata(&path) {
         if !meta.file_type().is_socket() {
-            log.line("control: socket off code=CONTROL_SOCKET_FAILED reason=name_taken");
+            log.line(&format!(
+                "control: socket off code={CONTROL_SOCKET_FAILED} reason=name_taken"
+            ));
             return None;
         }
         // We hold the village lock: a socket left here is a dead process's.
@@ -260,7 +263,7 @@ fn open_socket(dir: &Path, log: &dyn LogSink) -> Option<(Listener, PathBuf)> {
         Ok(listener) => Some((listener, path)),
         Err(e) => {
             log.line(&format!(
-                "control: socket off code=CONTROL_SOCKET_FAILED reason={}",
+                "control: socket off code={CONTROL_SOCKET_FAILED} reason={}",
                 e.kind()
             ));
             None
@@ -297,7 +300,9 @@ async fn serve_socket(
         };
         let peer = stream.peer_cred().map(|c| c.uid()).ok();
         if peer != Some(own_uid) {
-            log.line("control: refused code=CONTROL_PEER_REFUSED reason=other_user");
+            log.line(&format!(
+                "control: refused code={CONTROL_PEER_REFUSED} reason=other_user"
+            ));
             continue;
         }
         answer(stream, &orchestrator, &data_dir, &*log).await;
@@ -333,7 +338,10 @@ async fn answer(
                 Some(command) => {
                     state_line(apply(orchestrator, data_dir, command, Channel::Cli, log).await)
                 }
-                None => "{\"error\":\"unknown request; send pause, resume, abort, halt or state\"}\n".to_owned(),
+                None => {
+                    "{\"error\":\"unknown request; send pause, resume, abort, halt or state\"}\n"
+                        .to_owned()
+                }
             },
         },
         _ => return,

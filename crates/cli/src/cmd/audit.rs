@@ -39,8 +39,14 @@ pub fn run(args: &AuditArgs, out: &Out) -> u8 {
     // The head lives in sessions.redb; a running process holds it (then the file alone).
     let (head, head_note) = match SessionStore::open(&workspace.join("sessions.redb")) {
         Ok(store) => (store.audit_head().ok().flatten(), None),
-        Err(SessionError::Locked(_)) => (None, Some("sessions.redb is held by a running process: the stored head was not compared")),
-        Err(_) => (None, Some("sessions.redb could not be read: the stored head was not compared")),
+        Err(SessionError::Locked(_)) => (
+            None,
+            Some("sessions.redb is held by a running process: the stored head was not compared"),
+        ),
+        Err(_) => (
+            None,
+            Some("sessions.redb could not be read: the stored head was not compared"),
+        ),
     };
     if let Some(note) = head_note {
         out.cli("warn", "AUDIT_HEAD_UNCHECKED", note, None);

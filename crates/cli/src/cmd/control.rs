@@ -68,8 +68,12 @@ fn offline(command: SwitchCommand, data_dir: &Path, out: &Out) -> u8 {
         return exit::BOOT_FAILED;
     }
     let done = match command {
-        SwitchCommand::Halt => write_halt_marker(data_dir, Channel::Cli, now_ms())
-            .map(|()| (SwitchState::Halted, "halted (no process was running; ask and serve refuse until resume)")),
+        SwitchCommand::Halt => write_halt_marker(data_dir, Channel::Cli, now_ms()).map(|()| {
+            (
+                SwitchState::Halted,
+                "halted (no process was running; ask and serve refuse until resume)",
+            )
+        }),
         SwitchCommand::Resume => clear_halt_marker(data_dir).map(|_| {
             for name in ["pause", "abort", "halt"] {
                 let _ = std::fs::remove_file(control_dir(data_dir).join(name));
@@ -78,8 +82,16 @@ fn offline(command: SwitchCommand, data_dir: &Path, out: &Out) -> u8 {
         }),
         SwitchCommand::Pause => std::fs::create_dir_all(control_dir(data_dir))
             .and_then(|()| std::fs::write(control_dir(data_dir).join("pause"), b""))
-            .map(|()| (SwitchState::Paused, "paused (no process was running; the next one starts paused)")),
-        SwitchCommand::Abort => Ok((SwitchState::Running, "running (no process was running; nothing to abort)")),
+            .map(|()| {
+                (
+                    SwitchState::Paused,
+                    "paused (no process was running; the next one starts paused)",
+                )
+            }),
+        SwitchCommand::Abort => Ok((
+            SwitchState::Running,
+            "running (no process was running; nothing to abort)",
+        )),
     };
     match done {
         Ok((state, note)) => {
@@ -140,7 +152,11 @@ pub fn start_channels(host: &fuseforks_host::Host) -> fuseforks_host::control::C
 }
 
 /// SIGUSR1 toggles pause/resume, SIGUSR2 aborts (Unix).
-pub fn spawn_signals(orchestrator: &Orchestrator, data_dir: &Path, log: std::sync::Arc<dyn fuseforks_core::log::LogSink>) {
+pub fn spawn_signals(
+    orchestrator: &Orchestrator,
+    data_dir: &Path,
+    log: std::sync::Arc<dyn fuseforks_core::log::LogSink>,
+) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -160,8 +176,14 @@ pub fn spawn_signals(orchestrator: &Orchestrator, data_dir: &Path, log: std::syn
                     },
                     _ = usr2.recv() => SwitchCommand::Abort,
                 };
-                fuseforks_host::control::apply(&orchestrator, &data_dir, command, Channel::Signal, &*log)
-                    .await;
+                fuseforks_host::control::apply(
+                    &orchestrator,
+                    &data_dir,
+                    command,
+                    Channel::Signal,
+                    &*log,
+                )
+                .await;
             }
         });
     }

@@ -76,7 +76,12 @@ fn audit_lines(data: &TempDataDir) -> Vec<Value> {
 /// The files a run may change besides the work: the log, the conversations, the audit log,
 /// the lock.
 fn village_files(data: &TempDataDir) -> Vec<(PathBuf, Vec<u8>)> {
-    let skip = ["fuseforks.log", "sessions.redb", "audit.jsonl", ".fuseforks.lock"];
+    let skip = [
+        "fuseforks.log",
+        "sessions.redb",
+        "audit.jsonl",
+        ".fuseforks.lock",
+    ];
     snapshot(&data.workspace())
         .into_iter()
         .filter(|(p, _)| !skip.iter().any(|s| p.ends_with(s)))
@@ -94,7 +99,10 @@ async fn a_halt_marker_refuses_ask_with_exit_14_until_resume() {
     let refused = ask(&data, "").output().unwrap();
     assert_eq!(refused.status.code(), Some(14), "{}", stderr(&refused));
     let err = stderr(&refused);
-    assert!(err.contains("village halted") && err.contains("fuseforks-cli resume --data-dir"), "{err}");
+    assert!(
+        err.contains("village halted") && err.contains("fuseforks-cli resume --data-dir"),
+        "{err}"
+    );
     assert!(stub.requests().is_empty(), "a halted village sent nothing");
     let resumed = cli(&format!("resume --data-dir {}", dir(&data)));
     assert_eq!(stdout(&resumed).trim(), "running", "{}", stderr(&resumed));
@@ -106,17 +114,49 @@ async fn a_halt_marker_refuses_ask_with_exit_14_until_resume() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_run_leaves_work_and_village_byte_identical_and_says_what_it_would_do() {
     let calls = [
-        call("c1", "file", json!({"op": "write", "path": "new.md", "content": "x"})),
-        call("c2", "file", json!({"op": "write", "path": "notes.md", "content": "y", "overwrite": true})),
-        call("c3", "file", json!({"op": "append", "path": "notes.md", "content": "z"})),
+        call(
+            "c1",
+            "file",
+            json!({"op": "write", "path": "new.md", "content": "x"}),
+        ),
+        call(
+            "c2",
+            "file",
+            json!({"op": "write", "path": "notes.md", "content": "y", "overwrite": true}),
+        ),
+        call(
+            "c3",
+            "file",
+            json!({"op": "append", "path": "notes.md", "content": "z"}),
+        ),
         call("c4", "file", json!({"op": "mkdir", "path": "sub"})),
-        call("c5", "file", json!({"op": "move", "path": "notes.md", "to": "moved.md"})),
-        call("c6", "file", json!({"op": "copy", "path": "notes.md", "to": "copy.md"})),
+        call(
+            "c5",
+            "file",
+            json!({"op": "move", "path": "notes.md", "to": "moved.md"}),
+        ),
+        call(
+            "c6",
+            "file",
+            json!({"op": "copy", "path": "notes.md", "to": "copy.md"}),
+        ),
         call("c7", "file", json!({"op": "remove", "path": "notes.md"})),
-        call("c8", "sd", json!({"path": "notes.md", "pattern": "first", "replacement": "1st", "apply": true})),
-        call("c9", "yq", json!({"path": "config.json", "op": "set", "key": "level", "value": 2, "apply": true})),
+        call(
+            "c8",
+            "sd",
+            json!({"path": "notes.md", "pattern": "first", "replacement": "1st", "apply": true}),
+        ),
+        call(
+            "c9",
+            "yq",
+            json!({"path": "config.json", "op": "set", "key": "level", "value": 2, "apply": true}),
+        ),
         call("c10", "remember", json!({"note": "dry"})),
-        call("c11", "run", json!({"command": "sh", "args": ["-c", "echo ran > ran.txt"]})),
+        call(
+            "c11",
+            "run",
+            json!({"command": "sh", "args": ["-c", "echo ran > ran.txt"]}),
+        ),
         call("c12", "file", json!({"op": "read", "path": "notes.md"})),
     ];
     let stub = StubServer::start(vec![
@@ -130,8 +170,16 @@ async fn dry_run_leaves_work_and_village_byte_identical_and_says_what_it_would_d
     let (work_before, village_before) = (snapshot(&work), village_files(&data));
     let out = ask(&data, "--dry-run").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(snapshot(&work), work_before, "dry-run changed the work folder");
-    assert_eq!(village_files(&data), village_before, "dry-run changed the village");
+    assert_eq!(
+        snapshot(&work),
+        work_before,
+        "dry-run changed the work folder"
+    );
+    assert_eq!(
+        village_files(&data),
+        village_before,
+        "dry-run changed the village"
+    );
     let requests = stub.requests();
     let results: Vec<String> = requests[1].body["messages"]
         .as_array()
@@ -144,11 +192,26 @@ async fn dry_run_leaves_work_and_village_byte_identical_and_says_what_it_would_d
     for (i, body) in results[..11].iter().enumerate() {
         assert!(body.starts_with("dry-run: would"), "call {}: {body}", i + 1);
     }
-    assert!(results[1].contains("-first line") && results[1].contains("+y"), "the diff: {}", results[1]);
-    assert!(results[10].contains("[\"sh\",\"-c\",\"echo ran > ran.txt\"]"), "the argv: {}", results[10]);
-    assert!(results[11].contains("first line"), "a read runs: {}", results[11]);
+    assert!(
+        results[1].contains("-first line") && results[1].contains("+y"),
+        "the diff: {}",
+        results[1]
+    );
+    assert!(
+        results[10].contains("[\"sh\",\"-c\",\"echo ran > ran.txt\"]"),
+        "the argv: {}",
+        results[10]
+    );
+    assert!(
+        results[11].contains("first line"),
+        "a read runs: {}",
+        results[11]
+    );
     let audited = audit_lines(&data);
-    let dry: Vec<_> = audited.iter().filter(|l| l["outcome"] == "dry_run").collect();
+    let dry: Vec<_> = audited
+        .iter()
+        .filter(|l| l["outcome"] == "dry_run")
+        .collect();
     assert_eq!(dry.len(), 11, "{audited:#?}");
     assert!(!audited.iter().any(|l| l["action"] == "file_read"));
     let verified = cli(&format!("audit verify --data-dir {}", dir(&data)));
@@ -162,15 +225,32 @@ async fn dry_run_leaves_work_and_village_byte_identical_and_says_what_it_would_d
 async fn halt_kills_a_run_child_and_its_sigterm_ignoring_grandchild_and_survives_a_restart() {
     let script = "trap '' TERM; sleep 60 & echo $! > grandchild.pid; echo $$ > child.pid; wait";
     let stub = StubServer::start(vec![
-        wire_replies::tool_calls(WIRE, &[call("c1", "run", json!({"command": "sh", "args": ["-c", script]}))], U),
+        wire_replies::tool_calls(
+            WIRE,
+            &[call(
+                "c1",
+                "run",
+                json!({"command": "sh", "args": ["-c", script]}),
+            )],
+            U,
+        ),
         wire_replies::text(WIRE, "never read", U),
     ])
     .await;
     let data = TempDataDir::new();
     let work_dir = working_village(&data, stub.base_url());
-    let asking = KillOnDrop::new(ask(&data, "").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap());
+    let asking = KillOnDrop::new(
+        ask(&data, "")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let work = work_dir.data_dir().to_path_buf();
-    let (child, grandchild) = (read_pid(&work.join("child.pid")).await, read_pid(&work.join("grandchild.pid")).await);
+    let (child, grandchild) = (
+        read_pid(&work.join("child.pid")).await,
+        read_pid(&work.join("grandchild.pid")).await,
+    );
     let started = Instant::now();
     let halted = tokio::task::spawn_blocking({
         let dir = dir(&data);
@@ -186,19 +266,42 @@ async fn halt_kills_a_run_child_and_its_sigterm_ignoring_grandchild_and_survives
     let took = started.elapsed();
     for pid in [child, grandchild] {
         if alive(pid) {
-            let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
         }
     }
-    assert!(child_gone && grandchild_gone, "children outlived the halt: {child_gone} {grandchild_gone}");
-    eprintln!("figure: halt -> run child and grandchild dead in {} ms", took.as_millis());
+    assert!(
+        child_gone && grandchild_gone,
+        "children outlived the halt: {child_gone} {grandchild_gone}"
+    );
+    eprintln!(
+        "figure: halt -> run child and grandchild dead in {} ms",
+        took.as_millis()
+    );
     let mut asking = asking;
-    let out = tokio::task::spawn_blocking(move || asking.take().wait_with_output().unwrap()).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || asking.take().wait_with_output().unwrap())
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(14), "{}", stderr(&out));
     wait_log(&data, "turn interrupted: agent=rec").await;
-    wait_log(&data, "kill switch: command=halt from=running to=halted channel=cli").await;
+    wait_log(
+        &data,
+        "kill switch: command=halt from=running to=halted channel=cli",
+    )
+    .await;
     let again = ask(&data, "").output().unwrap();
-    assert_eq!(again.status.code(), Some(14), "halted across the restart: {}", stderr(&again));
-    assert!(audit_lines(&data).iter().any(|l| l["action"] == "kill_switch" && l["target"] == "halted"));
+    assert_eq!(
+        again.status.code(),
+        Some(14),
+        "halted across the restart: {}",
+        stderr(&again)
+    );
+    assert!(
+        audit_lines(&data)
+            .iter()
+            .any(|l| l["action"] == "kill_switch" && l["target"] == "halted")
+    );
 }
 
 /// Pause (a control file) while the model is answering: the answer's tool call waits; resume
@@ -206,22 +309,55 @@ async fn halt_kills_a_run_child_and_its_sigterm_ignoring_grandchild_and_survives
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pause_holds_the_next_tool_round_and_resume_continues_it() {
     let stub = StubServer::start(vec![
-        wire_replies::tool_calls(WIRE, &[call("c1", "file", json!({"op": "write", "path": "a.md", "content": "a"}))], U),
-        wire_replies::tool_calls(WIRE, &[call("c2", "file", json!({"op": "write", "path": "b.md", "content": "b"}))], U)
-            .after(Duration::from_millis(1500)),
+        wire_replies::tool_calls(
+            WIRE,
+            &[call(
+                "c1",
+                "file",
+                json!({"op": "write", "path": "a.md", "content": "a"}),
+            )],
+            U,
+        ),
+        wire_replies::tool_calls(
+            WIRE,
+            &[call(
+                "c2",
+                "file",
+                json!({"op": "write", "path": "b.md", "content": "b"}),
+            )],
+            U,
+        )
+        .after(Duration::from_millis(1500)),
         wire_replies::text(WIRE, "done", U),
     ])
     .await;
     let data = TempDataDir::new();
     let work_dir = working_village(&data, stub.base_url());
-    let mut asking = KillOnDrop::new(ask(&data, "").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap());
+    let mut asking = KillOnDrop::new(
+        ask(&data, "")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let work = work_dir.data_dir().to_path_buf();
     wait_for_file(&work.join("a.md")).await;
     std::fs::write(data.data_dir().join("control/pause"), b"").unwrap();
-    wait_log(&data, "kill switch: command=pause from=running to=paused channel=control_file").await;
+    wait_log(
+        &data,
+        "kill switch: command=pause from=running to=paused channel=control_file",
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(2500)).await;
-    assert!(!work.join("b.md").exists(), "a tool call started while paused");
-    assert_eq!(stub.requests().len(), 2, "the second answer arrived, its round is held");
+    assert!(
+        !work.join("b.md").exists(),
+        "a tool call started while paused"
+    );
+    assert_eq!(
+        stub.requests().len(),
+        2,
+        "the second answer arrived, its round is held"
+    );
     let resumed = tokio::task::spawn_blocking({
         let dir = dir(&data);
         move || cli(&format!("resume --data-dir {dir}"))
@@ -229,7 +365,9 @@ async fn pause_holds_the_next_tool_round_and_resume_continues_it() {
     .await
     .unwrap();
     assert_eq!(stdout(&resumed).trim(), "running", "{}", stderr(&resumed));
-    let out = tokio::task::spawn_blocking(move || asking.take().wait_with_output().unwrap()).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || asking.take().wait_with_output().unwrap())
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "done");
     assert!(work.join("b.md").exists());
@@ -238,7 +376,11 @@ async fn pause_holds_the_next_tool_round_and_resume_continues_it() {
 async fn wait_for_file(path: &Path) {
     let started = Instant::now();
     while !path.exists() {
-        assert!(started.elapsed() < Duration::from_secs(20), "{} never appeared", path.display());
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{} never appeared",
+            path.display()
+        );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
@@ -271,11 +413,17 @@ async fn each_channel_triggers_each_level() {
         let data = TempDataDir::new();
         stub_village(stub.base_url()).write(&data);
         let mut serving = KillOnDrop::new(
-            command(words(&format!("serve --data-dir {} --start batch --secrets env", dir(&data))), true)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
+            command(
+                words(&format!(
+                    "serve --data-dir {} --start batch --secrets env",
+                    dir(&data)
+                )),
+                true,
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
         );
         wait_log(&data, "schedule runner").await;
         let channel = match via {
@@ -284,7 +432,11 @@ async fn each_channel_triggers_each_level() {
             Via::Signal => "signal",
         };
         let child = serving.take();
-        for (level, to) in [("pause", "paused"), ("resume", "running"), ("abort", "aborting")] {
+        for (level, to) in [
+            ("pause", "paused"),
+            ("resume", "running"),
+            ("abort", "aborting"),
+        ] {
             send(via, level, &data, &child);
             wait_log(&data, &format!("kill switch: command={level} from=")).await;
             wait_log(&data, &format!("to={to} channel={channel}")).await;
@@ -294,11 +446,16 @@ async fn each_channel_triggers_each_level() {
         } else {
             send(via, "halt", &data, &child);
         }
-        let status = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+        let status = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+            .await
+            .unwrap();
         let expected = if matches!(via, Via::Signal) { 0 } else { 14 };
         assert_eq!(status.status.code(), Some(expected), "{via:?}");
         if expected == 14 {
-            assert!(data.data_dir().join("halt").exists(), "{via:?}: the halt marker");
+            assert!(
+                data.data_dir().join("halt").exists(),
+                "{via:?}: the halt marker"
+            );
         }
     }
 }
@@ -311,16 +468,30 @@ async fn a_control_folder_entry_that_is_a_folder_is_reported_once_and_ignored() 
     stub_village(stub.base_url()).write(&data);
     std::fs::create_dir_all(data.data_dir().join("control/halt")).unwrap();
     let mut serving = KillOnDrop::new(
-        command(words(&format!("serve --data-dir {} --start batch --secrets env", dir(&data))), true)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+        command(
+            words(&format!(
+                "serve --data-dir {} --start batch --secrets env",
+                dir(&data)
+            )),
+            true,
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
     );
-    wait_log(&data, "control: ignored code=CONTROL_FILE_IGNORED name=halt reason=not_a_regular_file").await;
+    wait_log(
+        &data,
+        "control: ignored code=CONTROL_FILE_IGNORED name=halt reason=not_a_regular_file",
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(800)).await;
     let log = crate::headless::log(&data);
-    assert_eq!(log.matches("CONTROL_FILE_IGNORED").count(), 1, "reported once");
+    assert_eq!(
+        log.matches("CONTROL_FILE_IGNORED").count(),
+        1,
+        "reported once"
+    );
     assert!(!log.contains("kill switch:"), "the switch changed");
     // A malformed socket request does not crash the process.
     let socket = data.data_dir().join("control/fuseforks.sock");
@@ -335,7 +506,9 @@ async fn a_control_folder_entry_that_is_a_folder_is_reported_once_and_ignored() 
     assert_eq!(stdout(&state).trim(), "paused", "{}", stderr(&state));
     let child = serving.take();
     signal(&child, "TERM");
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
 
@@ -344,16 +517,33 @@ async fn a_control_folder_entry_that_is_a_folder_is_reported_once_and_ignored() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_line_survives_kill_9_right_after_a_write_and_tampering_exits_13() {
     let stub = StubServer::start(vec![
-        wire_replies::tool_calls(WIRE, &[call("c1", "file", json!({"op": "write", "path": "a.md", "content": "a"}))], U),
+        wire_replies::tool_calls(
+            WIRE,
+            &[call(
+                "c1",
+                "file",
+                json!({"op": "write", "path": "a.md", "content": "a"}),
+            )],
+            U,
+        ),
         wire_replies::text(WIRE, "late", U).after(Duration::from_secs(30)),
     ])
     .await;
     let data = TempDataDir::new();
     let _work = working_village(&data, stub.base_url());
-    let mut asking = KillOnDrop::new(ask(&data, "").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
+    let mut asking = KillOnDrop::new(
+        ask(&data, "")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let started = Instant::now();
     while stub.requests().len() < 2 {
-        assert!(started.elapsed() < Duration::from_secs(20), "the result never reached the model");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the result never reached the model"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let child = asking.take();
@@ -361,12 +551,18 @@ async fn the_audit_line_survives_kill_9_right_after_a_write_and_tampering_exits_
     let _ = tokio::task::spawn_blocking(move || child.wait_with_output()).await;
     let lines = audit_lines(&data);
     assert!(
-        lines.iter().any(|l| l["action"] == "file_write" && l["target"] == "a.md" && l["outcome"] == "ok"),
+        lines
+            .iter()
+            .any(|l| l["action"] == "file_write" && l["target"] == "a.md" && l["outcome"] == "ok"),
         "{lines:#?}"
     );
     let ok = cli(&format!("audit verify --data-dir {} --json", dir(&data)));
     assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
-    assert!(stdout(&ok).contains("\"head\":\"matches\""), "{}", stdout(&ok));
+    assert!(
+        stdout(&ok).contains("\"head\":\"matches\""),
+        "{}",
+        stdout(&ok)
+    );
     // Edit the line: exit 13 naming line 1 and why.
     let path = data.workspace().join("audit.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -374,10 +570,17 @@ async fn the_audit_line_survives_kill_9_right_after_a_write_and_tampering_exits_
     let broken = cli(&format!("audit verify --data-dir {}", dir(&data)));
     assert_eq!(broken.status.code(), Some(13));
     let err = stderr(&broken);
-    assert!(err.contains("AUDIT_CHAIN_BROKEN") && err.contains("line 1") && err.contains("edited"), "{err}");
+    assert!(
+        err.contains("AUDIT_CHAIN_BROKEN") && err.contains("line 1") && err.contains("edited"),
+        "{err}"
+    );
     // Emptied: truncated (the head in sessions.redb remembers).
     std::fs::write(&path, "").unwrap();
     let truncated = cli(&format!("audit verify --data-dir {}", dir(&data)));
     assert_eq!(truncated.status.code(), Some(13));
-    assert!(stderr(&truncated).contains("truncated"), "{}", stderr(&truncated));
+    assert!(
+        stderr(&truncated).contains("truncated"),
+        "{}",
+        stderr(&truncated)
+    );
 }

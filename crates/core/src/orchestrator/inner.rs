@@ -129,7 +129,11 @@ impl Inner {
             agents: Mutex::new(HashMap::new()),
             external_gate: tokio::sync::Mutex::new(()),
             abort: CancellationToken::new(),
-            safety: super::safety::Safety::open(&config.workspace, sessions_for_audit, &*log_for_audit),
+            safety: super::safety::Safety::open(
+                &config.workspace,
+                sessions_for_audit,
+                &*log_for_audit,
+            ),
         })
     }
 

@@ -13,10 +13,13 @@ use super::Orchestrator;
 use crate::events::CoreEvent;
 use crate::log::LogSink;
 use crate::safety::{
-    AuditEvent, AuditLog, Channel, DEFAULT_MAX_BYTES, KillSwitch, SwitchCommand,
-    SwitchState,
+    AuditEvent, AuditLog, Channel, DEFAULT_MAX_BYTES, KillSwitch, SwitchCommand, SwitchState,
 };
 use crate::sessions::SessionStore;
+
+/// The log lines' codes (docs/codes.md).
+const AUDIT_UNAVAILABLE: &str = "AUDIT_UNAVAILABLE";
+const AUDIT_WRITE_FAILED: &str = "AUDIT_WRITE_FAILED";
 
 /// How long a halt waits for agents to stop after their turns were cut.
 const HALT_STOP_GRACE: Duration = Duration::from_secs(2);
@@ -40,7 +43,7 @@ impl Safety {
             Ok(audit) => Some(audit),
             Err(e) => {
                 log.line(&format!(
-                    "audit: unavailable code=AUDIT_UNAVAILABLE kind={} (side effects are not audited)",
+                    "audit: unavailable code={AUDIT_UNAVAILABLE} kind={} (side effects are not audited)",
                     e.kind()
                 ));
                 None
@@ -76,7 +79,9 @@ impl Safety {
         if let Some(audit) = &self.audit
             && let Err(e) = audit.append(event).await
         {
-            log.line(&format!("audit: write failed code=AUDIT_WRITE_FAILED {e}"));
+            log.line(&format!(
+                "audit: write failed code={AUDIT_WRITE_FAILED} {e}"
+            ));
         }
     }
 
@@ -137,10 +142,19 @@ impl Orchestrator {
         self.inner.safety().switch().cut_now();
     }
 
-    async fn said(&self, command: SwitchCommand, channel: Channel, from: SwitchState, to: SwitchState) {
+    async fn said(
+        &self,
+        command: SwitchCommand,
+        channel: Channel,
+        from: SwitchState,
+        to: SwitchState,
+    ) {
         let (c, f, t) = (command.as_str(), from.as_str(), to.as_str());
         self.inner.emit(
-            &format!("kill switch: command={c} from={f} to={t} channel={}", channel.as_str()),
+            &format!(
+                "kill switch: command={c} from={f} to={t} channel={}",
+                channel.as_str()
+            ),
             CoreEvent::KillSwitchChanged {
                 command,
                 from,
@@ -170,7 +184,8 @@ impl Orchestrator {
     pub fn set_dry_run(&self, enabled: bool) {
         self.inner.safety().dry_run.store(enabled, Ordering::SeqCst);
         if enabled {
-            self.inner.log("dry-run: on (side-effecting tools stop at the side effect)");
+            self.inner
+                .log("dry-run: on (side-effecting tools stop at the side effect)");
         }
     }
 }

@@ -272,7 +272,10 @@ impl<'a> Turn<'a> {
         }
         // The kill switch: paused holds here; halted (or cut while held) ends the turn.
         let safety = self.inner.safety();
-        if !safety.pass(&self.control.token(), &self.control.abort).await {
+        if !safety
+            .pass(&self.control.token(), &self.control.abort)
+            .await
+        {
             return Err(interrupted());
         }
         let cut = safety.switch().cut_token();

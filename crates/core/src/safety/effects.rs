@@ -16,9 +16,10 @@ pub fn side_effect(tool: &str, args: &Value, is_mcp: bool) -> Option<(String, St
             op @ ("write" | "append" | "mkdir" | "remove") => {
                 Some((format!("file_{op}"), s("path").to_owned()))
             }
-            op @ ("move" | "copy") => {
-                Some((format!("file_{op}"), format!("{} -> {}", s("path"), s("to"))))
-            }
+            op @ ("move" | "copy") => Some((
+                format!("file_{op}"),
+                format!("{} -> {}", s("path"), s("to")),
+            )),
             _ => None,
         },
         "sd" | "yq" if apply => Some((format!("{tool}_apply"), s("path").to_owned())),
@@ -41,7 +42,10 @@ mod tests {
 
     #[test]
     fn reads_have_no_side_effect_and_writes_do() {
-        assert_eq!(side_effect("file", &json!({"op": "read", "path": "a"}), false), None);
+        assert_eq!(
+            side_effect("file", &json!({"op": "read", "path": "a"}), false),
+            None
+        );
         assert_eq!(side_effect("grep", &json!({}), false), None);
         assert_eq!(side_effect("sd", &json!({"path": "a"}), false), None);
         assert_eq!(

@@ -77,6 +77,9 @@ mod tests {
         assert!(clear_halt_marker(dir.path()).unwrap());
         assert!(read_halt_marker(dir.path()).is_none());
         std::fs::write(halt_marker_path(dir.path()), b"junk").unwrap();
-        assert!(read_halt_marker(dir.path()).unwrap().is_err(), "still halted");
+        assert!(
+            read_halt_marker(dir.path()).unwrap().is_err(),
+            "still halted"
+        );
     }
 }

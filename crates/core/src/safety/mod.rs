@@ -10,12 +10,14 @@ mod switch;
 mod verify;
 mod writer;
 
-pub use effects::side_effect;
 pub use audit::{AuditEntry, AuditEvent, GENESIS, sha256_hex};
+pub use effects::side_effect;
 pub use marker::{
     HALT_MARKER, HaltMarker, clear_halt_marker, halt_marker_path, read_halt_marker,
     write_halt_marker,
 };
 pub use switch::{Channel, KillSwitch, SwitchCommand, SwitchState};
-pub use verify::{AUDIT_FILE, audit_files, BreakKind, HeadCheck, VerifyError, VerifyReport, verify_chain};
+pub use verify::{
+    AUDIT_FILE, BreakKind, HeadCheck, VerifyError, VerifyReport, audit_files, verify_chain,
+};
 pub use writer::{AuditLog, DEFAULT_MAX_BYTES};

@@ -154,7 +154,9 @@ fn open_tail(path: &Path) -> std::io::Result<(File, Option<(u64, String)>)> {
     let start = len.saturating_sub(TAIL_BYTES);
     file.seek(SeekFrom::Start(start))?;
     let mut tail = Vec::new();
-    Read::by_ref(&mut file).take(TAIL_BYTES).read_to_end(&mut tail)?;
+    Read::by_ref(&mut file)
+        .take(TAIL_BYTES)
+        .read_to_end(&mut tail)?;
     let clean = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     if clean < tail.len() {
         // A torn last line: never acknowledged, so never part of the chain.
@@ -208,7 +210,9 @@ fn rotate_if_full(chain: &mut Chain, workspace: &Path, max_bytes: u64) -> Result
     let rotated: PathBuf = workspace.join(format!("audit-{:020}.jsonl", chain.seq));
     let fail = |e: std::io::Error| format!("audit rotation failed: {}", e.kind());
     std::fs::rename(&current, &rotated).map_err(fail)?;
-    File::open(workspace).and_then(|d| d.sync_all()).map_err(fail)?;
+    File::open(workspace)
+        .and_then(|d| d.sync_all())
+        .map_err(fail)?;
     let (file, _) = open_tail(&current).map_err(fail)?;
     chain.file = file;
     chain.bytes = 0;

@@ -182,7 +182,10 @@ pub fn run(args: &Value, ctx: &ToolContext) -> Answer {
             move_note(&board, (from, &path), to, &file_name(me, job), ctx)
         }
         ("remove", Some((_, path))) if ctx.dry_run => match board.writable_entry(&path) {
-            Ok(_) => (dry(ctx, || format!("move the note {path} to the trash")), Outcome::Ok),
+            Ok(_) => (
+                dry(ctx, || format!("move the note {path} to the trash")),
+                Outcome::Ok,
+            ),
             Err(e) => io_fail(e.to_string()),
         },
         ("remove", Some((_, path))) => match trash(&board, &path, ctx) {
@@ -221,7 +224,9 @@ fn open_board(op: &str, ctx: &ToolContext) -> Result<WorkDir, Answer> {
     match jail.sub_jail("blackboard", op == "write" && !ctx.dry_run) {
         Ok(board) => Ok(board),
         Err(SandboxError::NotFound) if op == "write" && ctx.dry_run => Err((
-            dry(ctx, || "create the blackboard folder and write the note".into()),
+            dry(ctx, || {
+                "create the blackboard folder and write the note".into()
+            }),
             Outcome::Ok,
         )),
         Err(SandboxError::NotFound) if op == "list" => Err((
@@ -283,7 +288,15 @@ fn write(board: &WorkDir, mine: &str, body: &str, ctx: &ToolContext) -> Answer {
     }
     let path = format!("doing/{mine}");
     if ctx.dry_run {
-        return (dry(ctx, || format!("write the note {path} ({} characters)", body.chars().count())), Outcome::Ok);
+        return (
+            dry(ctx, || {
+                format!(
+                    "write the note {path} ({} characters)",
+                    body.chars().count()
+                )
+            }),
+            Outcome::Ok,
+        );
     }
     let written = board
         .create_file(&path, WriteMode::CreateNew)
@@ -306,7 +319,15 @@ fn append(board: &WorkDir, path: &str, body: &str, ctx: &ToolContext) -> Answer 
         return too_large(ctx);
     }
     if ctx.dry_run {
-        return (dry(ctx, || format!("append {} characters to the note {path}", body.chars().count())), Outcome::Ok);
+        return (
+            dry(ctx, || {
+                format!(
+                    "append {} characters to the note {path}",
+                    body.chars().count()
+                )
+            }),
+            Outcome::Ok,
+        );
     }
     let appended = board
         .create_file(path, WriteMode::Append)
@@ -346,7 +367,10 @@ fn move_note(
     }
     let dest = format!("{}/{mine}", FOLDERS[to]);
     if ctx.dry_run {
-        return (dry(ctx, || format!("move the note {path} → {dest}")), Outcome::Ok);
+        return (
+            dry(ctx, || format!("move the note {path} → {dest}")),
+            Outcome::Ok,
+        );
     }
     match board.rename(path, &dest, false) {
         Ok(()) => (ToolOutput::ok(dest), Outcome::Ok),

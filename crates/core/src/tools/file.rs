@@ -35,7 +35,9 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
         "read" => read(jail, path, ctx),
         op @ ("write" | "append") => write(jail, path, op == "append", args, ctx),
         "mkdir" if ctx.dry_run => match jail.writable_entry(path) {
-            Ok(_) => ctx.would(|| format!("make the folder {path}")).unwrap_or_else(|| ToolOutput::fail("")),
+            Ok(_) => ctx
+                .would(|| format!("make the folder {path}"))
+                .unwrap_or_else(|| ToolOutput::fail("")),
             Err(e) => ctx.refused(&e),
         },
         "mkdir" => match jail.make_folder(path) {
@@ -105,9 +107,18 @@ fn write(jail: &WorkDir, path: &str, append: bool, args: &Value, ctx: &ToolConte
     if let Some(out) = ctx.would(|| {
         let verb = if append { "append to" } else { "write" };
         let diff = before.as_ref().map_or_else(
-            || format!("({} characters; diff left out: the file is large)", content.chars().count()),
+            || {
+                format!(
+                    "({} characters; diff left out: the file is large)",
+                    content.chars().count()
+                )
+            },
             |b| {
-                let after = if append { format!("{b}{content}") } else { content.to_owned() };
+                let after = if append {
+                    format!("{b}{content}")
+                } else {
+                    content.to_owned()
+                };
                 cap(&unified_diff(b, &after, path), DIFF_MAX_CHARS)
             },
         );

@@ -34,7 +34,12 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     next.push_str("- ");
     next.push_str(&note.replace('\n', " "));
     next.push('\n');
-    if let Some(out) = ctx.would(|| format!("add a note of {} characters to Memory.md", note.chars().count())) {
+    if let Some(out) = ctx.would(|| {
+        format!(
+            "add a note of {} characters to Memory.md",
+            note.chars().count()
+        )
+    }) {
         return out;
     }
     match ctx.agent_files.write_memory(&next) {

@@ -11,7 +11,13 @@ use fuseforks_core::sessions::SessionStore;
 use proptest::prelude::*;
 
 fn event(i: usize) -> AuditEvent {
-    AuditEvent::new("rec", "root", "file_write", &format!("notes/{i}.md"), i.to_string().as_bytes())
+    AuditEvent::new(
+        "rec",
+        "root",
+        "file_write",
+        &format!("notes/{i}.md"),
+        i.to_string().as_bytes(),
+    )
 }
 
 /// A chained log of `n` lines, written as text, and its head.
@@ -51,7 +57,11 @@ async fn the_writer_chains_across_reopen_and_rotation_and_stores_the_head() {
         }
     }
     let log = AuditLog::open(dir.path(), Some(store.clone()), 600).unwrap();
-    assert_eq!(log.append(event(5)).await.unwrap(), 6, "the chain goes on after a reopen");
+    assert_eq!(
+        log.append(event(5)).await.unwrap(),
+        6,
+        "the chain goes on after a reopen"
+    );
     drop(log);
     let head = store.audit_head().unwrap().unwrap();
     assert_eq!(head.0, 6);
@@ -63,7 +73,16 @@ async fn the_writer_chains_across_reopen_and_rotation_and_stores_the_head() {
     let first = fuseforks_core::safety::audit_files(dir.path()).unwrap();
     std::fs::remove_file(&first[0]).unwrap();
     let err = verify_chain(dir.path(), Some(&head)).unwrap_err();
-    assert!(matches!(err, VerifyError::Broken { kind: BreakKind::Deleted, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            VerifyError::Broken {
+                kind: BreakKind::Deleted,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -75,7 +94,11 @@ async fn a_torn_tail_is_cut_at_open_and_a_head_ahead_of_the_file_is_truncation()
     std::fs::write(dir.path().join("audit.jsonl"), &text).unwrap();
     assert!(matches!(
         verify_chain(dir.path(), Some(&head)),
-        Err(VerifyError::Broken { kind: BreakKind::Truncated, line: 4, .. })
+        Err(VerifyError::Broken {
+            kind: BreakKind::Truncated,
+            line: 4,
+            ..
+        })
     ));
     let log = AuditLog::open(dir.path(), None, u64::MAX).unwrap();
     assert_eq!(log.append(event(3)).await.unwrap(), 4);
