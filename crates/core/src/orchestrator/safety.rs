@@ -179,6 +179,17 @@ impl Orchestrator {
             .await;
     }
 
+    /// Waits while the switch is paused; `false` when halted (a schedule's firing).
+    pub(crate) async fn hold_while_paused(&self) -> bool {
+        let never = CancellationToken::new();
+        self.inner.safety().pass(&never, &never).await
+    }
+
+    /// The token the current calls are cut by (an abort cancels it).
+    pub(crate) fn cut_token(&self) -> CancellationToken {
+        self.inner.safety().switch().cut_token()
+    }
+
     /// Turns dry-run on or off: side-effecting tools stop at their side effect and answer
     /// `dry-run: would …` (audited as `dry_run`).
     pub fn set_dry_run(&self, enabled: bool) {
