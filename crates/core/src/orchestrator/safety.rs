@@ -66,11 +66,15 @@ impl Safety {
     }
 
     /// Waits at the gate (paused: until resumed); `false` when nothing may start (halted, or
-    /// the turn was cut meanwhile).
-    pub(super) async fn pass(&self, turn: &CancellationToken, hard: &CancellationToken) -> bool {
+    /// one of `stops` — the turn's interrupt, its hard stop, its cut — fired meanwhile).
+    pub(super) async fn pass(&self, stops: [&CancellationToken; 3]) -> bool {
+        if stops.iter().any(|s| s.is_cancelled()) {
+            return false;
+        }
         tokio::select! {
-            held = self.switch.gate(turn) => held.is_ok(),
-            () = hard.cancelled() => false,
+            held = self.switch.gate(stops[0]) => held.is_ok(),
+            () = stops[1].cancelled() => false,
+            () = stops[2].cancelled() => false,
         }
     }
 
@@ -129,6 +133,7 @@ impl Orchestrator {
             }
             SwitchState::Halted if t.changed() => {
                 self.cut_turns();
+                self.interrupt_all();
                 self.stop_all(HALT_STOP_GRACE).await;
             }
             _ => {}
@@ -136,9 +141,9 @@ impl Orchestrator {
         safety.switch().state()
     }
 
-    /// Interrupts every turn and cuts every model call and tool in flight (once).
+    /// Cuts every turn running now — its model call and tool in flight, and its next call
+    /// — (a turn started later holds the fresh token; an idle agent's next turn is untouched).
     fn cut_turns(&self) {
-        self.interrupt_all();
         self.inner.safety().switch().cut_now();
     }
 
@@ -182,7 +187,7 @@ impl Orchestrator {
     /// Waits while the switch is paused; `false` when halted (a schedule's firing).
     pub(crate) async fn hold_while_paused(&self) -> bool {
         let never = CancellationToken::new();
-        self.inner.safety().pass(&never, &never).await
+        self.inner.safety().pass([&never, &never, &never]).await
     }
 
     /// The token the current calls are cut by (an abort cancels it).

@@ -108,6 +108,9 @@ pub(crate) struct Turn<'a> {
     guard: RepeatGuard,
     started: Instant,
     started_ms: i64,
+    /// The kill switch's cut token as this turn began: an abort cancels it, so this turn (and
+    /// none started after the abort) ends at its next call.
+    cut: tokio_util::sync::CancellationToken,
 }
 
 impl<'a> Turn<'a> {
@@ -128,6 +131,7 @@ impl<'a> Turn<'a> {
             guard: RepeatGuard::default(),
             started: Instant::now(),
             started_ms: now_ms(),
+            cut: inner.safety().switch().cut_token(),
         }
     }
 
@@ -267,18 +271,15 @@ impl<'a> Turn<'a> {
         messages: &[ChatMessage],
     ) -> Result<ChatResponse, RoundsEnd> {
         let interrupted = || RoundsEnd::Stopped(TurnStop::Interrupted);
-        if self.control.interrupted.load(Ordering::SeqCst) {
+        if self.control.interrupted.load(Ordering::SeqCst) || self.cut.is_cancelled() {
             return Err(interrupted());
         }
         // The kill switch: paused holds here; halted (or cut while held) ends the turn.
-        let safety = self.inner.safety();
-        if !safety
-            .pass(&self.control.token(), &self.control.abort)
-            .await
-        {
+        let stops = [&self.control.token(), &self.control.abort, &self.cut];
+        if !self.inner.safety().pass(stops).await {
             return Err(interrupted());
         }
-        let cut = safety.switch().cut_token();
+        let cut = self.cut.clone();
         let mut request = request_for(p, messages, self.control);
         let (abort, _bridge) = super::safety::either(&self.control.abort, &cut);
         request.abort = abort;

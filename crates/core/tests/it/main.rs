@@ -26,6 +26,7 @@ mod preflight;
 mod probes;
 mod round_trip;
 mod safety_audit;
+mod safety_switch;
 mod schedule_calendar;
 mod schedule_runner;
 mod schedule_summary;

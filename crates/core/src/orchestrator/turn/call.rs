@@ -70,11 +70,8 @@ impl Turn<'_> {
     ) -> Result<ContentBlock, RoundsEnd> {
         let (inner, agent_id) = (self.inner, self.agent_id);
         // The kill switch: paused holds here; halted (or cut while held) starts nothing.
-        if !inner
-            .safety()
-            .pass(&self.control.token(), &self.control.abort)
-            .await
-        {
+        let stops = [&self.control.token(), &self.control.abort, &self.cut];
+        if !inner.safety().pass(stops).await {
             return Ok(held(call, inner.language()));
         }
         let mut args = call.args.clone();
@@ -179,7 +176,7 @@ impl Turn<'_> {
         &self,
         tool: impl std::future::Future<Output = ToolOutput>,
     ) -> ToolOutput {
-        let cut = self.inner.safety().switch().cut_token();
+        let cut = self.cut.clone();
         let language = self.inner.language();
         tokio::select! {
             output = cut_at_abort(&self.control.abort, tool, language) => output,
