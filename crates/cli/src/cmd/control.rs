@@ -1,9 +1,9 @@
 //! `fuseforks-cli pause|resume|abort|halt --data-dir D`: the kill switch from the command
 //! line. Sends the command over the running process's socket (`DATA_DIR/control/
-//! fuseforks.sock`) and prints the state after the change; when nothing runs, falls back to
+//! fuseforks.sock`) and prints the state after the change; when nothing answers, falls back to
 //! the shelf: `halt` writes the `halt` marker, `resume` removes it (and any control file not
-//! yet consumed), `pause` leaves a `control/pause` file for the next process, `abort` has
-//! nothing to cut. Also the signals of a running `ask`/`serve`: SIGUSR1 toggles pause/resume,
+//! yet consumed), and each leaves its control file `control/<command>` (read by a process whose
+//! socket could not open, or by the next one: `pause` starts it paused). Also the signals of a running `ask`/`serve`: SIGUSR1 toggles pause/resume,
 //! SIGUSR2 aborts (SIGINT/SIGTERM stay the graceful close), and the halted check of a start.
 
 use std::path::{Path, PathBuf};
@@ -67,31 +67,38 @@ fn offline(command: SwitchCommand, data_dir: &Path, out: &Out) -> u8 {
         );
         return exit::BOOT_FAILED;
     }
+    // The control file too: a process whose socket could not open still reads it.
+    let dir = control_dir(data_dir);
+    let leave = |name: &str| {
+        std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join(name), b""))
+    };
     let done = match command {
-        SwitchCommand::Halt => write_halt_marker(data_dir, Channel::Cli, now_ms()).map(|()| {
-            (
-                SwitchState::Halted,
-                "halted (no process was running; ask and serve refuse until resume)",
-            )
-        }),
-        SwitchCommand::Resume => clear_halt_marker(data_dir).map(|_| {
-            for name in ["pause", "abort", "halt"] {
-                let _ = std::fs::remove_file(control_dir(data_dir).join(name));
-            }
-            (SwitchState::Running, "running (no process was running)")
-        }),
-        SwitchCommand::Pause => std::fs::create_dir_all(control_dir(data_dir))
-            .and_then(|()| std::fs::write(control_dir(data_dir).join("pause"), b""))
+        SwitchCommand::Halt => write_halt_marker(data_dir, Channel::Cli, now_ms())
+            .and_then(|()| leave("halt"))
             .map(|()| {
                 (
-                    SwitchState::Paused,
-                    "paused (no process was running; the next one starts paused)",
+                    SwitchState::Halted,
+                    "halted (no process answered; ask and serve refuse until resume)",
                 )
             }),
-        SwitchCommand::Abort => Ok((
-            SwitchState::Running,
-            "running (no process was running; nothing to abort)",
-        )),
+        SwitchCommand::Resume => clear_halt_marker(data_dir).and_then(|_| {
+            for name in ["pause", "abort", "halt"] {
+                let _ = std::fs::remove_file(dir.join(name));
+            }
+            leave("resume").map(|()| (SwitchState::Running, "running (no process answered)"))
+        }),
+        SwitchCommand::Pause => leave("pause").map(|()| {
+            (
+                SwitchState::Paused,
+                "paused (no process answered; the next one starts paused)",
+            )
+        }),
+        SwitchCommand::Abort => leave("abort").map(|()| {
+            (
+                SwitchState::Running,
+                "running (no process answered; nothing to abort)",
+            )
+        }),
     };
     match done {
         Ok((state, note)) => {
