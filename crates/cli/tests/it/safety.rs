@@ -584,3 +584,50 @@ async fn the_audit_line_survives_kill_9_right_after_a_write_and_tampering_exits_
         stderr(&truncated)
     );
 }
+
+/// The figure's other half: a `run` child that does not ignore SIGTERM ends at the halt's
+/// SIGTERM (the figure is printed; the bound asserted is the 3 s, not the 1 s target,
+/// so that a loaded machine does not fail it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn halt_ends_a_run_child_that_obeys_sigterm() {
+    let script = "echo $$ > child.pid; exec sleep 60";
+    let stub = StubServer::start(vec![wire_replies::tool_calls(
+        WIRE,
+        &[call(
+            "c1",
+            "run",
+            json!({"command": "sh", "args": ["-c", script]}),
+        )],
+        U,
+    )])
+    .await;
+    let data = TempDataDir::new();
+    let work_dir = working_village(&data, stub.base_url());
+    let mut asking = KillOnDrop::new(
+        ask(&data, "")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let child = read_pid(&work_dir.data_dir().join("child.pid")).await;
+    let started = Instant::now();
+    let halted = tokio::task::spawn_blocking({
+        let dir = dir(&data);
+        move || cli(&format!("halt --data-dir {dir}"))
+    })
+    .await
+    .unwrap();
+    assert_eq!(stdout(&halted).trim(), "halted", "{}", stderr(&halted));
+    let gone = gone_within(child, Duration::from_secs(3)).await;
+    let took = started.elapsed();
+    eprintln!(
+        "figure: halt -> SIGTERM-obeying run child dead in {} ms",
+        took.as_millis()
+    );
+    assert!(gone, "{took:?}");
+    let out = tokio::task::spawn_blocking(move || asking.take().wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(14));
+}
