@@ -342,6 +342,15 @@ async fn pause_holds_the_next_tool_round_and_resume_continues_it() {
     );
     let work = work_dir.data_dir().to_path_buf();
     wait_for_file(&work.join("a.md")).await;
+    // The second model call is under way (its answer comes 1.5 s later): pause now.
+    let started = Instant::now();
+    while stub.requests().len() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no second call"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     std::fs::write(data.data_dir().join("control/pause"), b"").unwrap();
     wait_log(
         &data,
