@@ -33,9 +33,15 @@ pub const OUTPUT_EXISTS: u8 = 11;
 /// acceptance command could not be checked (`error` / `timeout`: not retried). Stdout ends
 /// with a fixed line saying which; stderr has `GOAL_NOT_REACHED` or `GOAL_CHECK_FAILED`.
 pub const GOAL_NOT_REACHED: u8 = 12;
+/// `audit verify`: the audit log's chain is broken (stderr names the first broken line and
+/// why: edited, deleted, reordered, truncated, malformed).
+pub const AUDIT_BROKEN: u8 = 13;
+/// `ask` / `serve`: the village is halted (the `halt` marker on the shelf, or a halt while
+/// running); `fuseforks-cli resume --data-dir D` lifts it.
+pub const HALTED: u8 = 14;
 
 /// Every exit code with its meaning, as `--help` prints it (and the README's table says).
-pub const TABLE: [(u8, &str); 12] = [
+pub const TABLE: [(u8, &str); 14] = [
     (OK, "ok"),
     (CORE_ERROR, "core error"),
     (
@@ -59,6 +65,14 @@ pub const TABLE: [(u8, &str); 12] = [
     (
         GOAL_NOT_REACHED,
         "ask --accept: goal not reached after --max-attempts, or the acceptance command\n      could not run or timed out (not retried); stdout ends with a fixed line",
+    ),
+    (
+        AUDIT_BROKEN,
+        "audit verify: the audit log's chain is broken (the first broken line and why)",
+    ),
+    (
+        HALTED,
+        "village halted (ask/serve refuse until `fuseforks-cli resume --data-dir D`)",
     ),
 ];
 
@@ -118,7 +132,7 @@ mod tests {
     #[test]
     fn the_help_table_names_every_code_once() {
         let codes: Vec<u8> = TABLE.iter().map(|(c, _)| *c).collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14]);
         let help = help_table();
         assert!(
             help.contains("\n  11  init: a village already exists"),

@@ -8,6 +8,7 @@ mod signals;
 mod terminal;
 
 use clap::{Parser, Subcommand};
+use fuseforks_core::safety::SwitchCommand;
 
 use crate::output::Out;
 
@@ -67,6 +68,17 @@ enum Command {
     Demo(cmd::demo::DemoArgs),
     /// Check judge files (`validate`) or run one on a text without delivering (`try`).
     Judge(cmd::judge::JudgeArgs),
+    /// Kill switch: hold new model and tool calls in the running process (prints the state).
+    Pause(cmd::control::ControlArgs),
+    /// Kill switch: continue after pause, or lift a halt (also removes the halt marker).
+    Resume(cmd::control::ControlArgs),
+    /// Kill switch: cut every turn now (model calls, run children, MCP calls); agents stay.
+    Abort(cmd::control::ControlArgs),
+    /// Kill switch: abort, stop every agent, the scheduler and the door; stays halted across
+    /// restarts until `resume`.
+    Halt(cmd::control::ControlArgs),
+    /// The audit log: `verify` its hash chain (exit 13 names the first broken line).
+    Audit(cmd::audit::AuditArgs),
 }
 
 /// `--events jsonl` seen in the raw arguments (before `--`), so that even argument errors are
@@ -114,6 +126,11 @@ fn main() -> std::process::ExitCode {
         Command::Schedules(args) => cmd::schedules::run(&args, &out),
         Command::Check(args) => cmd::check::run(&args, &out),
         Command::Judge(args) => cmd::judge::run(&args, &out),
+        Command::Pause(args) => cmd::control::run(SwitchCommand::Pause, &args, &out),
+        Command::Resume(args) => cmd::control::run(SwitchCommand::Resume, &args, &out),
+        Command::Abort(args) => cmd::control::run(SwitchCommand::Abort, &args, &out),
+        Command::Halt(args) => cmd::control::run(SwitchCommand::Halt, &args, &out),
+        Command::Audit(args) => cmd::audit::run(&args, &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {
             cmd::ask::run(&args, &out, signals).await
         }),

@@ -71,6 +71,7 @@ fn main() {
         approval: RunApproval::Required,
         language: Language::En,
         trash: TrashTarget::Folder(data.data_dir().join("trash")),
+        dry_run: false,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -62,6 +62,8 @@ struct Ledger {
 /// The budget of one causal root. Shared (`Arc`) by every call the root causes.
 #[derive(Debug)]
 pub struct CausalBudget {
+    /// A random id of the causal root (the audit log's `causalRoot`).
+    root: String,
     ceiling: Option<u64>,
     ledger: Mutex<Ledger>,
 }
@@ -70,9 +72,15 @@ impl CausalBudget {
     /// A fresh budget; `None` = no ceiling (spending is still counted).
     pub fn new(ceiling: Option<u64>) -> Arc<Self> {
         Arc::new(Self {
+            root: uuid::Uuid::new_v4().simple().to_string(),
             ceiling,
             ledger: Mutex::new(Ledger::default()),
         })
+    }
+
+    /// The causal root's id (random, per budget).
+    pub fn root_id(&self) -> &str {
+        &self.root
     }
 
     /// The ceiling.

@@ -153,6 +153,14 @@ pub enum CoreEvent {
     PlanWaveDiscarded { plan_id: String },
     /// The process-wide plan-review bypass changed.
     PlanReviewBypassChanged { enabled: bool },
+    /// The kill switch changed (`kill switch:` line): the command, the states before and
+    /// after, and the channel it came through.
+    KillSwitchChanged {
+        command: crate::safety::SwitchCommand,
+        from: crate::safety::SwitchState,
+        to: crate::safety::SwitchState,
+        channel: crate::safety::Channel,
+    },
 }
 
 impl CoreEvent {

@@ -17,6 +17,7 @@
 //!   scheduler's calendar (time zone, due instants, fire/consume/wait); [`goal`]: goal loops
 //!   for one-off requests (ask, acceptance check, re-send; the goals log).
 //! - [`judge`]: judge files (`judge.toml`), their grammar, answers and evaluation.
+//! - [`safety`]: the kill switch (pause / abort / halt), the halt marker, the audit log.
 //!
 //! Every error of the workspace gives its code and fix through [`Coded`].
 
@@ -35,6 +36,7 @@ pub mod preflight;
 pub mod probe;
 pub mod process;
 mod prompt;
+pub mod safety;
 pub mod schedule;
 pub mod sessions;
 pub mod stats;

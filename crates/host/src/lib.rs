@@ -4,6 +4,7 @@
 //! and the GUI's HTTP API arrive with their issues.
 
 pub mod boot;
+pub mod control;
 pub mod demo;
 pub mod door;
 pub mod lock;

@@ -34,6 +34,10 @@ pub struct AskArgs {
     /// Also print info findings and log lines.
     #[arg(long)]
     pub verbose: bool,
+    /// Models are called as usual, but every side-effecting tool stops at its side effect and
+    /// answers `dry-run: would …` (audited as dry_run).
+    #[arg(long)]
+    pub dry_run: bool,
     /// A goal loop: after the answer, run CMD (no shell, cwd = the village's workspace folder,
     /// PATH only) and compare its first stdout line with --expect; while it differs, send the
     /// request again with the output, up to --max-attempts, within one token budget. Every
@@ -76,6 +80,9 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     } else {
         args.message.clone()
     };
+    if let Err(code) = super::control::refuse_if_halted(&args.common.data_dir, out) {
+        return code;
+    }
     let report = match args.common.preflight(HeadlessMode::Ask, None, out) {
         Ok(r) => r,
         Err(code) => return code,
@@ -98,6 +105,8 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     };
     let orchestrator = host.orchestrator.clone();
     configure(&orchestrator, &args.common, *out);
+    orchestrator.set_dry_run(args.dry_run);
+    let channels = super::control::start_channels(&host);
     if !args.continue_session {
         orchestrator.new_conversation();
     }
@@ -124,9 +133,15 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     let asking = asked(request, goal_spec(args), *out);
     let language = report.language;
     let code = answer_then_close(&orchestrator, asking, signals, out, |outcome| {
-        report_asked(outcome, language, out)
+        let code = report_asked(outcome, language, out);
+        if orchestrator.switch_state() == fuseforks_core::safety::SwitchState::Halted {
+            return super::control::report_halted(&args.common.data_dir, out);
+        }
+        code
     })
     .await;
+    // The channels end after the close: a halt's answer reaches its client first.
+    channels.close().await;
     drop(host);
     code
 }

@@ -1,7 +1,9 @@
 //! One module per subcommand.
 
 pub mod ask;
+pub mod audit;
 pub mod check;
+pub mod control;
 pub mod demo;
 pub mod headless;
 pub mod init;

@@ -25,10 +25,17 @@ pub struct ServeArgs {
     /// Also print info findings and log lines.
     #[arg(long)]
     pub verbose: bool,
+    /// Models are called as usual, but every side-effecting tool stops at its side effect and
+    /// answers `dry-run: would …` (audited as dry_run).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Runs `serve`.
 pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
+    if let Err(code) = super::control::refuse_if_halted(&args.common.data_dir, out) {
+        return code;
+    }
     let report = match args
         .common
         .preflight(HeadlessMode::Serve, args.door_port, out)
@@ -48,6 +55,8 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     };
     let orchestrator = host.orchestrator.clone();
     configure(&orchestrator, &args.common, *out);
+    orchestrator.set_dry_run(args.dry_run);
+    let channels = super::control::start_channels(&host);
     report_failed_turns(&orchestrator, *out);
     if let Err(code) = start_agents(&orchestrator, &report, out) {
         return code;
@@ -80,7 +89,13 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
         ),
         None,
     );
-    reached(&mut signals, 1).await;
+    // A signal closes; a halt (any channel) closes too and exits 14.
+    let mut switch = orchestrator.watch_switch();
+    let halted = tokio::select! {
+        () = reached(&mut signals, 1) => false,
+        _ = switch.wait_for(|s| *s == fuseforks_core::safety::SwitchState::Halted) => true,
+    };
+    channels.close().await;
     // One deadline for the whole close, counted from the signal (the door's close included).
     let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
     out.cli(
@@ -97,6 +112,9 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     }
     close(&orchestrator, &mut signals, out, cut_at).await;
     drop(host);
+    if halted {
+        return super::control::report_halted(&args.common.data_dir, out);
+    }
     exit::OK
 }
 

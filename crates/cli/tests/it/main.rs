@@ -11,6 +11,7 @@ mod init;
 mod init_probe;
 mod judge_try;
 mod judges;
+mod safety;
 mod schedules;
 mod serve_schedules;
 

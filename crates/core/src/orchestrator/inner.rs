@@ -66,6 +66,8 @@ pub(crate) struct Inner {
     /// calls and tools in flight are cut (each agent's `TurnControl::abort` is a child; a single
     /// agent's stop cuts only its own).
     abort: CancellationToken,
+    /// The kill switch (pause / abort / halt) and its audit log (`None`: it could not open).
+    safety: super::safety::Safety,
 }
 
 impl Inner {
@@ -91,6 +93,7 @@ impl Inner {
             .and_then(|l| l.into_iter().next())
             .map(|(id, _)| id);
         let sessions = sessions.map(Arc::new);
+        let (sessions_for_audit, log_for_audit) = (sessions.clone(), Arc::clone(&config.log));
         let writer = match &sessions {
             Some(store) => match SessionWriter::spawn(Arc::clone(store)) {
                 Ok(w) => Some(w),
@@ -126,7 +129,17 @@ impl Inner {
             agents: Mutex::new(HashMap::new()),
             external_gate: tokio::sync::Mutex::new(()),
             abort: CancellationToken::new(),
+            safety: super::safety::Safety::open(
+                &config.workspace,
+                sessions_for_audit,
+                &*log_for_audit,
+            ),
         })
+    }
+
+    /// The kill switch and the audit log.
+    pub(super) fn safety(&self) -> &super::safety::Safety {
+        &self.safety
     }
 
     /// The village's files.

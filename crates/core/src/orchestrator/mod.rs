@@ -11,6 +11,7 @@ mod inner;
 mod outcome;
 mod plan;
 mod repeat_guard;
+mod safety;
 mod square;
 mod stopping;
 mod summary;

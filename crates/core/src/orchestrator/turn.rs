@@ -108,6 +108,9 @@ pub(crate) struct Turn<'a> {
     guard: RepeatGuard,
     started: Instant,
     started_ms: i64,
+    /// The kill switch's cut token as this turn began: an abort cancels it, so this turn (and
+    /// none started after the abort) ends at its next call.
+    cut: tokio_util::sync::CancellationToken,
 }
 
 impl<'a> Turn<'a> {
@@ -128,6 +131,7 @@ impl<'a> Turn<'a> {
             guard: RepeatGuard::default(),
             started: Instant::now(),
             started_ms: now_ms(),
+            cut: inner.safety().switch().cut_token(),
         }
     }
 
@@ -185,6 +189,11 @@ impl<'a> Turn<'a> {
             }
         };
         self.finish(ran, history).await
+    }
+
+    /// What the audit log names a turn's side effects by: the village, the agent, the root.
+    pub(super) fn audit_context(&self) -> (&Arc<Inner>, &str, &str) {
+        (self.inner, self.agent_id, self.delivery.budget.root_id())
     }
 
     /// The user message of the turn: the envelope, the roster's changes, the square.
@@ -262,10 +271,18 @@ impl<'a> Turn<'a> {
         messages: &[ChatMessage],
     ) -> Result<ChatResponse, RoundsEnd> {
         let interrupted = || RoundsEnd::Stopped(TurnStop::Interrupted);
-        if self.control.interrupted.load(Ordering::SeqCst) {
+        if self.control.interrupted.load(Ordering::SeqCst) || self.cut.is_cancelled() {
             return Err(interrupted());
         }
-        let request = request_for(p, messages, self.control);
+        // The kill switch: paused holds here; halted (or cut while held) ends the turn.
+        let stops = [&self.control.token(), &self.control.abort, &self.cut];
+        if !self.inner.safety().pass(stops).await {
+            return Err(interrupted());
+        }
+        let cut = self.cut.clone();
+        let mut request = request_for(p, messages, self.control);
+        let (abort, _bridge) = super::safety::either(&self.control.abort, &cut);
+        request.abort = abort;
         let chars: usize = messages
             .iter()
             .flat_map(|m| &m.content)
@@ -303,7 +320,7 @@ impl<'a> Turn<'a> {
             self.tally.usage.add(u);
         }
         if response.stop == StopReason::Aborted {
-            self.tally.usage_unknown |= self.control.abort.is_cancelled();
+            self.tally.usage_unknown |= self.control.abort.is_cancelled() || cut.is_cancelled();
             return Err(interrupted());
         }
         Ok(response)
@@ -328,6 +345,15 @@ impl<'a> Turn<'a> {
                     .remaining()
                     .map_or_else(|| "-".into(), |r| r.to_string()),
             ));
+            self.inner
+                .safety()
+                .record_detached(crate::safety::AuditEvent::new(
+                    self.agent_id,
+                    budget.root_id(),
+                    "budget_stop",
+                    reason,
+                    estimate.to_string().as_bytes(),
+                ));
             if stop == BudgetStop::Exhausted {
                 TurnStop::BudgetExhausted
             } else {

@@ -10,6 +10,7 @@ use super::runner::{Firing, RunnerConfig};
 use crate::budget::CausalBudget;
 use crate::orchestrator::TurnOutcome;
 use crate::probe::{Outcome, ProbeContext, Report, run_probe};
+use crate::safety::AuditEvent;
 use crate::village::{ScheduleProbe, ScheduledTask, SessionMode};
 
 /// How a firing ended.
@@ -45,8 +46,16 @@ pub(super) async fn fire(config: &RunnerConfig, firing: Firing) -> FiringReport 
         shelf: &config.shelf,
     };
     let mut appended = None;
+    // The kill switch: paused holds the firing here (it fires on resume); halted skips it.
+    if !config.orchestrator.hold_while_paused().await {
+        skip(config, &task.id, "halted");
+        return FiringReport::skipped(&task.id, "halted".into());
+    }
     if let Some(probe) = &task.probe {
-        let report = run_probe(probe, &ctx).await;
+        let Some(report) = probe_unless_cut(config, &task.id, probe, &ctx).await else {
+            skip(config, &task.id, "aborted");
+            return FiringReport::skipped(&task.id, "aborted".into());
+        };
         config.log.line(&format!(
             "schedule probe: id={} outcome={}",
             task.id, report.outcome
@@ -70,6 +79,14 @@ pub(super) async fn fire(config: &RunnerConfig, firing: Firing) -> FiringReport 
         config.orchestrator.new_conversation();
     }
     let budget = CausalBudget::new(config.orchestrator.world().token_budget);
+    let fired = AuditEvent::new(
+        task.to.as_str(),
+        budget.root_id(),
+        "schedule_fire",
+        &task.id,
+        firing.due_ms.to_string().as_bytes(),
+    );
+    config.orchestrator.audit(fired).await;
     let first = request(config, task, appended.as_deref(), None);
     let mut report = FiringReport {
         id: task.id.clone(),
@@ -121,7 +138,9 @@ async fn accept(
         shelf: &config.shelf,
     };
     for attempt in 1..=max {
-        let checked: Report = run_probe(probe, &ctx).await;
+        let Some(checked) = probe_unless_cut(config, &task.id, probe, &ctx).await else {
+            return;
+        };
         report.acceptance = Some(checked.outcome);
         config.log.line(&format!(
             "acceptance: schedule={} attempt={attempt}/{max} outcome={}",
@@ -230,4 +249,25 @@ fn skip(config: &RunnerConfig, id: &str, reason: &str) {
     config
         .log
         .line(&format!("schedule skip: id={id} reason={reason}"));
+}
+
+/// Runs a probe unless the kill switch's abort comes first (then the probe's process group is
+/// ended with the dropped handle: SIGTERM, SIGKILL 2 s later); audits the run.
+async fn probe_unless_cut(
+    config: &RunnerConfig,
+    schedule: &str,
+    probe: &ScheduleProbe,
+    ctx: &ProbeContext<'_>,
+) -> Option<Report> {
+    let cut = config.orchestrator.cut_token();
+    let report: Option<Report> = tokio::select! {
+        report = run_probe(probe, ctx) => Some(report),
+        () = cut.cancelled() => None,
+    };
+    let argv = serde_json::to_string(&(&probe.command, &probe.args)).unwrap_or_default();
+    let outcome = report.as_ref().map_or("aborted", |r| r.outcome.as_str());
+    let event =
+        AuditEvent::new("-", "-", "probe_run", schedule, argv.as_bytes()).with_outcome(outcome);
+    config.orchestrator.audit(event).await;
+    report
 }

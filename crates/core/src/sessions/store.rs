@@ -11,6 +11,9 @@ use super::records::{Record, SessionMeta};
 
 const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
 const RECORDS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("records");
+/// The audit log's chain head (`seq` → `sha256`), one row under [`AUDIT_HEAD_KEY`].
+const AUDIT_HEAD: TableDefinition<&str, (u64, &str)> = TableDefinition::new("audit_head");
+const AUDIT_HEAD_KEY: &str = "head";
 
 /// The longest title, in characters.
 pub(crate) const MAX_TITLE_CHARS: usize = 30;
@@ -189,6 +192,33 @@ impl SessionStore {
         }
         txn.commit().map_err(storage)?;
         Ok(results)
+    }
+
+    /// The audit log's chain head (seq and hash of its last line), when one was stored.
+    pub fn audit_head(&self) -> Result<Option<(u64, String)>, SessionError> {
+        let txn = self.db.begin_read().map_err(storage)?;
+        let table = match txn.open_table(AUDIT_HEAD) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+            Err(e) => return Err(storage(e)),
+        };
+        let head = table.get(AUDIT_HEAD_KEY).map_err(storage)?;
+        Ok(head.map(|v| {
+            let (seq, hash) = v.value();
+            (seq, hash.to_owned())
+        }))
+    }
+
+    /// Stores the audit log's chain head (durable when this returns).
+    pub fn set_audit_head(&self, seq: u64, sha256: &str) -> Result<(), SessionError> {
+        let txn = self.db.begin_write().map_err(storage)?;
+        {
+            let mut table = txn.open_table(AUDIT_HEAD).map_err(storage)?;
+            table
+                .insert(AUDIT_HEAD_KEY, (seq, sha256))
+                .map_err(storage)?;
+        }
+        txn.commit().map_err(storage)
     }
 
     /// Every conversation, most recently updated first.

@@ -181,6 +181,13 @@ pub fn run(args: &Value, ctx: &ToolContext) -> Answer {
             let to = str_arg(args, "to");
             move_note(&board, (from, &path), to, &file_name(me, job), ctx)
         }
+        ("remove", Some((_, path))) if ctx.dry_run => match board.writable_entry(&path) {
+            Ok(_) => (
+                dry(ctx, || format!("move the note {path} to the trash")),
+                Outcome::Ok,
+            ),
+            Err(e) => io_fail(e.to_string()),
+        },
         ("remove", Some((_, path))) => match trash(&board, &path, ctx) {
             Ok(()) => (
                 ToolOutput::ok(ctx.say("ゴミ箱へ移しました。", "Moved to the trash.")),
@@ -214,8 +221,14 @@ fn open_board(op: &str, ctx: &ToolContext) -> Result<WorkDir, Answer> {
             Outcome::Disabled,
         ));
     };
-    match jail.sub_jail("blackboard", op == "write") {
+    match jail.sub_jail("blackboard", op == "write" && !ctx.dry_run) {
         Ok(board) => Ok(board),
+        Err(SandboxError::NotFound) if op == "write" && ctx.dry_run => Err((
+            dry(ctx, || {
+                "create the blackboard folder and write the note".into()
+            }),
+            Outcome::Ok,
+        )),
         Err(SandboxError::NotFound) if op == "list" => Err((
             ToolOutput::ok(ctx.say("黒板は空です。", "The blackboard is empty.")),
             Outcome::Ok,
@@ -274,6 +287,17 @@ fn write(board: &WorkDir, mine: &str, body: &str, ctx: &ToolContext) -> Answer {
         return too_large(ctx);
     }
     let path = format!("doing/{mine}");
+    if ctx.dry_run {
+        return (
+            dry(ctx, || {
+                format!(
+                    "write the note {path} ({} characters)",
+                    body.chars().count()
+                )
+            }),
+            Outcome::Ok,
+        );
+    }
     let written = board
         .create_file(&path, WriteMode::CreateNew)
         .map_err(|e| e.to_string())
@@ -293,6 +317,17 @@ fn append(board: &WorkDir, path: &str, body: &str, ctx: &ToolContext) -> Answer 
     };
     if current.chars().count() + body.chars().count() > MAX_NOTE_CHARS {
         return too_large(ctx);
+    }
+    if ctx.dry_run {
+        return (
+            dry(ctx, || {
+                format!(
+                    "append {} characters to the note {path}",
+                    body.chars().count()
+                )
+            }),
+            Outcome::Ok,
+        );
     }
     let appended = board
         .create_file(path, WriteMode::Append)
@@ -331,6 +366,12 @@ fn move_note(
         );
     }
     let dest = format!("{}/{mine}", FOLDERS[to]);
+    if ctx.dry_run {
+        return (
+            dry(ctx, || format!("move the note {path} → {dest}")),
+            Outcome::Ok,
+        );
+    }
     match board.rename(path, &dest, false) {
         Ok(()) => (ToolOutput::ok(dest), Outcome::Ok),
         Err(e) => io_fail(e),
@@ -348,6 +389,11 @@ fn trash(board: &WorkDir, path: &str, ctx: &ToolContext) -> Result<(), String> {
     move_to_trash(&source, &ctx.trash)
         .map(drop)
         .map_err(|e| e.to_string())
+}
+
+/// The dry-run answer (`ctx.dry_run` is checked by the caller).
+fn dry(ctx: &ToolContext, what: impl FnOnce() -> String) -> ToolOutput {
+    ctx.would(what).unwrap_or_else(|| ToolOutput::fail(""))
 }
 
 fn too_large(ctx: &ToolContext) -> Answer {

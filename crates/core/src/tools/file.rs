@@ -34,6 +34,12 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     match str_arg(args, "op").unwrap_or("") {
         "read" => read(jail, path, ctx),
         op @ ("write" | "append") => write(jail, path, op == "append", args, ctx),
+        "mkdir" if ctx.dry_run => match jail.writable_entry(path) {
+            Ok(_) => ctx
+                .would(|| format!("make the folder {path}"))
+                .unwrap_or_else(|| ToolOutput::fail("")),
+            Err(e) => ctx.refused(&e),
+        },
         "mkdir" => match jail.make_folder(path) {
             Ok(()) => ToolOutput::ok(ctx.say("フォルダを作りました。", "Folder created.")),
             Err(e) => ctx.refused(&e),
@@ -98,6 +104,28 @@ fn write(jail: &WorkDir, path: &str, append: bool, args: &Value, ctx: &ToolConte
         (false, true) => WriteMode::Replace,
         (false, false) => WriteMode::CreateNew,
     };
+    if let Some(out) = ctx.would(|| {
+        let verb = if append { "append to" } else { "write" };
+        let diff = before.as_ref().map_or_else(
+            || {
+                format!(
+                    "({} characters; diff left out: the file is large)",
+                    content.chars().count()
+                )
+            },
+            |b| {
+                let after = if append {
+                    format!("{b}{content}")
+                } else {
+                    content.to_owned()
+                };
+                cap(&unified_diff(b, &after, path), DIFF_MAX_CHARS)
+            },
+        );
+        format!("{verb} {path}:\n{diff}")
+    }) {
+        return out;
+    }
     let mut file = match jail.create_file(path, mode) {
         Ok(f) => f,
         Err(e) => return ctx.refused(&e),
@@ -130,6 +158,9 @@ fn move_or_copy(
         return ToolOutput::fail(ctx.say("to が必要です。", "to is required."));
     };
     let overwrite = bool_arg(args, "overwrite", false);
+    if ctx.dry_run {
+        return dry_move_or_copy(jail, path, to, is_move, overwrite, ctx);
+    }
     let result = if is_move {
         jail.rename(path, to, overwrite)
     } else {
@@ -162,10 +193,44 @@ fn remove(jail: &WorkDir, path: &str, ctx: &ToolContext) -> ToolOutput {
         name: &name,
         shown: &shown,
     };
+    if let Some(out) = ctx.would(|| format!("move {path} to the trash")) {
+        return out;
+    }
     match move_to_trash(&source, &ctx.trash) {
         Ok(_) => ToolOutput::ok(ctx.say("ゴミ箱へ移しました。", "Moved to the trash.")),
         Err(e) => ToolOutput::fail(e.to_string()),
     }
+}
+
+/// `move` / `copy` under dry-run: the checks the real call makes before it touches anything
+/// (the source is there and no link, the destination is writable and free unless
+/// `overwrite`), then what it would do.
+fn dry_move_or_copy(
+    jail: &WorkDir,
+    path: &str,
+    to: &str,
+    is_move: bool,
+    overwrite: bool,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    match jail.entry_kind(path) {
+        Ok(None) => return ctx.refused(&super::SandboxError::NotFound),
+        Ok(Some(EntryKind::Link)) => return ctx.refused(&super::SandboxError::Link),
+        Err(e) => return ctx.refused(&e),
+        Ok(Some(_)) => {}
+    }
+    if let Err(e) = jail.writable_entry(path).and(jail.writable_entry(to)) {
+        return ctx.refused(&e);
+    }
+    if !overwrite && matches!(jail.entry_kind(to), Ok(Some(_))) {
+        return ToolOutput::fail(ctx.say(
+            "行き先にファイルがあります。overwrite:true で上書きします。",
+            "The destination exists. Pass overwrite:true to replace it.",
+        ));
+    }
+    let verb = if is_move { "move" } else { "copy" };
+    ctx.would(|| format!("{verb} {path} → {to}"))
+        .unwrap_or_else(|| ToolOutput::fail(""))
 }
 
 /// `file`'s description and schema.

@@ -72,6 +72,8 @@ pub struct ToolContext {
     pub language: Language,
     /// Where `file remove` puts things.
     pub trash: TrashTarget,
+    /// Dry-run: a side-effecting call stops at its side effect and says what it would do.
+    pub dry_run: bool,
 }
 
 impl ToolContext {
@@ -87,6 +89,14 @@ impl ToolContext {
                 "No work folder is set for this agent.",
             ))
         })
+    }
+
+    /// The one dry-run stop of every side-effecting tool, placed right at the side effect
+    /// (after the validation, sandbox and policy checks): `Some(dry-run: would …)` under
+    /// dry-run, `None` otherwise (go on).
+    pub(crate) fn would(&self, what: impl FnOnce() -> String) -> Option<ToolOutput> {
+        self.dry_run
+            .then(|| ToolOutput::ok(format!("dry-run: would {}", what())))
     }
 
     pub(crate) fn refused(&self, error: &SandboxError) -> ToolOutput {

@@ -34,6 +34,14 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     next.push_str("- ");
     next.push_str(&note.replace('\n', " "));
     next.push('\n');
+    if let Some(out) = ctx.would(|| {
+        format!(
+            "add a note of {} characters to Memory.md",
+            note.chars().count()
+        )
+    }) {
+        return out;
+    }
     match ctx.agent_files.write_memory(&next) {
         Ok(()) => ToolOutput::ok(ctx.say("Memory.md に追記しました。", "Added to Memory.md.")),
         Err(e) => ToolOutput::fail(e.code().to_owned()),

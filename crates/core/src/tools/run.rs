@@ -97,6 +97,11 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
         }
         (Decision::Allowed, _) | (Decision::Unknown, RunApproval::NoApproval) => {}
         (Decision::Unknown, RunApproval::Required) => {
+            if let Some(out) = ctx.would(|| {
+                format!("record `{command}` for a human's approval (run.json does not allow it)")
+            }) {
+                return out;
+            }
             record_pending(&mut policy, &command, &argv, now_ms());
             let recorded = save(&policy);
             return ToolOutput::fail(if recorded {
@@ -112,7 +117,9 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
             });
         }
         (Decision::Unknown, RunApproval::AutoApprove) => {
-            if let Some(line) = exact_allow_line(&command, &argv) {
+            if let Some(line) = exact_allow_line(&command, &argv)
+                && !ctx.dry_run
+            {
                 policy.allow.push(line);
                 let _ = save(&policy);
             }
@@ -125,6 +132,14 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
         deny_network: policy.network == Some(false),
         stdin,
     };
+    if let Some(out) = ctx.would(|| {
+        let argv: Vec<&str> = std::iter::once(command.as_str())
+            .chain(argv.iter().map(String::as_str))
+            .collect();
+        format!("run {}", serde_json::to_string(&argv).unwrap_or_default())
+    }) {
+        return out;
+    }
     execute(&jail, &call, ctx).await
 }
 

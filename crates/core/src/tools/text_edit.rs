@@ -179,6 +179,9 @@ pub fn sd(args: &Value, ctx: &ToolContext) -> ToolOutput {
         };
         let diff = cap(&unified_diff(&text, &replaced, path), MAX_CHARS);
         shown += diff.chars().count();
+        if apply && let Some(out) = ctx.would(|| format!("rewrite {path}:\n{diff}")) {
+            return out;
+        }
         out.push(diff);
         if apply && let Err(e) = write_in_jail(jail, path, &replaced) {
             return ToolOutput::fail(format!("{path}: {e}"));
@@ -273,6 +276,9 @@ pub fn yq(args: &Value, ctx: &ToolContext) -> ToolOutput {
     };
     let diff = unified_diff(&text, &updated, path);
     if bool_arg(args, "apply", false) {
+        if let Some(out) = ctx.would(|| format!("rewrite {path}:\n{}", cap(&diff, MAX_CHARS))) {
+            return out;
+        }
         if let Err(e) = write_in_jail(jail, path, &updated) {
             return ToolOutput::fail(e);
         }

@@ -5,7 +5,7 @@
 //! [`VillageError`] with a stable code, the file, the field and a fix.
 
 pub(crate) mod agent;
-mod atomic;
+pub(crate) mod atomic;
 pub(crate) mod doc;
 pub(crate) mod error;
 pub(crate) mod files;

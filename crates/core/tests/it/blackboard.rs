@@ -18,6 +18,7 @@ fn ctx(data: &TempDataDir, agent: &str) -> ToolContext {
         approval: RunApproval::Required,
         language: Language::En,
         trash: TrashTarget::Folder(data.data_dir().join("trash")),
+        dry_run: false,
     }
 }
 

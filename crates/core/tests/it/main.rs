@@ -29,6 +29,8 @@ mod other_files;
 mod preflight;
 mod probes;
 mod round_trip;
+mod safety_audit;
+mod safety_switch;
 mod schedule_calendar;
 mod schedule_runner;
 mod schedule_summary;

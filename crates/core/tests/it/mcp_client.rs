@@ -355,3 +355,45 @@ async fn a_server_cannot_take_over_another_servers_tool_by_its_name() {
         "offered {offered:?}; the call meant for docs went to: {result}"
     );
 }
+
+/// Dry-run stops an MCP tool call at the call itself: the model reads `dry-run: would call …`,
+/// the server is never asked, and the audit log has the call as `dry_run`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_stops_an_mcp_call_and_audits_it() {
+    if !fuseforks_testkit::python_mcp() {
+        return;
+    }
+    let stub = StubServer::start(vec![
+        call("echo__shout", json!({"text": "quiet words"})),
+        wire_replies::text(Wire::OpenAiCompat, "done", U),
+    ])
+    .await;
+    let v = Village::new(Wire::OpenAiCompat, stub.base_url(), None);
+    let pid_file = v.data.data_dir().join("echo.pid");
+    let files = v.store().agent_files(&AgentId::new("a1").unwrap()).unwrap();
+    let config = json!({"mcpServers": {"echo": {"command": "python3", "args": [mcp_script("echo_stdio.py"), pid_file]}}});
+    files
+        .save_mcp(&serde_json::from_value(config).unwrap())
+        .unwrap();
+    let orch = v.open();
+    orch.set_dry_run(true);
+    orch.start_agent("a1").unwrap();
+    let outcome = orch
+        .deliver_and_wait("a1", Endpoint::User, "shout it")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer.as_deref(), Some("done"));
+    let result = last_message(&stub.requests()[1]);
+    assert!(
+        result.starts_with("dry-run: would call the MCP tool echo/shout"),
+        "{result}"
+    );
+    let audit = std::fs::read_to_string(v.data.workspace().join("audit.jsonl")).unwrap();
+    assert!(
+        audit.lines().any(|l| l.contains("\"action\":\"mcp_call\"")
+            && l.contains("\"target\":\"echo/shout\"")
+            && l.contains("\"outcome\":\"dry_run\"")),
+        "{audit}"
+    );
+    assert!(orch.stop_agent("a1", Duration::from_secs(10)).await);
+}

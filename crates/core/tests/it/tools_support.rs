@@ -39,6 +39,7 @@ impl Agent {
             approval,
             language: Language::En,
             trash: TrashTarget::Folder(data.data_dir().join("trash")),
+            dry_run: false,
         };
         Self { data, ctx }
     }

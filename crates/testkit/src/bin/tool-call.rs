@@ -31,6 +31,7 @@ fn main() {
         approval: RunApproval::Required,
         language: Language::En,
         trash: TrashTarget::Folder(village.path().join("trash")),
+        dry_run: false,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -69,14 +69,23 @@ impl Turn<'_> {
         call: &ToolCall,
     ) -> Result<ContentBlock, RoundsEnd> {
         let (inner, agent_id) = (self.inner, self.agent_id);
+        // The kill switch: paused holds here; halted (or cut while held) starts nothing.
+        let stops = [&self.control.token(), &self.control.abort, &self.cut];
+        if !inner.safety().pass(stops).await {
+            return Ok(held(call, inner.language()));
+        }
         let mut args = call.args.clone();
         let synthetic = p.synthetic.get(&call.name).cloned();
+        let is_mcp = synthetic.is_none() && self.mcp.has(&call.name);
         let reason = if synthetic.is_some() || self.mcp.has(&call.name) {
             ReasonState::Unsupported
         } else {
             take_reason(&mut args)
         };
         let output = match synthetic {
+            None if self.mcp.has(&call.name) && p.tools.dry_run => {
+                ToolOutput::ok(super::super::safety::would_call_mcp(&call.name, &args))
+            }
             None if self.mcp.has(&call.name) => {
                 self.cut_at_abort(self.mcp.call(&call.name, &args)).await
             }
@@ -103,6 +112,8 @@ impl Turn<'_> {
             }
             Some(other) => self.synthetic_call(&other, &args, p).await,
         };
+        super::super::safety::audit_tool(self, &call.name, &args, is_mcp, &output, p.tools.dry_run)
+            .await;
         let (reason_kind, reason_chars) = match &reason {
             ReasonState::Written { text } => ("written", text.chars().count()),
             ReasonState::Omitted => ("omitted", 0),
@@ -165,7 +176,15 @@ impl Turn<'_> {
         &self,
         tool: impl std::future::Future<Output = ToolOutput>,
     ) -> ToolOutput {
-        cut_at_abort(&self.control.abort, tool, self.inner.language()).await
+        let cut = self.cut.clone();
+        let language = self.inner.language();
+        tokio::select! {
+            output = cut_at_abort(&self.control.abort, tool, language) => output,
+            () = cut.cancelled() => ToolOutput::fail(language.pick(
+                "中止（キルスイッチ）のため道具を止めました。",
+                "The tool was stopped: aborted by the kill switch.",
+            )),
+        }
     }
 
     /// Runs a synthetic tool other than `transfer_to_*`.
@@ -303,4 +322,17 @@ fn take_reason(args: &mut serde_json::Value) -> ReasonState {
         },
         _ => ReasonState::Omitted,
     }
+}
+
+/// The result of a call the kill switch did not let start.
+fn held(call: &ToolCall, language: Language) -> ContentBlock {
+    ContentBlock::ToolResult(ToolResult {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        content: language.pick(
+            "キルスイッチで止められているため、この呼び出しは実行していません。",
+            "The kill switch stopped the village; this call did not run.",
+        ),
+        is_error: true,
+    })
 }

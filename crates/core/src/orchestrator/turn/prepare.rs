@@ -113,6 +113,7 @@ pub(super) fn prepare(
         approval,
         language,
         trash: inner.trash().clone(),
+        dry_run: inner.safety().dry_run(),
     };
     Ok(Prepared {
         wire: Wire::of_template(&template),

@@ -1,0 +1,178 @@
+//! The audit log's line (`workspace/audit.jsonl`): one JSON object per side effect and per
+//! safety event, `{seq, tsMs, agent, causalRoot, action, target, argsSha256, outcome,
+//! prevSha256, sha256}`, hash-chained — `sha256` is the SHA-256 of the line's own text up to
+//! (without) the `sha256` field, and `prevSha256` is the previous line's `sha256` (64 zeros
+//! for the first line of the village). No bodies, no secrets: hashes, names and counts.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The `prevSha256` of the first line.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+/// The most characters of a target (longer ones are cut, with `…`).
+const MAX_TARGET_CHARS: usize = 512;
+
+/// What a caller records (the writer adds seq, time and the chain).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEvent {
+    /// The agent (or `-` for the process itself, e.g. a kill-switch change).
+    pub agent: String,
+    /// The causal root the side effect belongs to (`-` when none).
+    pub causal_root: String,
+    /// What happened: `file_write`, `run`, `mcp_call`, `kill_switch`, …
+    pub action: String,
+    /// On what: a path in the work folder, a command name, `server/tool`, a state.
+    pub target: String,
+    /// The SHA-256 of the arguments (never the arguments themselves).
+    pub args_sha256: String,
+    /// How it ended: `ok`, `failed`, `dry_run`, `cut`, or the change's channel.
+    pub outcome: String,
+}
+
+impl AuditEvent {
+    /// An event with the arguments hashed.
+    pub fn new(agent: &str, causal_root: &str, action: &str, target: &str, args: &[u8]) -> Self {
+        Self {
+            agent: agent.to_owned(),
+            causal_root: causal_root.to_owned(),
+            action: action.to_owned(),
+            target: cut_target(target),
+            args_sha256: sha256_hex(args),
+            outcome: "ok".to_owned(),
+        }
+    }
+
+    /// The same event with another outcome.
+    #[must_use]
+    pub fn with_outcome(mut self, outcome: &str) -> Self {
+        outcome.clone_into(&mut self.outcome);
+        self
+    }
+}
+
+/// One line of the audit log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuditEntry {
+    /// Position in the chain, from 1, across rotated files.
+    pub seq: u64,
+    /// When it was written (ms since the epoch).
+    pub ts_ms: i64,
+    /// See [`AuditEvent`].
+    pub agent: String,
+    /// See [`AuditEvent`].
+    pub causal_root: String,
+    /// See [`AuditEvent`].
+    pub action: String,
+    /// See [`AuditEvent`].
+    pub target: String,
+    /// See [`AuditEvent`].
+    pub args_sha256: String,
+    /// See [`AuditEvent`].
+    pub outcome: String,
+    /// The previous line's `sha256`.
+    pub prev_sha256: String,
+    /// The SHA-256 of this line's text without this field.
+    pub sha256: String,
+}
+
+/// The body a line's hash covers: every field but `sha256`, in order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Body<'a> {
+    seq: u64,
+    ts_ms: i64,
+    agent: &'a str,
+    causal_root: &'a str,
+    action: &'a str,
+    target: &'a str,
+    args_sha256: &'a str,
+    outcome: &'a str,
+    prev_sha256: &'a str,
+}
+
+impl AuditEntry {
+    /// Chains an event after `prev` (seq and hash of the line before).
+    pub fn chain(event: AuditEvent, seq: u64, ts_ms: i64, prev_sha256: &str) -> Self {
+        let mut entry = Self {
+            seq,
+            ts_ms,
+            agent: event.agent,
+            causal_root: event.causal_root,
+            action: event.action,
+            target: event.target,
+            args_sha256: event.args_sha256,
+            outcome: event.outcome,
+            prev_sha256: prev_sha256.to_owned(),
+            sha256: String::new(),
+        };
+        entry.sha256 = sha256_hex(entry.body().as_bytes());
+        entry
+    }
+
+    fn body(&self) -> String {
+        serde_json::to_string(&Body {
+            seq: self.seq,
+            ts_ms: self.ts_ms,
+            agent: &self.agent,
+            causal_root: &self.causal_root,
+            action: &self.action,
+            target: &self.target,
+            args_sha256: &self.args_sha256,
+            outcome: &self.outcome,
+            prev_sha256: &self.prev_sha256,
+        })
+        .unwrap_or_default()
+    }
+
+    /// The line's text (without the newline): the body with `sha256` appended.
+    pub fn line(&self) -> String {
+        let mut body = self.body();
+        body.pop();
+        format!("{body},\"sha256\":\"{}\"}}", self.sha256)
+    }
+
+    /// Whether the stored hash is the hash of the body.
+    pub fn hash_holds(&self) -> bool {
+        sha256_hex(self.body().as_bytes()) == self.sha256
+    }
+}
+
+/// Lower-case hex SHA-256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+    }
+    out
+}
+
+fn cut_target(target: &str) -> String {
+    if target.chars().count() <= MAX_TARGET_CHARS {
+        return target.to_owned();
+    }
+    let mut out: String = target.chars().take(MAX_TARGET_CHARS).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_reads_back_and_its_hash_holds() {
+        let e = AuditEvent::new("a", "r", "file_write", "notes/x.md", b"{}");
+        let entry = AuditEntry::chain(e, 1, 5, GENESIS);
+        let line = entry.line();
+        let back: AuditEntry = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, entry);
+        assert!(back.hash_holds());
+        assert_eq!(back.line(), line);
+        let mut forged = back;
+        forged.target = "other".into();
+        assert!(!forged.hash_holds());
+    }
+}

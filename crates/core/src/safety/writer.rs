@@ -1,0 +1,229 @@
+//! The audit log's writer: one thread takes every append, drains what is waiting, chains the
+//! lines, writes them with one `write`, fsyncs the file once (group commit), stores the new
+//! head in `sessions.redb`, then answers each caller — so an append that returned is on disk.
+//! Rotation: past [`AuditLog::max_bytes`] the file is renamed `audit-<last seq>.jsonl` (and
+//! the folder fsynced) and the next line of the new file chains on the last of the old.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::JoinHandle;
+
+use super::audit::{AuditEntry, AuditEvent, GENESIS};
+use super::verify::AUDIT_FILE;
+use crate::sessions::SessionStore;
+use crate::sync::LockOrRecover;
+
+/// Most lines written in one batch.
+const MAX_BATCH: usize = 512;
+/// The size at which the file is rotated.
+pub const DEFAULT_MAX_BYTES: u64 = 16 * 1024 * 1024;
+/// How much of the file's end is read to find the last line at open.
+const TAIL_BYTES: u64 = 64 * 1024;
+
+type Reply = Option<tokio::sync::oneshot::Sender<Result<u64, String>>>;
+
+struct Job {
+    event: AuditEvent,
+    reply: Reply,
+}
+
+/// Where the chain stands: the last line's seq and hash.
+struct Chain {
+    seq: u64,
+    hash: String,
+    file: File,
+    bytes: u64,
+}
+
+/// The audit log of one open village. Dropping it finishes the queue and joins the thread.
+pub struct AuditLog {
+    sender: Mutex<Option<mpsc::Sender<Job>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AuditLog")
+    }
+}
+
+impl AuditLog {
+    /// Opens (or creates, 0600) `workspace/audit.jsonl` and starts its writer. The chain
+    /// continues from the later of the file's last line and the head stored in `head_store`
+    /// (a head ahead of the file leaves the gap visible to `verify`). A torn last line (a
+    /// crash mid-write, never acknowledged) is cut off.
+    pub fn open(
+        workspace: &Path,
+        head_store: Option<Arc<SessionStore>>,
+        max_bytes: u64,
+    ) -> std::io::Result<Self> {
+        let path = workspace.join(AUDIT_FILE);
+        let (file, tail) = open_tail(&path)?;
+        let stored = head_store
+            .as_ref()
+            .and_then(|s| s.audit_head().ok().flatten());
+        let (seq, hash) = match (tail, stored) {
+            (Some(t), Some(s)) if s.0 > t.0 => s,
+            (Some(t), _) => t,
+            (None, Some(s)) => s,
+            (None, None) => (0, GENESIS.to_owned()),
+        };
+        let bytes = file.metadata()?.len();
+        let mut chain = Chain {
+            seq,
+            hash,
+            file,
+            bytes,
+        };
+        let (sender, receiver) = mpsc::channel::<Job>();
+        let workspace = workspace.to_path_buf();
+        let thread = std::thread::Builder::new()
+            .name("fuseforks-audit".into())
+            .spawn(move || {
+                while let Ok(first) = receiver.recv() {
+                    let mut jobs = vec![first];
+                    while jobs.len() < MAX_BATCH {
+                        match receiver.try_recv() {
+                            Ok(job) => jobs.push(job),
+                            Err(_) => break,
+                        }
+                    }
+                    let done = commit(&mut chain, &jobs, head_store.as_deref());
+                    if done.is_ok() {
+                        // A failed rotation keeps appending to the current file.
+                        let _ = rotate_if_full(&mut chain, &workspace, max_bytes);
+                    }
+                    answer(jobs, chain.seq, done);
+                }
+            })?;
+        Ok(Self {
+            sender: Mutex::new(Some(sender)),
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Appends a line and waits until it is on disk; returns its seq.
+    pub async fn append(&self, event: AuditEvent) -> Result<u64, String> {
+        let (reply, done) = tokio::sync::oneshot::channel();
+        if !self.send(Job {
+            event,
+            reply: Some(reply),
+        }) {
+            return Err("the audit writer has stopped".into());
+        }
+        done.await
+            .unwrap_or_else(|_| Err("the audit writer has stopped".into()))
+    }
+
+    /// Appends a line without waiting (for places that cannot await; still written in order).
+    pub fn append_detached(&self, event: AuditEvent) {
+        self.send(Job { event, reply: None });
+    }
+
+    fn send(&self, job: Job) -> bool {
+        self.sender
+            .lock_or_recover()
+            .as_ref()
+            .is_some_and(|s| s.send(job).is_ok())
+    }
+}
+
+impl Drop for AuditLog {
+    fn drop(&mut self) {
+        self.sender.lock_or_recover().take();
+        if let Some(thread) = self.thread.lock_or_recover().take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Opens the file for appending and reads its last complete line's seq and hash (cutting a
+/// torn tail).
+fn open_tail(path: &Path) -> std::io::Result<(File, Option<(u64, String)>)> {
+    let mut options = OpenOptions::new();
+    options.read(true).append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    let mut file = options.open(path)?;
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(TAIL_BYTES);
+    file.seek(SeekFrom::Start(start))?;
+    let mut tail = Vec::new();
+    Read::by_ref(&mut file)
+        .take(TAIL_BYTES)
+        .read_to_end(&mut tail)?;
+    let clean = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    if clean < tail.len() {
+        // A torn last line: never acknowledged, so never part of the chain.
+        file.set_len(start + clean as u64)?;
+        file.sync_data()?;
+    }
+    let last = tail[..clean]
+        .split(|b| *b == b'\n')
+        .rfind(|l| !l.is_empty())
+        .and_then(|l| serde_json::from_slice::<AuditEntry>(l).ok())
+        .map(|e| (e.seq, e.sha256));
+    Ok((file, last))
+}
+
+fn commit(
+    chain: &mut Chain,
+    jobs: &[Job],
+    head_store: Option<&SessionStore>,
+) -> Result<(), String> {
+    let now = crate::orchestrator::now_ms();
+    let mut text = String::new();
+    let (mut seq, mut hash) = (chain.seq, chain.hash.clone());
+    for job in jobs {
+        seq += 1;
+        let entry = AuditEntry::chain(job.event.clone(), seq, now, &hash);
+        text.push_str(&entry.line());
+        text.push('\n');
+        hash = entry.sha256;
+    }
+    chain
+        .file
+        .write_all(text.as_bytes())
+        .and_then(|()| chain.file.sync_data())
+        .map_err(|e| format!("audit write failed: {}", e.kind()))?;
+    chain.bytes += text.len() as u64;
+    chain.seq = seq;
+    chain.hash = hash;
+    if let Some(store) = head_store {
+        store
+            .set_audit_head(chain.seq, &chain.hash)
+            .map_err(|e| format!("audit head not stored: {}", e.code()))?;
+    }
+    Ok(())
+}
+
+fn rotate_if_full(chain: &mut Chain, workspace: &Path, max_bytes: u64) -> Result<(), String> {
+    if chain.bytes < max_bytes {
+        return Ok(());
+    }
+    let current = workspace.join(AUDIT_FILE);
+    let rotated: PathBuf = workspace.join(format!("audit-{:020}.jsonl", chain.seq));
+    let fail = |e: std::io::Error| format!("audit rotation failed: {}", e.kind());
+    std::fs::rename(&current, &rotated).map_err(fail)?;
+    File::open(workspace)
+        .and_then(|d| d.sync_all())
+        .map_err(fail)?;
+    let (file, _) = open_tail(&current).map_err(fail)?;
+    chain.file = file;
+    chain.bytes = 0;
+    Ok(())
+}
+
+fn answer(jobs: Vec<Job>, last_seq: u64, done: Result<(), String>) {
+    let first = (last_seq + 1).saturating_sub(jobs.len() as u64);
+    for (i, job) in jobs.into_iter().enumerate() {
+        if let Some(reply) = job.reply {
+            let _ = reply.send(done.clone().map(|()| first + i as u64));
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The kill switch in the engine: an abort cuts the turn running now (its `run` child's group
+//! ended) and leaves the agent taking new work — an abort while idle touches no later turn —,
+//! and pause holds a model call until resume.
+
+use std::time::{Duration, Instant};
+
+use fuseforks_core::llm::Wire;
+use fuseforks_core::orchestrator::PlanTaskState;
+use fuseforks_core::safety::{Channel, SwitchCommand, SwitchState};
+use fuseforks_core::tools::RunApproval;
+use fuseforks_testkit::stub::{StubReply, StubServer};
+use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
+use serde_json::json;
+
+use crate::orch_support::Village;
+
+const WIRE: Wire = Wire::OpenAiCompat;
+const U: ScriptUsage = ScriptUsage {
+    prompt: 400,
+    completion: 10,
+    cache_read: 0,
+    reasoning: 0,
+};
+
+fn text(t: &str) -> StubReply {
+    wire_replies::text(WIRE, t, U)
+}
+
+fn run_call(args: serde_json::Value) -> StubReply {
+    let call = ScriptCall {
+        id: "c1".into(),
+        name: "run".into(),
+        args,
+    };
+    wire_replies::tool_calls(WIRE, &[call], U)
+}
+
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "waited for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_cuts_the_running_turn_and_its_child_and_the_agent_takes_new_work() {
+    let script = "echo $$ > sleeper.pid; exec sleep 30";
+    let stub = StubServer::start(vec![
+        text("after an idle abort"),
+        run_call(json!({"command": "sh", "args": ["-c", script]})),
+        text("next answer"),
+    ])
+    .await;
+    let v = Village::new(WIRE, stub.base_url(), None);
+    v.data
+        .edit_world(|w| w.agents[0].enabled_tools = Some(vec!["run".into()]));
+    let orch = v.open();
+    orch.set_run_approval(RunApproval::NoApproval);
+    orch.start_agent("a1").unwrap();
+    // An abort while nothing runs touches no later turn.
+    assert_eq!(
+        orch.control(SwitchCommand::Abort, Channel::Api).await,
+        SwitchState::Running
+    );
+    let (answer, state) = orch.ask_external_outcome("t", "hi").await;
+    assert_eq!(
+        (answer.as_deref(), state),
+        (Some("after an idle abort"), PlanTaskState::Answered)
+    );
+
+    let asking = tokio::spawn({
+        let orch = orch.clone();
+        async move { orch.ask_external_outcome("t", "sleep").await }
+    });
+    let pid_file = v.data.data_dir().join("work/sleeper.pid");
+    until("the run child", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n'))
+    })
+    .await;
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let started = Instant::now();
+    assert_eq!(
+        orch.control(SwitchCommand::Abort, Channel::Api).await,
+        SwitchState::Running
+    );
+    let (_, state) = tokio::time::timeout(Duration::from_secs(5), asking)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(state, PlanTaskState::Interrupted);
+    until("the run child's end", || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z"))
+    })
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(stub.requests().len(), 2, "the cut turn sent nothing more");
+    let (answer, state) = orch.ask_external_outcome("t", "again").await;
+    assert_eq!(
+        (answer.as_deref(), state),
+        (Some("next answer"), PlanTaskState::Answered)
+    );
+    let log = v.log();
+    assert!(
+        log.contains("kill switch: command=abort from=running to=aborting channel=api"),
+        "{log}"
+    );
+    assert!(
+        log.contains("kill switch: command=abort from=aborting to=running channel=api"),
+        "{log}"
+    );
+    assert!(log.contains("turn interrupted: agent=a1"), "{log}");
+    orch.close(Duration::from_secs(1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_holds_the_model_call_until_resume() {
+    let stub = StubServer::start(vec![text("held answer")]).await;
+    let v = Village::new(WIRE, stub.base_url(), None);
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    assert_eq!(
+        orch.control(SwitchCommand::Pause, Channel::Api).await,
+        SwitchState::Paused
+    );
+    let asking = tokio::spawn({
+        let orch = orch.clone();
+        async move { orch.ask_external_outcome("t", "hi").await }
+    });
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(
+        stub.requests().is_empty(),
+        "a model call started while paused"
+    );
+    assert_eq!(
+        orch.control(SwitchCommand::Resume, Channel::Api).await,
+        SwitchState::Running
+    );
+    let (answer, _) = tokio::time::timeout(Duration::from_secs(10), asking)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer.as_deref(), Some("held answer"));
+    orch.close(Duration::from_secs(1)).await;
+}
