@@ -59,6 +59,9 @@ enum Command {
     Secrets(cmd::secrets::SecretsArgs),
     /// List the schedules with their probes' approval on this machine; `approve` one probe.
     Schedules(cmd::schedules::SchedulesArgs),
+    /// Make a path-rewritten copy of a GUI village for a container (seed 004; exit 2, 3, 4, 5,
+    /// 10, 11 write nothing).
+    Bake(cmd::bake::BakeArgs),
 }
 
 /// `--events jsonl` seen in the raw arguments (before `--`), so that even argument errors are
@@ -104,6 +107,7 @@ fn main() -> std::process::ExitCode {
         Command::Init(args) => cmd::init::run(&args, &out),
         Command::Secrets(args) => cmd::secrets::run(&args, &out),
         Command::Schedules(args) => cmd::schedules::run(&args, &out),
+        Command::Bake(args) => cmd::bake::run(&args, &out),
         Command::Check(args) => cmd::check::run(&args, &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {
             cmd::ask::run(&args, &out, signals).await

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod ask;
+pub mod bake;
 pub mod check;
 pub mod headless;
 pub mod init;
