@@ -1,4 +1,4 @@
-//! `fuseforks-cli bake --data-dir GUI_DIR --out COPY_DIR [--map FROM=TO …] [--update]
+//! `fuseforks-cli bake --data-dir SOURCE --out COPY [--map FROM=TO …] [--update]
 //! [--source-time-zone IANA] [--allow-plaintext-headers] [--json] [--env-out PATH]`: the
 //! container copy of a village (seed 004 D2, Spec 66; the work is `fuseforks_host::bake`).
 //! Warnings go to stderr with their codes; the summary (or `--json`) to stdout. Exit 2, 3, 4,
@@ -19,10 +19,10 @@ use crate::output::Out;
 #[derive(Debug, Args)]
 pub struct BakeArgs {
     /// The GUI's data folder (the source village is DATA_DIR/workspace).
-    #[arg(long, value_name = "GUI_DIR")]
+    #[arg(long, value_name = "SOURCE")]
     pub data_dir: PathBuf,
     /// The copy's data folder: absent or empty (first bake), or a copy bake made (--update).
-    #[arg(long, value_name = "COPY_DIR")]
+    #[arg(long, value_name = "COPY")]
     pub out: PathBuf,
     /// Rewrite paths starting with FROM (whole components; a Windows FROM matches
     /// case-insensitively and `\` becomes `/`) to TO; the longest FROM wins. With --update and
