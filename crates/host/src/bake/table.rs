@@ -16,7 +16,7 @@ pub enum Place {
 }
 
 /// Where a file's name is rooted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
     /// `data_dir/workspace/<name>`.
     Workspace,
