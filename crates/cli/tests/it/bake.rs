@@ -651,7 +651,9 @@ fn a_sigkill_during_a_first_bake_leaves_no_half_copy_at_out() {
         out_dir.display()
     );
     let mut killed_before_done = 0;
-    for delay_ms in [5u64, 30, 80, 150, 300] {
+    // Kill once the write has visibly started: at --out itself, or in a staging folder beside
+    // it holding `agents` folders already.
+    for written in [1usize, 40, 100] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"))
             .args(words(&line))
             .env("TZ", "UTC")
@@ -659,17 +661,25 @@ fn a_sigkill_during_a_first_bake_leaves_no_half_copy_at_out() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(60) {
+            if progress(dest.path()) >= written || out_dir.exists() {
+                break;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         let _ = child.kill(); // SIGKILL
-        let status = child.wait().unwrap();
-        if status.code().is_none() {
+        if child.wait().unwrap().code().is_none() {
             killed_before_done += 1;
         }
         // Whole or absent: a copy at --out always has its bake.json and every agent.
         if out_dir.exists() {
             assert!(
                 out_dir.join("bake.json").is_file(),
-                "a half copy at --out after {delay_ms} ms"
+                "a half copy at --out after {written} agent folders"
             );
             assert!(out_dir.join("workspace/agents/a119/Memory.md").is_file());
             std::fs::remove_dir_all(&out_dir).unwrap();
@@ -686,4 +696,19 @@ fn a_sigkill_during_a_first_bake_leaves_no_half_copy_at_out() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// How many agent folders a bake has written under `dest` so far (in a staging folder or in
+/// the copy).
+fn progress(dest: &Path) -> usize {
+    std::fs::read_dir(dest)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| std::fs::read_dir(e.path().join("workspace/agents")).ok())
+                .map(|agents| agents.count())
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0)
 }
