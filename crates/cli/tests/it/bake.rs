@@ -248,6 +248,11 @@ fn every_refusal_has_its_code_and_writes_nothing() {
     std::fs::write(&env, "TZ=UTC\n").unwrap();
     let env_arg = format!("{maps} --secrets env --env-out {}", env.display());
     refused(&fx, &env_arg, &[], 11, "BAKE_ENV_OUT_EXISTS");
+    // 2: an --env-out inside the copy would put the secrets into the container's /data.
+    let inside = format!("{maps} --secrets env --env-out {}/.env", fx.out().display());
+    std::fs::create_dir_all(fx.out()).unwrap();
+    refused(&fx, &inside, &[], 2, "inside the copy");
+    std::fs::remove_dir_all(fx.out()).unwrap();
     // And the same village bakes once the causes are gone.
     std::fs::remove_file(&env).unwrap();
     let out = fx.bake(&maps, &[]);

@@ -86,6 +86,35 @@ pub fn check_path(path: &Path, update: bool) -> Result<(), BakeError> {
     }
 }
 
+/// Refuses an `--env-out` inside the source village or inside the copy (2): the secrets would
+/// travel with the village (its backups, the container's `/data` volume).
+pub fn check_place(path: &Path, source: &Path, out: &Path) -> Result<(), BakeError> {
+    let real = |p: &Path| -> Option<PathBuf> {
+        let parent = match p.parent() {
+            Some(d) if d.as_os_str().is_empty() => Path::new("."),
+            Some(d) => d,
+            None => Path::new("."),
+        };
+        Some(parent.canonicalize().ok()?.join(p.file_name()?))
+    };
+    let env = real(path);
+    let inside = |folder: Option<PathBuf>| {
+        folder.is_some_and(|f| env.as_ref().is_some_and(|e| e.starts_with(&f)))
+    };
+    let place = if inside(source.canonicalize().ok()) {
+        "inside the source village"
+    } else if inside(real(out)) {
+        "inside the copy (the container would carry its secrets in /data)"
+    } else {
+        return Ok(());
+    };
+    Err(BakeError::Usage {
+        code: "BAKE_ENV_OUT_INVALID",
+        message: format!("--env-out {}: {place}", path.display()),
+        fix: "write it beside the copy, e.g. --out deploy/village --env-out deploy/.env".into(),
+    })
+}
+
 /// Plans the `.env` of the village at `src`: reads each key from `store`, merges with the
 /// existing file under `update`.
 pub fn plan(

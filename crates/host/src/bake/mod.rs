@@ -107,6 +107,7 @@ pub fn bake(opts: &BakeOptions<'_>) -> Result<BakeReport, BakeError> {
     check_out(&opts.source, &opts.out, opts.update)?;
     if let Some((path, _)) = &opts.env_out {
         env_out::check_path(path, opts.update)?;
+        env_out::check_place(path, &opts.source, &opts.out)?;
     }
     let time_zone = time_zone(opts)?;
     let src = HostPaths::new(&opts.source);
