@@ -27,6 +27,8 @@ pub const TIMED_OUT: u8 = 7;
 pub const INTERRUPTED: u8 = 8;
 /// `ask`: the budget ceiling stopped it.
 pub const BUDGET_EXHAUSTED: u8 = 9;
+/// `bake`: a credential-like MCP header holds a plaintext value (nothing written).
+pub const PLAINTEXT_HEADERS: u8 = 10;
 /// The output already holds state (`init`: a village exists at `--data-dir`).
 pub const OUTPUT_EXISTS: u8 = 11;
 /// `ask --accept`: the goal was not reached after `--max-attempts` attempts, or the
@@ -41,7 +43,7 @@ pub const AUDIT_BROKEN: u8 = 13;
 pub const HALTED: u8 = 14;
 
 /// Every exit code with its meaning, as `--help` prints it (and the README's table says).
-pub const TABLE: [(u8, &str); 14] = [
+pub const TABLE: [(u8, &str); 15] = [
     (OK, "ok"),
     (CORE_ERROR, "core error"),
     (
@@ -61,7 +63,14 @@ pub const TABLE: [(u8, &str); 14] = [
     (TIMED_OUT, "timed out"),
     (INTERRUPTED, "interrupted"),
     (BUDGET_EXHAUSTED, "budget exhausted"),
-    (OUTPUT_EXISTS, "init: a village already exists"),
+    (
+        PLAINTEXT_HEADERS,
+        "bake: a credential-like MCP header holds a plaintext value",
+    ),
+    (
+        OUTPUT_EXISTS,
+        "init: a village already exists; bake: --out / --env-out not in the state needed",
+    ),
     (
         GOAL_NOT_REACHED,
         "ask --accept: goal not reached after --max-attempts, or the acceptance command\n      could not run or timed out (not retried); stdout ends with a fixed line",
@@ -90,6 +99,19 @@ pub fn for_village_error(err: &fuseforks_core::village::VillageError) -> u8 {
     match err {
         fuseforks_core::village::VillageError::AlreadyExists { .. } => OUTPUT_EXISTS,
         _ => BOOT_FAILED,
+    }
+}
+
+/// The exit code of a failed `bake` (seed 004 D2's table; nothing was written).
+pub fn for_bake_failure(failure: fuseforks_host::bake::BakeFailure) -> u8 {
+    use fuseforks_host::bake::BakeFailure;
+    match failure {
+        BakeFailure::Usage => USAGE,
+        BakeFailure::Unmapped => REJECTED,
+        BakeFailure::Locked => LOCKED,
+        BakeFailure::Unreadable => BOOT_FAILED,
+        BakeFailure::PlaintextHeaders => PLAINTEXT_HEADERS,
+        BakeFailure::OutState => OUTPUT_EXISTS,
     }
 }
 
@@ -132,7 +154,7 @@ mod tests {
     #[test]
     fn the_help_table_names_every_code_once() {
         let codes: Vec<u8> = TABLE.iter().map(|(c, _)| *c).collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
         let help = help_table();
         assert!(
             help.contains("\n  11  init: a village already exists"),

@@ -79,6 +79,9 @@ enum Command {
     Halt(cmd::control::ControlArgs),
     /// The audit log: `verify` its hash chain (exit 13 names the first broken line).
     Audit(cmd::audit::AuditArgs),
+    /// Make a path-rewritten copy of a GUI village for a container (seed 004; exit 2, 3, 4, 5,
+    /// 10, 11 write nothing).
+    Bake(cmd::bake::BakeArgs),
 }
 
 /// `--events jsonl` seen in the raw arguments (before `--`), so that even argument errors are
@@ -124,6 +127,7 @@ fn main() -> std::process::ExitCode {
         Command::Init(args) => cmd::init::run(&args, &out),
         Command::Secrets(args) => cmd::secrets::run(&args, &out),
         Command::Schedules(args) => cmd::schedules::run(&args, &out),
+        Command::Bake(args) => cmd::bake::run(&args, &out),
         Command::Check(args) => cmd::check::run(&args, &out),
         Command::Judge(args) => cmd::judge::run(&args, &out),
         Command::Pause(args) => cmd::control::run(SwitchCommand::Pause, &args, &out),

@@ -3,6 +3,7 @@
 //! side of the headless preflight, and the door (the village's MCP server). The schedule ticker
 //! and the GUI's HTTP API arrive with their issues.
 
+pub mod bake;
 pub mod boot;
 pub mod control;
 pub mod demo;

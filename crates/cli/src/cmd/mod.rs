@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod audit;
+pub mod bake;
 pub mod check;
 pub mod control;
 pub mod demo;

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod bake;
 mod children;
 mod demo;
 mod door;

@@ -34,9 +34,16 @@ mod world_rules;
 pub type Extra = serde_json::Map<String, serde_json::Value>;
 
 /// Replaces `path` with `bytes` atomically (temp file, fsync, rename), for files outside the
-/// village model that must never be half-written (exports, logs' side files).
-pub(crate) fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+/// village model that must never be half-written (exports, logs' side files, `bake`'s byte
+/// copies).
+pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     atomic::write_atomic(path, bytes, atomic::Permissions::KeepExisting)
+}
+
+/// [`write_file_atomically`], readable and writable by the owner only (0600 on Unix): for
+/// files that hold secrets (`bake --env-out`).
+pub fn write_secret_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    atomic::write_atomic(path, bytes, atomic::Permissions::OwnerOnly)
 }
 
 pub use agent::AgentSpec;
@@ -53,8 +60,8 @@ pub use role::RoleColor;
 pub use run_policy::CommandPolicy;
 pub use schedule::{Recurrence, ScheduleProbe, ScheduledTask, Schedules, SessionMode, Weekday};
 pub use shelf::{
-    BakeRecord, DEFAULT_DOOR_PORT, DEFAULT_PRICING_URL, DoorSettings, JevSettings, PricingSource,
-    ProbeApprovals,
+    BakeRecord, DEFAULT_DOOR_PORT, DEFAULT_PRICING_URL, DoorSettings, JevSettings, PathMap,
+    PricingSource, ProbeApprovals,
 };
 pub use shelf_store::ShelfStore;
 pub use shelf_store::names::WORKSPACE;

@@ -1,0 +1,141 @@
+//! The second of `bake`'s stages: every planned file is first written into a staging folder
+//! beside `--out` (through the core's stores and atomic writer), so that a file the core
+//! refuses stops the bake before the copy is touched. A first bake then renames the whole
+//! staging folder into place (a SIGKILL leaves no half copy at `--out`); `--update` renames
+//! the staged files over the copy one by one (each rename atomic) and removes what the source
+//! no longer has. Runtime files are never in the plan, so never touched.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use fuseforks_core::probe::approve_probe;
+use fuseforks_core::village::{ShelfStore, VillageStore, write_file_atomically};
+
+use super::error::BakeError;
+use super::plan::{Content, Plan, Planned};
+
+/// A staging folder beside the copy; removed on drop unless it was renamed into place.
+pub(crate) struct Staging {
+    dir: PathBuf,
+    keep: bool,
+}
+
+impl Staging {
+    /// Creates `.<out-name>.baking-<pid>-<nanos>` beside `out`.
+    pub(crate) fn beside(out: &Path) -> Result<Self, BakeError> {
+        let parent = out.parent().unwrap_or(Path::new("."));
+        let name = out
+            .file_name()
+            .map_or_else(|| "copy".into(), |n| n.to_string_lossy().into_owned());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = parent.join(format!(".{name}.baking-{}-{nanos}", std::process::id()));
+        fs::create_dir(&dir).map_err(|e| BakeError::write(&dir, e))?;
+        Ok(Self { dir, keep: false })
+    }
+
+    /// The staging folder.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Writes every planned file under `root` (a staging folder).
+pub(crate) fn write_all(root: &Path, plan: &Plan) -> Result<(), BakeError> {
+    let village = VillageStore::new(root.join("workspace"));
+    let shelf = ShelfStore::new(root);
+    for planned in &plan.writes {
+        write_one(root, &village, &shelf, planned)?;
+    }
+    Ok(())
+}
+
+fn write_one(
+    root: &Path,
+    village: &VillageStore,
+    shelf: &ShelfStore,
+    planned: &Planned,
+) -> Result<(), BakeError> {
+    let path = root.join(&planned.rel);
+    let failed = |e: &dyn std::fmt::Display| BakeError::write(&path, e);
+    match &planned.content {
+        Content::Bytes(bytes) => {
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(|e| failed(&e))?;
+            }
+            write_file_atomically(&path, bytes).map_err(|e| failed(&e))
+        }
+        Content::World(world) => village.save_world(world).map_err(|e| failed(&e)),
+        Content::SharedMcp(config) => village.save_shared_mcp(config).map_err(|e| failed(&e)),
+        Content::AgentMcp(id, config) => village
+            .agent_files(id)
+            .and_then(|f| f.save_mcp(config))
+            .map_err(|e| failed(&e)),
+        Content::Schedules(s) => village.save_schedules(s).map_err(|e| failed(&e)),
+        Content::Run(id, policy) => village
+            .agent_files(id)
+            .and_then(|f| f.save_run_policy(policy))
+            .map_err(|e| failed(&e)),
+        Content::Jev(jev) => shelf.save_jev(jev).map_err(|e| failed(&e)),
+        Content::Pricing(p) => shelf.save_pricing_source(p).map_err(|e| failed(&e)),
+        Content::Approvals(village_id, probes) => {
+            for probe in probes {
+                approve_probe(shelf, probe, village_id).map_err(|e| failed(&e))?;
+            }
+            Ok(())
+        }
+        Content::Record(record) => shelf.save_bake_record(record).map_err(|e| failed(&e)),
+    }
+}
+
+/// A first bake: the staging folder becomes `out` (which is absent or an empty folder).
+pub(crate) fn put_in_place(mut staging: Staging, out: &Path) -> Result<(), BakeError> {
+    if out.is_dir() {
+        // An empty folder: rename replaces it (POSIX); remove it first where it does not.
+        let _ = fs::remove_dir(out);
+    }
+    fs::rename(&staging.dir, out).map_err(|e| BakeError::write(out, e))?;
+    staging.keep = true;
+    sync_dir(out.parent().unwrap_or(Path::new(".")));
+    Ok(())
+}
+
+/// `--update`: each staged file renamed over the copy's, one by one; then the removals.
+pub(crate) fn replace_files(staging: &Staging, out: &Path, plan: &Plan) -> Result<(), BakeError> {
+    for planned in &plan.writes {
+        let from = staging.dir.join(&planned.rel);
+        let to = out.join(&planned.rel);
+        if !from.exists() {
+            continue;
+        }
+        let parent = to.parent().unwrap_or(out);
+        fs::create_dir_all(parent).map_err(|e| BakeError::write(parent, e))?;
+        fs::rename(&from, &to).map_err(|e| BakeError::write(&to, e))?;
+        sync_dir(parent);
+    }
+    for rel in &plan.removes {
+        let path = out.join(rel);
+        match fs::remove_file(&path) {
+            Ok(()) => sync_dir(path.parent().unwrap_or(out)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(BakeError::write(&path, e)),
+        }
+    }
+    Ok(())
+}
+
+/// Makes a folder's entries durable (best effort; not every platform opens folders).
+fn sync_dir(dir: &Path) {
+    if let Ok(handle) = fs::File::open(dir) {
+        let _ = handle.sync_all();
+    }
+}
