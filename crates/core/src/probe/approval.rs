@@ -60,15 +60,30 @@ pub fn approve_probe(
     probe: &ScheduleProbe,
     village_id: &str,
 ) -> Result<ApprovalWrite, VillageError> {
+    let mut written = approve_probes(shelf, std::slice::from_ref(probe), village_id)?;
+    Ok(written.remove(0))
+}
+
+/// [`approve_probe`] for several probes of one village at once: one read and at most one
+/// write of `probe_approvals.json` (`bake` carries a village's approvals this way). One
+/// [`ApprovalWrite`] per probe, in order; a key given twice is `already` the second time.
+pub fn approve_probes(
+    shelf: &ShelfStore,
+    probes: &[ScheduleProbe],
+    village_id: &str,
+) -> Result<Vec<ApprovalWrite>, VillageError> {
     let mut approvals = shelf.load_probe_approvals()?.value;
-    let key = probe_key(probe, village_id);
-    if approvals.hashes.contains(&key) {
-        return Ok(ApprovalWrite { key, already: true });
+    let mut written = Vec::with_capacity(probes.len());
+    for probe in probes {
+        let key = probe_key(probe, village_id);
+        let already = approvals.hashes.contains(&key);
+        if !already {
+            approvals.hashes.push(key.clone());
+        }
+        written.push(ApprovalWrite { key, already });
     }
-    approvals.hashes.push(key.clone());
-    shelf.save_probe_approvals(&approvals)?;
-    Ok(ApprovalWrite {
-        key,
-        already: false,
-    })
+    if written.iter().any(|w| !w.already) {
+        shelf.save_probe_approvals(&approvals)?;
+    }
+    Ok(written)
 }

@@ -15,7 +15,7 @@ mod approval;
 mod plain;
 mod runner;
 
-pub use approval::{ApprovalState, ApprovalWrite, approval_state, approve_probe};
+pub use approval::{ApprovalState, ApprovalWrite, approval_state, approve_probe, approve_probes};
 pub use plain::plain_cwd;
 pub use runner::{
     EXCERPT_MAX_CHARS, EXTRA_MAX_CHARS, EXTRA_MAX_LINES, ProbeContext, execute_probe, run_probe,

@@ -1,6 +1,10 @@
 //! Atomic file writes: a temp file in the same folder, fsync, rename (or link for create-only),
 //! fsync of the folder. A crash at any point leaves either the old file or the new one.
+//!
+//! Inside [`staged_writes`] (a staging folder that nothing reads until it is made durable with
+//! [`make_durable`] and renamed into place) the same writes are plain: no temp file, no fsync.
 
+use std::cell::Cell;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -14,9 +18,83 @@ pub(crate) enum Permissions {
     OwnerOnly,
 }
 
-/// Replaces `path` with `bytes` atomically.
+/// Replaces `path` with `bytes` atomically (plainly inside [`staged_writes`]).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8], permissions: Permissions) -> io::Result<()> {
+    if STAGED.with(Cell::get) {
+        return write_plain(path, bytes, permissions);
+    }
     write_atomic_with(path, bytes, permissions, |_| Ok(()))
+}
+
+thread_local! {
+    /// Set while [`staged_writes`] runs on this thread.
+    static STAGED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `write` with this thread's atomic writes made plain (created or truncated in place, no
+/// temp file, no fsync, no sweep). Only for a staging folder that nobody reads before the caller
+/// makes it durable with [`make_durable`] and renames it (or its files) into place.
+pub fn staged_writes<R>(write: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            STAGED.with(|s| s.set(self.0));
+        }
+    }
+    let _reset = Reset(STAGED.with(|s| s.replace(true)));
+    write()
+}
+
+/// A write of [`staged_writes`]: the file's permissions as [`write_atomic`] would give them.
+fn write_plain(path: &Path, bytes: &[u8], permissions: Permissions) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        if permissions == Permissions::OwnerOnly {
+            options.mode(0o600);
+        }
+    }
+    let mut file = options.open(path)?;
+    #[cfg(unix)]
+    if permissions == Permissions::OwnerOnly {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(fs::Permissions::from_mode(0o600))?;
+    }
+    file.write_all(bytes)
+}
+
+/// Makes everything written under `dir` durable: its files' data and its folders' entries. On
+/// Linux one `syncfs` of `dir`'s file system; elsewhere an fsync of every file and folder under
+/// `dir` (links are not followed).
+pub fn make_durable(dir: &Path) -> io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let handle = File::open(dir)?;
+        rustix::fs::syncfs(&handle).map_err(io::Error::from)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        sync_tree(dir)
+    }
+}
+
+/// fsync of every regular file and folder under `dir`, `dir` last.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn sync_tree(dir: &Path) -> io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            sync_tree(&entry.path())?;
+        } else if kind.is_file() {
+            File::open(entry.path())?.sync_all()?;
+        }
+    }
+    #[cfg(unix)]
+    File::open(dir)?.sync_all()?;
+    Ok(())
 }
 
 /// [`write_atomic`] with a step between the durable temp file and the rename. Tests use it to
@@ -190,6 +268,40 @@ mod tests {
         assert_eq!(err.to_string(), "crash between temp-write and rename");
         assert_eq!(fs::read(&path).unwrap(), b"old");
         assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn staged_writes_are_plain_and_end_with_the_closure() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        let seen = staged_writes(|| {
+            write_atomic(&path, b"staged", Permissions::KeepExisting).unwrap();
+            STAGED.with(Cell::get)
+        });
+        assert!(seen, "writes inside staged_writes are plain");
+        assert_eq!(fs::read(&path).unwrap(), b"staged");
+        assert!(!STAGED.with(Cell::get), "the mode ends with the closure");
+        let caught = std::panic::catch_unwind(|| staged_writes(|| panic!("a write failed")));
+        assert!(caught.is_err());
+        assert!(!STAGED.with(Cell::get), "a panic ends the mode too");
+        make_durable(dir.path()).unwrap();
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn staged_secret_files_are_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("mcp.json");
+        fs::write(&secret, b"old").unwrap();
+        fs::set_permissions(&secret, fs::Permissions::from_mode(0o644)).unwrap();
+        staged_writes(|| write_atomic(&secret, b"{}", Permissions::OwnerOnly)).unwrap();
+        assert_eq!(fs::read(&secret).unwrap(), b"{}");
+        assert_eq!(
+            fs::metadata(&secret).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub fn write_secret_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std
     atomic::write_atomic(path, bytes, atomic::Permissions::OwnerOnly)
 }
 
+pub use atomic::{make_durable, staged_writes};
+
 pub use agent::AgentSpec;
 pub use error::{InvalidFile, RuleCode, RuleViolation, VillageError};
 pub use files::AgentFiles;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use fuseforks_core::probe::{
     ApprovalState, EXTRA_MAX_LINES, Outcome, ProbeContext, approval_state, approve_probe,
-    execute_probe, run_probe,
+    approve_probes, execute_probe, run_probe,
 };
 use fuseforks_core::village::{ScheduleProbe, ShelfStore};
 
@@ -275,6 +275,36 @@ fn the_approval_file_is_written_owner_only_atomically_keeping_unknown_fields() {
     std::fs::write(&file, "{broken").unwrap();
     let err = approve_probe(&shelf, &probe("echo", &["2"], "2"), VILLAGE_ID).unwrap_err();
     assert_eq!(fuseforks_core::Coded::code(&err), err.code());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{broken");
+}
+
+#[test]
+fn approving_several_probes_writes_the_file_once_with_every_new_key_in_order() {
+    let dir = data_dir();
+    let file = dir.path().join("probe_approvals.json");
+    let shelf = ShelfStore::new(dir.path());
+    let (a, b) = (probe("echo", &["a"], "a"), probe("echo", &["b"], "b"));
+    let a_key = approve_probe(&shelf, &a, VILLAGE_ID).unwrap().key;
+    let written = approve_probes(&shelf, &[a.clone(), b.clone(), b.clone()], VILLAGE_ID).unwrap();
+    let already: Vec<bool> = written.iter().map(|w| w.already).collect();
+    assert_eq!(
+        already,
+        [true, false, true],
+        "a known key and a repeat add nothing"
+    );
+    let on_disk: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        on_disk["hashes"],
+        serde_json::json!([a_key, written[1].key])
+    );
+    assert_eq!(
+        approval_state(&shelf, &b, VILLAGE_ID),
+        ApprovalState::Approved
+    );
+    // Nothing new: the file is not rewritten (a broken file stays as it is, and is reported).
+    std::fs::write(&file, "{broken").unwrap();
+    assert!(approve_probes(&shelf, &[a], VILLAGE_ID).is_err());
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "{broken");
 }
 

@@ -1,15 +1,21 @@
 //! The second of `bake`'s stages: every planned file is first written into a staging folder
 //! beside `--out` (through the core's stores and atomic writer), so that a file the core
-//! refuses stops the bake before the copy is touched. A first bake then renames the whole
+//! refuses stops the bake before the copy is touched. Nothing reads the staging folder before
+//! it is in place, so its files are written plainly (the core's `staged_writes`) and made
+//! durable once (`make_durable`) before any rename. A first bake then renames the whole
 //! staging folder into place (a SIGKILL leaves no half copy at `--out`); `--update` renames
-//! the staged files over the copy one by one (each rename atomic) and removes what the source
-//! no longer has. Runtime files are never in the plan, so never touched.
+//! the staged files over the copy one by one (each rename atomic), removes what the source
+//! no longer has, and syncs each folder it changed once. Runtime files are never in the plan,
+//! so never touched.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use fuseforks_core::probe::approve_probe;
-use fuseforks_core::village::{ShelfStore, VillageStore, write_file_atomically};
+use fuseforks_core::probe::approve_probes;
+use fuseforks_core::village::{
+    ShelfStore, VillageStore, make_durable, staged_writes, write_file_atomically,
+};
 
 use super::error::BakeError;
 use super::plan::{Content, Plan, Planned};
@@ -49,14 +55,16 @@ impl Drop for Staging {
     }
 }
 
-/// Writes every planned file under `root` (a staging folder).
+/// Writes every planned file under `root` (a staging folder), then makes them all durable.
 pub(crate) fn write_all(root: &Path, plan: &Plan) -> Result<(), BakeError> {
     let village = VillageStore::new(root.join("workspace"));
     let shelf = ShelfStore::new(root);
-    for planned in &plan.writes {
-        write_one(root, &village, &shelf, planned)?;
-    }
-    Ok(())
+    staged_writes(|| {
+        plan.writes
+            .iter()
+            .try_for_each(|planned| write_one(root, &village, &shelf, planned))
+    })?;
+    make_durable(root).map_err(|e| BakeError::write(root, e))
 }
 
 fn write_one(
@@ -87,12 +95,9 @@ fn write_one(
             .map_err(|e| failed(&e)),
         Content::Jev(jev) => shelf.save_jev(jev).map_err(|e| failed(&e)),
         Content::Pricing(p) => shelf.save_pricing_source(p).map_err(|e| failed(&e)),
-        Content::Approvals(village_id, probes) => {
-            for probe in probes {
-                approve_probe(shelf, probe, village_id).map_err(|e| failed(&e))?;
-            }
-            Ok(())
-        }
+        Content::Approvals(village_id, probes) => approve_probes(shelf, probes, village_id)
+            .map(drop)
+            .map_err(|e| failed(&e)),
         Content::Record(record) => shelf.save_bake_record(record).map_err(|e| failed(&e)),
     }
 }
@@ -109,8 +114,10 @@ pub(crate) fn put_in_place(mut staging: Staging, out: &Path) -> Result<(), BakeE
     Ok(())
 }
 
-/// `--update`: each staged file renamed over the copy's, one by one; then the removals.
+/// `--update`: each staged file (durable already) renamed over the copy's, one by one; then the
+/// removals; then each folder changed synced once.
 pub(crate) fn replace_files(staging: &Staging, out: &Path, plan: &Plan) -> Result<(), BakeError> {
+    let mut changed = BTreeSet::new();
     for planned in &plan.writes {
         let from = staging.dir.join(&planned.rel);
         let to = out.join(&planned.rel);
@@ -120,16 +127,19 @@ pub(crate) fn replace_files(staging: &Staging, out: &Path, plan: &Plan) -> Resul
         let parent = to.parent().unwrap_or(out);
         fs::create_dir_all(parent).map_err(|e| BakeError::write(parent, e))?;
         fs::rename(&from, &to).map_err(|e| BakeError::write(&to, e))?;
-        sync_dir(parent);
+        changed.insert(parent.to_owned());
     }
     for rel in &plan.removes {
         let path = out.join(rel);
         match fs::remove_file(&path) {
-            Ok(()) => sync_dir(path.parent().unwrap_or(out)),
+            Ok(()) => {
+                changed.insert(path.parent().unwrap_or(out).to_owned());
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(BakeError::write(&path, e)),
         }
     }
+    changed.iter().for_each(|dir| sync_dir(dir));
     Ok(())
 }
 
