@@ -4,6 +4,8 @@
 //! (without) the `sha256` field, and `prevSha256` is the previous line's `sha256` (64 zeros
 //! for the first line of the village). No bodies, no secrets: hashes, names and counts.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -125,6 +127,40 @@ impl AuditEntry {
         .unwrap_or_default()
     }
 
+    /// Chains `event` after `prev` straight into `out` (the line and its newline, the body
+    /// serialised once) and returns the line's hash: the writer's hot path, same text as
+    /// `chain(..).line()`.
+    pub(crate) fn push_line(
+        event: &AuditEvent,
+        seq: u64,
+        ts_ms: i64,
+        prev_sha256: &str,
+        out: &mut Vec<u8>,
+    ) -> String {
+        let start = out.len();
+        let body = Body {
+            seq,
+            ts_ms,
+            agent: &event.agent,
+            causal_root: &event.causal_root,
+            action: &event.action,
+            target: &event.target,
+            args_sha256: &event.args_sha256,
+            outcome: &event.outcome,
+            prev_sha256,
+        };
+        if serde_json::to_writer(&mut *out, &body).is_err() {
+            out.truncate(start);
+            out.extend_from_slice(b"{}");
+        }
+        let hash = hex_digest(&out[start..]);
+        out.pop();
+        out.extend_from_slice(b",\"sha256\":\"");
+        out.extend_from_slice(&hash);
+        out.extend_from_slice(b"\"}\n");
+        hash.iter().map(|b| char::from(*b)).collect()
+    }
+
     /// The line's text (without the newline): the body with `sha256` appended.
     pub fn line(&self) -> String {
         let mut body = self.body();
@@ -138,15 +174,77 @@ impl AuditEntry {
     }
 }
 
-/// Lower-case hex SHA-256.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+/// One line read without copying its strings (verify's hot path).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct EntryRef<'a> {
+    pub(crate) seq: u64,
+    ts_ms: i64,
+    #[serde(borrow)]
+    agent: Cow<'a, str>,
+    #[serde(borrow)]
+    causal_root: Cow<'a, str>,
+    #[serde(borrow)]
+    action: Cow<'a, str>,
+    #[serde(borrow)]
+    target: Cow<'a, str>,
+    #[serde(borrow)]
+    args_sha256: Cow<'a, str>,
+    #[serde(borrow)]
+    outcome: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) prev_sha256: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) sha256: Cow<'a, str>,
+}
+
+impl EntryRef<'_> {
+    /// Whether `text` is exactly the line the writer writes for this entry and the stored hash
+    /// is the hash of its body. The body is serialised once, into `scratch` (reused).
+    pub(crate) fn holds(&self, text: &str, scratch: &mut Vec<u8>) -> bool {
+        scratch.clear();
+        let body = Body {
+            seq: self.seq,
+            ts_ms: self.ts_ms,
+            agent: &self.agent,
+            causal_root: &self.causal_root,
+            action: &self.action,
+            target: &self.target,
+            args_sha256: &self.args_sha256,
+            outcome: &self.outcome,
+            prev_sha256: &self.prev_sha256,
+        };
+        if serde_json::to_writer(&mut *scratch, &body).is_err() {
+            return false;
+        }
+        // The line is the body without its `}`, then `,"sha256":"…"}`.
+        let open = scratch.len().saturating_sub(1);
+        let canonical = text
+            .as_bytes()
+            .strip_prefix(&scratch[..open])
+            .is_some_and(|rest| {
+                rest.strip_prefix(b",\"sha256\":\"")
+                    .and_then(|r| r.strip_suffix(b"\"}"))
+                    .is_some_and(|hash| hash == self.sha256.as_bytes())
+            });
+        canonical && hex_digest(scratch) == *self.sha256.as_bytes()
+    }
+}
+
+/// Lower-case hex SHA-256, on the stack.
+fn hex_digest(bytes: &[u8]) -> [u8; 64] {
     let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+    let mut out = [0u8; 64];
+    for (i, b) in digest.iter().enumerate() {
+        out[2 * i] = b"0123456789abcdef"[usize::from(b >> 4)];
+        out[2 * i + 1] = b"0123456789abcdef"[usize::from(b & 15)];
     }
     out
+}
+
+/// Lower-case hex SHA-256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex_digest(bytes).iter().map(|b| char::from(*b)).collect()
 }
 
 fn cut_target(target: &str) -> String {
@@ -174,5 +272,30 @@ mod tests {
         let mut forged = back;
         forged.target = "other".into();
         assert!(!forged.hash_holds());
+    }
+
+    #[test]
+    fn the_borrowed_reader_agrees_with_the_owned_one() {
+        let e = AuditEvent::new("a\"b", "r\\", "file_write", "notes/ü\n.md", b"{}");
+        let entry = AuditEntry::chain(e, 3, 5, GENESIS);
+        let line = entry.line();
+        let mut scratch = Vec::new();
+        let read: EntryRef<'_> = serde_json::from_str(&line).unwrap();
+        assert!(read.holds(&line, &mut scratch));
+        let spaced = line.replacen(',', ", ", 1);
+        let read: EntryRef<'_> = serde_json::from_str(&spaced).unwrap();
+        assert!(!read.holds(&spaced, &mut scratch), "not the writer's text");
+        let forged = AuditEntry {
+            target: "x".into(),
+            ..entry.clone()
+        }
+        .line();
+        let read: EntryRef<'_> = serde_json::from_str(&forged).unwrap();
+        assert!(!read.holds(&forged, &mut scratch), "the hash does not hold");
+        let e = AuditEvent::new("a\"b", "r\\", "file_write", "notes/ü\n.md", b"{}");
+        let mut out = b"x\n".to_vec();
+        let hash = AuditEntry::push_line(&e, 3, 5, GENESIS, &mut out);
+        assert_eq!(hash, entry.sha256);
+        assert_eq!(out, format!("x\n{line}\n").into_bytes());
     }
 }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::audit::{AuditEntry, GENESIS};
+use super::audit::{EntryRef, GENESIS};
 use crate::error::Coded;
 
 /// The current file.
@@ -47,8 +47,8 @@ pub enum HeadCheck {
     Matches,
     /// No head stored (a new village, or the store was unavailable).
     NotStored,
-    /// The log has this many lines past the stored head (a crash between the log's fsync and
-    /// the head's commit leaves at most one batch).
+    /// The log has this many lines past the stored head (the head is committed durably at
+    /// most every second and at close: a crash leaves at most that long of lines past it).
     Ahead(u64),
 }
 
@@ -125,12 +125,47 @@ pub fn audit_files(workspace: &Path) -> Result<Vec<PathBuf>, VerifyError> {
     Ok(rotated)
 }
 
-/// One line as read: where, and its text (`None` for a torn last line).
-struct Line {
+/// One line as read: where, and its text (borrowed from the file's text).
+struct Line<'a> {
     file: usize,
     number: u64,
-    text: String,
+    text: &'a str,
     torn: bool,
+}
+
+/// Reads every file whole (one allocation per file, none per line).
+fn read_texts(files: &[PathBuf]) -> Result<Vec<String>, VerifyError> {
+    files
+        .iter()
+        .map(|path| {
+            let bytes = std::fs::read(path).map_err(|e| VerifyError::Unreadable {
+                path: path.clone(),
+                kind: e.kind(),
+            })?;
+            Ok(String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        })
+        .collect()
+}
+
+/// The lines of every file, in chain order.
+fn split_lines(texts: &[String]) -> Vec<Line<'_>> {
+    let mut lines = Vec::with_capacity(texts.iter().map(|t| t.len() / 256 + 1).sum());
+    for (file, text) in texts.iter().enumerate() {
+        let ends_clean = text.is_empty() || text.ends_with('\n');
+        let mut parts = text.split_terminator('\n').peekable();
+        let mut number = 0;
+        while let Some(part) = parts.next() {
+            number += 1;
+            lines.push(Line {
+                file,
+                number,
+                text: part,
+                torn: !ends_clean && parts.peek().is_none(),
+            });
+        }
+    }
+    lines
 }
 
 /// Verifies the chain of the log in `workspace` against `head` (seq, sha256).
@@ -139,43 +174,28 @@ pub fn verify_chain(
     head: Option<&(u64, String)>,
 ) -> Result<VerifyReport, VerifyError> {
     let files = audit_files(workspace)?;
-    let mut lines = Vec::new();
-    for (index, path) in files.iter().enumerate() {
-        let bytes = std::fs::read(path).map_err(|e| VerifyError::Unreadable {
-            path: path.clone(),
-            kind: e.kind(),
-        })?;
-        let text = String::from_utf8_lossy(&bytes);
-        let ends_clean = text.is_empty() || text.ends_with('\n');
-        let parts: Vec<&str> = text.split_terminator('\n').collect();
-        let last = parts.len();
-        for (i, part) in parts.into_iter().enumerate() {
-            lines.push(Line {
-                file: index,
-                number: i as u64 + 1,
-                text: part.to_owned(),
-                torn: !ends_clean && i + 1 == last,
-            });
-        }
-    }
-    let seqs: Vec<Option<u64>> = lines.iter().map(|l| leading_seq(&l.text)).collect();
-    let broken = |l: &Line, seq: Option<u64>, kind| VerifyError::Broken {
+    let texts = read_texts(&files)?;
+    let lines = split_lines(&texts);
+    let broken = |l: &Line<'_>, seq: Option<u64>, kind| VerifyError::Broken {
         file: files[l.file].clone(),
         line: l.number,
         seq,
         kind,
     };
     let (mut expected, mut prev) = (1u64, GENESIS.to_owned());
+    let mut scratch = Vec::with_capacity(512);
     for (i, l) in lines.iter().enumerate() {
         if l.torn {
-            return Err(broken(l, seqs[i], BreakKind::Truncated));
+            return Err(broken(l, leading_seq(l.text), BreakKind::Truncated));
         }
-        let Ok(entry) = serde_json::from_str::<AuditEntry>(&l.text) else {
-            return Err(broken(l, seqs[i], BreakKind::Malformed));
+        let Ok(entry) = serde_json::from_str::<EntryRef<'_>>(l.text) else {
+            return Err(broken(l, leading_seq(l.text), BreakKind::Malformed));
         };
         let seq = Some(entry.seq);
         if entry.seq != expected {
-            let later = seqs[i + 1..].contains(&Some(expected));
+            let later = lines[i + 1..]
+                .iter()
+                .any(|l| leading_seq(l.text) == Some(expected));
             let kind = if entry.seq > expected && !later {
                 BreakKind::Deleted
             } else {
@@ -183,10 +203,11 @@ pub fn verify_chain(
             };
             return Err(broken(l, seq, kind));
         }
-        if entry.line() != l.text || !entry.hash_holds() || entry.prev_sha256 != prev {
+        if entry.prev_sha256 != prev || !entry.holds(l.text, &mut scratch) {
             return Err(broken(l, seq, BreakKind::Edited));
         }
-        prev = entry.sha256;
+        prev.clear();
+        prev.push_str(&entry.sha256);
         expected += 1;
     }
     let count = expected - 1;

@@ -209,9 +209,19 @@ impl SessionStore {
         }))
     }
 
-    /// Stores the audit log's chain head (durable when this returns).
-    pub fn set_audit_head(&self, seq: u64, sha256: &str) -> Result<(), SessionError> {
-        let txn = self.db.begin_write().map_err(storage)?;
+    /// Stores the audit log's chain head: durable when this returns if `durable`, else in a
+    /// non-durable commit that the next durable commit of this store (any table) persists.
+    pub fn set_audit_head(
+        &self,
+        seq: u64,
+        sha256: &str,
+        durable: bool,
+    ) -> Result<(), SessionError> {
+        let mut txn = self.db.begin_write().map_err(storage)?;
+        if !durable {
+            txn.set_durability(redb::Durability::None)
+                .map_err(storage)?;
+        }
         {
             let mut table = txn.open_table(AUDIT_HEAD).map_err(storage)?;
             table
