@@ -29,6 +29,8 @@ pub(crate) enum Synthetic {
     Plan,
     RoomLog,
     Blackboard,
+    /// `judge_<id>`: the judge's id.
+    Judge(String),
 }
 
 fn message_schema(language: Language) -> serde_json::Value {

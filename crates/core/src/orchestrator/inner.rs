@@ -68,6 +68,8 @@ pub(crate) struct Inner {
     abort: CancellationToken,
     /// The kill switch (pause / abort / halt) and its audit log (`None`: it could not open).
     safety: super::safety::Safety,
+    /// Judges already named in a `judge disabled:` line (id and reason), so it is said once.
+    judge_notes: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Inner {
@@ -134,7 +136,15 @@ impl Inner {
                 sessions_for_audit,
                 &*log_for_audit,
             ),
+            judge_notes: Mutex::default(),
         })
+    }
+
+    /// True the first time a judge is unavailable for `why` (its `judge disabled:` line).
+    pub(super) fn first_judge_note(&self, judge: &str, why: &str) -> bool {
+        self.judge_notes
+            .lock_or_recover()
+            .insert(format!("{judge}\u{0}{why}"))
     }
 
     /// The kill switch and the audit log.

@@ -8,6 +8,7 @@ mod conversation;
 mod delegation;
 mod failure;
 mod inner;
+mod judge_route;
 mod outcome;
 mod plan;
 mod repeat_guard;

@@ -274,7 +274,7 @@ async fn verify(
 
 /// Waits for every task of a wave, in order, and writes the bundle: one section per task
 /// with its state and answer.
-async fn join_bundle(
+pub(super) async fn join_bundle(
     tasks: &[PlanTask],
     joins: Vec<tokio::task::JoinHandle<Delegated>>,
 ) -> (String, Vec<PlanTaskState>) {

@@ -12,6 +12,7 @@ mod judge_eval;
 mod judge_file;
 mod judge_grammar;
 mod judge_props;
+mod judge_route;
 mod llm_cache;
 mod llm_capability;
 mod llm_conformance;

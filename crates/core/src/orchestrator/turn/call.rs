@@ -245,6 +245,21 @@ impl Turn<'_> {
                 ));
                 output
             }
+            Synthetic::Judge(judge) => {
+                let Some(text) = args.get("message").and_then(serde_json::Value::as_str) else {
+                    return ToolOutput::fail(say("message が必要です。", "message is required."));
+                };
+                let cancel = self.cut.child_token();
+                super::super::judge_route::call_judge(
+                    inner,
+                    agent_id,
+                    judge,
+                    text,
+                    self.delivery,
+                    cancel,
+                )
+                .await
+            }
             Synthetic::Transfer(_) => ToolOutput::fail("transfer"),
         }
     }

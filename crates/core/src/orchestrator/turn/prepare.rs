@@ -85,8 +85,12 @@ pub(super) fn prepare(
     let approval = inner.approval();
     let language = inner.language();
     let mut specs = offered_tools(&agent, work_dir.is_some(), approval, language);
-    let (extra_specs, synthetic) = synthetic_tools(&agent, world, language, work_dir.is_some());
+    let (extra_specs, mut synthetic) = synthetic_tools(&agent, world, language, work_dir.is_some());
     specs.extend(extra_specs);
+    let (judge_specs, judges) =
+        super::super::judge_route::judge_tools(inner, world, &agent, language);
+    specs.extend(judge_specs);
+    synthetic.extend(judges);
     specs.extend(mcp.specs());
     let roster = roster(inner, world, &agent);
     let parts = PromptParts {

@@ -1,0 +1,329 @@
+//! Judges inside a running village: `judge_<id>` offered to a servant connected to a valid,
+//! enabled judge (none for a disabled or invalid one, said once in the log); a call routes by
+//! the rules — relay to one servant, fan-out bundled as a plan wave, return, undecided (never
+//! `[otherwise]`) — with its `judge:` line; the model-template call is recorded for the judge
+//! and charged once to the caller's causal-root budget. All against a loopback stub.
+
+use fuseforks_core::llm::Wire;
+use fuseforks_core::sessions::{Endpoint, Record};
+use fuseforks_core::village::{AgentId, JudgeSpec};
+use fuseforks_testkit::stub::{StubReply, StubServer};
+use fuseforks_testkit::wire_replies::{ScriptCall, ScriptUsage, text, tool_calls};
+use serde_json::{Value, json};
+
+use crate::orch_support::Village;
+
+const WIRE: Wire = Wire::OpenAiCompat;
+
+const RULES: &str = "[questions.kind]\ntype = \"choice\"\nask = \"What?\"\noptions = { bug = \"b\", feature = \"f\", other = \"o\" }\n\n[[rules]]\nwhen = \"kind == bug\"\nto = [\"b2\"]\n\n[[rules]]\nwhen = \"kind == feature\"\nto = [\"b2\", \"c3\"]\n\n[[rules]]\nwhen = \"kind == other\"\ndo = \"return\"\nnote = \"not ours\"\n\n[otherwise]\nto = [\"b2\"]\n";
+
+fn usage(prompt: u64, completion: u64) -> ScriptUsage {
+    ScriptUsage {
+        prompt,
+        completion,
+        cache_read: 0,
+        reasoning: 0,
+    }
+}
+
+fn call(name: &str, args: Value) -> StubReply {
+    tool_calls(
+        WIRE,
+        &[ScriptCall {
+            id: "c1".into(),
+            name: name.into(),
+            args,
+        }],
+        usage(50, 5),
+    )
+}
+
+fn answers(kind: Value, prompt: u64) -> StubReply {
+    call("judge_answers", json!({ "kind": kind })).pipe_usage(prompt)
+}
+
+trait PipeUsage {
+    fn pipe_usage(self, prompt: u64) -> StubReply;
+}
+
+impl PipeUsage for StubReply {
+    fn pipe_usage(self, prompt: u64) -> StubReply {
+        if prompt == 0 {
+            return self;
+        }
+        let mut body: Value = serde_json::from_slice(&self.body).unwrap();
+        body["usage"]["prompt_tokens"] = json!(prompt);
+        body["usage"]["total_tokens"] = json!(prompt + 5);
+        StubReply::json(200, &body)
+    }
+}
+
+fn judge(id: &str, enabled: bool) -> JudgeSpec {
+    serde_json::from_value(json!({"id": id, "name": id.to_uppercase(), "order": 0,
+        "enabled": enabled, "modelTemplateId": "stub"}))
+    .unwrap()
+}
+
+/// `a1` (connected to `b2`, and to the judges `j`, `off` (disabled) and `broken` (invalid)),
+/// servants `b2` and `c3`; all on one stub.
+fn village(stub: &StubServer, budget: Option<u64>) -> Village {
+    let v = Village::new(WIRE, stub.base_url(), budget);
+    v.data.edit_world(|w| {
+        let mut c3 = w.agents[1].clone();
+        c3.id = AgentId::new("c3").unwrap();
+        c3.name = "Cy".into();
+        w.agents.push(c3);
+        for id in ["j", "off", "broken"] {
+            w.agents[0].connected_agents.push(AgentId::new(id).unwrap());
+        }
+        w.judges.push(judge("j", true));
+        w.judges.push(judge("off", false));
+        w.judges.push(judge("broken", true));
+    });
+    for (id, text) in [
+        ("j", RULES),
+        ("off", RULES),
+        ("broken", "[questions.kind]\ntype = \"nope\"\n"),
+    ] {
+        v.data.write(&format!("judges/{id}/judge.toml"), text);
+    }
+    v
+}
+
+async fn ask(
+    v: &Village,
+    message: &str,
+) -> (Option<String>, fuseforks_core::orchestrator::Orchestrator) {
+    let orch = v.open();
+    for id in ["a1", "b2", "c3"] {
+        orch.start_agent(id).unwrap();
+    }
+    let outcome = orch
+        .deliver_and_wait("a1", Endpoint::User, message)
+        .await
+        .unwrap();
+    (outcome.answer, orch)
+}
+
+fn tool_result(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn judge_lines(v: &Village) -> Vec<String> {
+    v.log()
+        .lines()
+        .filter(|l| l.contains("judge: caller="))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relay_delivers_to_one_servant_with_the_verdict_line_and_returns_its_answer() {
+    let stub = StubServer::start(vec![
+        call("judge_j", json!({"message": "My app crashes"})),
+        answers(json!({"bug": 0.9, "feature": 0.05, "other": 0.05}), 0),
+        text(WIRE, "Fixed in build 7.", usage(40, 4)),
+        text(WIRE, "Done: fixed.", usage(60, 3)),
+    ])
+    .await;
+    let v = village(&stub, None);
+    let (answer, _orch) = ask(&v, "Please route this").await;
+    assert_eq!(answer.as_deref(), Some("Done: fixed."));
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 4);
+    let tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"judge_j"), "{tools:?}");
+    assert!(
+        !tools
+            .iter()
+            .any(|t| *t == "judge_off" || *t == "judge_broken"),
+        "{tools:?}"
+    );
+    assert_eq!(
+        requests[1].body["tools"][0]["function"]["name"],
+        "judge_answers"
+    );
+    let to_b2 = requests[2].body.to_string();
+    assert!(to_b2.contains("My app crashes"), "{to_b2}");
+    assert!(
+        to_b2.contains("[verdict j] rule 1 matched (kind:bug/0.90/0.85)"),
+        "{to_b2}"
+    );
+    assert!(tool_result(&requests[3].body).contains("Fixed in build 7."));
+    let lines = judge_lines(&v);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("judge: caller=a1 judge=j rule=1 outcome=routed answers=kind:bug/0.90/0.85 to=[b2] input_tokens=50 output_tokens=5"),
+        "{lines:?}"
+    );
+    assert!(!lines[0].contains("My app"), "no message text in the log");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fan_out_reaches_every_servant_and_bundles_their_answers() {
+    let stub = StubServer::start(vec![
+        call("judge_j", json!({"message": "Add dark mode"})),
+        answers(json!({"bug": 0.1, "feature": 0.85, "other": 0.05}), 0),
+        text(WIRE, "Noted here.", usage(40, 4)),
+        text(WIRE, "Noted here.", usage(40, 4)),
+        text(WIRE, "Both noted.", usage(60, 3)),
+    ])
+    .await;
+    let v = village(&stub, None);
+    let (answer, _orch) = ask(&v, "Please route this").await;
+    assert_eq!(answer.as_deref(), Some("Both noted."));
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 5);
+    for r in &requests[2..4] {
+        assert!(r.body.to_string().contains("[verdict j] rule 2 matched"));
+    }
+    let bundle = tool_result(&requests[4].body);
+    assert!(bundle.contains("b2") && bundle.contains("c3"), "{bundle}");
+    assert_eq!(bundle.matches("Noted here.").count(), 2, "{bundle}");
+    let lines = judge_lines(&v);
+    assert!(lines[0].contains("rule=2 outcome=fanned"), "{lines:?}");
+    assert!(
+        lines[0].contains("to=[b2,c3]") && lines[0].contains("bundle_chars="),
+        "{lines:?}"
+    );
+    assert!(
+        bundle.contains("### b2 (answered)\nNoted here."),
+        "{bundle}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_return_sends_the_verdict_and_note_back_and_delivers_nothing() {
+    let stub = StubServer::start(vec![
+        call("judge_j", json!({"message": "What is the weather?"})),
+        answers(json!({"bug": 0.05, "feature": 0.05, "other": 0.9}), 0),
+        text(WIRE, "Not ours.", usage(60, 3)),
+    ])
+    .await;
+    let v = village(&stub, None);
+    let (answer, _orch) = ask(&v, "Please route this").await;
+    assert_eq!(answer.as_deref(), Some("Not ours."));
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 3, "no servant was asked");
+    let result = tool_result(&requests[2].body);
+    assert!(
+        result.contains("[verdict j] rule 3 matched (kind:other/0.90/0.85)\nnot ours"),
+        "{result}"
+    );
+    assert!(judge_lines(&v)[0].contains("rule=3 outcome=returned"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undecided_judge_gives_the_fixed_line_and_never_uses_otherwise() {
+    let stub = StubServer::start(vec![
+        call("judge_j", json!({"message": "Hm"})),
+        answers(json!({"bug": -0.5, "feature": 1.5, "other": 0.0}), 0),
+        text(WIRE, "Could not route.", usage(60, 3)),
+    ])
+    .await;
+    let v = village(&stub, None);
+    let (answer, _orch) = ask(&v, "Please route this").await;
+    assert_eq!(answer.as_deref(), Some("Could not route."));
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 3, "[otherwise] (to b2) was not used");
+    let result = tool_result(&requests[2].body);
+    assert!(
+        result.contains("[verdict j] undecided (reason="),
+        "{result}"
+    );
+    assert!(result.contains("nothing was routed"), "{result}");
+    let line = &judge_lines(&v)[0];
+    assert!(
+        line.contains("rule=none outcome=undecided answers=- to=[]"),
+        "{line}"
+    );
+    assert!(line.contains(" reason="), "{line}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disabled_and_invalid_judges_offer_no_tool_and_the_log_says_why_once() {
+    let stub = StubServer::start(vec![
+        text(WIRE, "one", usage(10, 1)),
+        text(WIRE, "two", usage(10, 1)),
+    ])
+    .await;
+    let v = village(&stub, None);
+    let (_, orch) = ask(&v, "first").await;
+    orch.deliver_and_wait("a1", Endpoint::User, "second")
+        .await
+        .unwrap();
+    for r in stub.requests() {
+        let names: Vec<String> = r.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .filter(|n| n.starts_with("judge_"))
+            .collect();
+        assert_eq!(names, ["judge_j"]);
+    }
+    let log = v.log();
+    assert_eq!(
+        log.matches("judge disabled: judge=off reason=\"disabled\"")
+            .count(),
+        1,
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("judge disabled: judge=broken reason=\"invalid judge.toml")
+            .count(),
+        1,
+        "{log}"
+    );
+    assert!(!log.contains("judge disabled: judge=j "), "{log}");
+}
+
+/// A judge whose call reports 600,000 input tokens, under `ceiling`: the caller's next round
+/// either fits (charged once) or is stopped.
+async fn budget_run(ceiling: u64) -> (Option<String>, Village, Vec<Record>) {
+    let stub = StubServer::start(vec![
+        call("judge_j", json!({"message": "What is the weather?"})),
+        answers(json!({"bug": 0.05, "feature": 0.05, "other": 0.9}), 600_000),
+        text(WIRE, "Not ours.", usage(60, 3)),
+    ])
+    .await;
+    let v = village(&stub, Some(ceiling));
+    let (answer, orch) = ask(&v, "Please route this").await;
+    let records = crate::orchestrator::records(&v, &orch);
+    (answer, v, records)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_template_judge_is_recorded_for_the_judge_and_charged_once_to_the_root() {
+    // Once: 600,000 + a1's first round fit under 1,000,000 with the next reservation.
+    let (answer, _v, records) = budget_run(1_000_000).await;
+    assert_eq!(answer.as_deref(), Some("Not ours."));
+    let judge_turns: Vec<_> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Turn(t) if t.agent_id == "j" => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(judge_turns.len(), 1, "one turn record for the judge");
+    assert_eq!(
+        (judge_turns[0].prompt, judge_turns[0].completion),
+        (600_000, 5)
+    );
+    // Charged at all: under 600,000 the caller's next round is refused.
+    let (answer, v, _) = budget_run(600_500).await;
+    assert_ne!(answer.as_deref(), Some("Not ours."));
+    assert!(v.log().contains("budget stop: agent=a1"), "{}", v.log());
+}
