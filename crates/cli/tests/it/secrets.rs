@@ -301,6 +301,21 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
 }
 
+/// A session bus that listens in a temporary folder and never starts services on demand.
+const PRIVATE_BUS_CONFIG: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"#;
+
 /// Starts the bus and the keyring, or says why not (`None`): CI sets
 /// `FUSEFORKS_REQUIRE_SECRET_SERVICE=1`, which turns a skip into a failure.
 fn secret_service(home: &Path) -> Option<SecretService> {
@@ -322,8 +337,14 @@ fn secret_service(home: &Path) -> Option<SecretService> {
     }
     let runtime = home.join("run");
     std::fs::create_dir_all(&runtime).unwrap();
+    // A bus of our own with no service folders: the system's session config would let the
+    // first call auto-start a second keyring daemon (D-Bus activation) without `--unlock`,
+    // which can win the name before ours and answer "no default collection" forever (CI, stop 23).
+    let config = home.join("bus.conf");
+    std::fs::write(&config, PRIVATE_BUS_CONFIG).unwrap();
     let mut bus = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
+        .arg(format!("--config-file={}", config.display()))
+        .args(["--nofork", "--print-address=1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -334,6 +355,23 @@ fn secret_service(home: &Path) -> Option<SecretService> {
         .unwrap();
     let bus = KillOnDrop::new(bus);
     let address = address.trim().to_owned();
+    // Ask for the service before ours runs, as the CLI's first call does on a slow machine:
+    // with on-demand starts this always loses the race that CI lost once.
+    if on_path("dbus-send") {
+        let _ = Command::new("dbus-send")
+            .args([
+                "--session",
+                "--print-reply",
+                "--dest=org.freedesktop.secrets",
+                "/org/freedesktop/secrets",
+                "org.freedesktop.Secret.Service.ReadAlias",
+                "string:default",
+            ])
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
     let mut keyring = Command::new("gnome-keyring-daemon")
         .args(["--foreground", "--unlock", "--components=secrets"])
         .env("DBUS_SESSION_BUS_ADDRESS", &address)
