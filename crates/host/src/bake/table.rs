@@ -75,37 +75,53 @@ const fn row(scope: Scope, name: &'static str, place: Place, rule: Rule) -> File
     }
 }
 
+use fuseforks_core::goal::GOALS_DIR;
+use fuseforks_core::safety::AUDIT_FILE;
+use fuseforks_core::village::{agent_files, shelf_files, workspace_files};
+
+use crate::lock::LOCK_FILE;
 use Place::{Design, Mixed, Runtime, Shelf};
 use Scope::{Agent, Judge, Workspace};
 
 /// Seed 004 D1, one row per file.
 pub const TABLE: &[FileRule] = &[
-    row(Workspace, "world.json", Design, Rule::World),
-    row(Workspace, "Ordinance.md", Design, Rule::Bytes),
-    row(Workspace, "village_id", Design, Rule::Bytes),
-    row(Workspace, "mcp.json", Design, Rule::Mcp),
+    row(Workspace, workspace_files::WORLD, Design, Rule::World),
+    row(Workspace, workspace_files::ORDINANCE, Design, Rule::Bytes),
+    row(Workspace, workspace_files::VILLAGE_ID, Design, Rule::Bytes),
+    row(Workspace, workspace_files::MCP, Design, Rule::Mcp),
     row(Workspace, "user/icon.webp", Design, Rule::Bytes),
     row(Workspace, "external/icon.webp", Design, Rule::Bytes),
-    row(Agent, "Construct.md", Design, Rule::Bytes),
-    row(Agent, "SKILL.md", Design, Rule::Bytes),
-    row(Agent, "mcp.json", Design, Rule::Mcp),
-    row(Agent, "icon.webp", Design, Rule::Bytes),
-    row(Judge, "judge.toml", Design, Rule::Bytes),
-    row(Workspace, "schedules.json", Mixed, Rule::Schedules),
-    row(Agent, "run.json", Mixed, Rule::RunPolicy),
-    row(Agent, "Memory.md", Runtime, Rule::SeedOnce),
+    row(Agent, agent_files::CONSTRUCT, Design, Rule::Bytes),
+    row(Agent, agent_files::SKILL, Design, Rule::Bytes),
+    row(Agent, agent_files::MCP, Design, Rule::Mcp),
+    row(Agent, agent_files::ICON, Design, Rule::Bytes),
+    row(Judge, agent_files::JUDGE, Design, Rule::Bytes),
+    row(
+        Workspace,
+        workspace_files::SCHEDULES,
+        Mixed,
+        Rule::Schedules,
+    ),
+    row(Agent, agent_files::RUN, Mixed, Rule::RunPolicy),
+    row(Agent, agent_files::MEMORY, Runtime, Rule::SeedOnce),
     row(Workspace, "sessions.redb", Runtime, Rule::Never),
     row(Workspace, "attachments", Runtime, Rule::Never),
     row(Workspace, "exports", Runtime, Rule::Never),
-    row(Workspace, "goals", Runtime, Rule::Never),
+    row(Workspace, GOALS_DIR, Runtime, Rule::Never),
     row(Workspace, "fuseforks.log", Runtime, Rule::Never),
     row(Workspace, "fuseforks.log.old", Runtime, Rule::Never),
-    row(Workspace, ".fuseforks.lock", Runtime, Rule::Never),
-    row(Scope::Shelf, "bake.json", Shelf, Rule::Record),
-    row(Scope::Shelf, "probe_approvals.json", Shelf, Rule::Approvals),
-    row(Scope::Shelf, "jev.json", Shelf, Rule::ShelfJson),
-    row(Scope::Shelf, "pricing.json", Shelf, Rule::ShelfJson),
-    row(Scope::Shelf, "mcp_server.json", Shelf, Rule::Never),
+    row(Workspace, LOCK_FILE, Runtime, Rule::Never),
+    row(Workspace, AUDIT_FILE, Runtime, Rule::Never),
+    row(Scope::Shelf, shelf_files::BAKE, Shelf, Rule::Record),
+    row(
+        Scope::Shelf,
+        shelf_files::PROBE_APPROVALS,
+        Shelf,
+        Rule::Approvals,
+    ),
+    row(Scope::Shelf, shelf_files::JEV, Shelf, Rule::ShelfJson),
+    row(Scope::Shelf, shelf_files::PRICING, Shelf, Rule::ShelfJson),
+    row(Scope::Shelf, shelf_files::DOOR, Shelf, Rule::Never),
 ];
 
 /// The rows bake reads from the source (everything but `Never` and `Record`).
