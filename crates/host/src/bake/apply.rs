@@ -5,8 +5,8 @@
 //! durable once (`make_durable`) before any rename. A first bake then renames the whole
 //! staging folder into place (a SIGKILL leaves no half copy at `--out`); `--update` renames
 //! the staged files over the copy one by one (each rename atomic), removes what the source
-//! no longer has, and syncs each folder it changed once. Runtime files are never in the plan,
-//! so never touched.
+//! no longer has, and makes that durable once (one `syncfs` on Linux, else each folder it
+//! changed). Runtime files are never in the plan, so never touched.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -139,8 +139,19 @@ pub(crate) fn replace_files(staging: &Staging, out: &Path, plan: &Plan) -> Resul
             Err(e) => return Err(BakeError::write(&path, e)),
         }
     }
-    changed.iter().for_each(|dir| sync_dir(dir));
+    sync_changed(out, &changed);
     Ok(())
+}
+
+/// Makes the renames and removals durable: on Linux one `syncfs` of the copy's file system
+/// (one journal commit, where a folder `fsync` each cost one: 52 of them took 1.3 s under load);
+/// elsewhere each changed folder once. Best effort, as the folder syncs are.
+fn sync_changed(out: &Path, changed: &BTreeSet<std::path::PathBuf>) {
+    if cfg!(any(target_os = "linux", target_os = "android")) {
+        let _ = make_durable(out);
+    } else {
+        changed.iter().for_each(|dir| sync_dir(dir));
+    }
 }
 
 /// Makes a folder's entries durable (best effort; not every platform opens folders).
