@@ -419,3 +419,25 @@ async fn ctrl_c_with_json_prints_one_json_object() {
         "{body}"
     );
 }
+
+/// A proxy in the environment (a user behind a company proxy) never sees a loopback model
+/// call: the demo model, a local server or Ollama is reached directly. The proxy here is a
+/// port where nothing listens, so a call sent through it fails the demo.
+#[test]
+fn a_proxy_in_the_environment_is_not_used_for_loopback_models() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy = format!("http://{}", dead.local_addr().unwrap());
+    drop(dead);
+    let out = demo_command("demo --json --language en", tmp.path())
+        .env("HTTP_PROXY", &proxy)
+        .env("http_proxy", &proxy)
+        .env("ALL_PROXY", &proxy)
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(summary["outcome"], "answered", "{summary}");
+}

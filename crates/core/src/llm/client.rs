@@ -163,14 +163,16 @@ impl LlmClient {
         // No redirects: a model API does not redirect, and a redirect would carry the key
         // headers (`x-api-key`, `x-goog-api-key`, MCP `${secret:}` headers) and the whole
         // conversation to another host, perhaps over plain http.
-        reqwest::Client::builder()
+        // The environment's proxy, never for a loopback host (`proxy.rs`).
+        let builder = reqwest::Client::builder()
             .user_agent(concat!("fuseforks/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(reqwest::redirect::Policy::none());
+        super::proxy::configure(builder)
             .build()
             .map_err(|e| LlmError::InvalidRequest(format!("cannot build the HTTP client: {e}")))
     }
 
-    /// A client with rustls (ring) and no proxy surprises.
+    /// A client with rustls (ring), no redirects, and no proxy for loopback hosts.
     pub fn new() -> Result<Self, LlmError> {
         let http = Self::http_client()?;
         Ok(Self {

@@ -10,6 +10,7 @@ pub(crate) mod client;
 pub(crate) mod error;
 pub(crate) mod json_budget;
 pub(crate) mod probe;
+pub(crate) mod proxy;
 pub(crate) mod retry;
 pub(crate) mod usage;
 pub(crate) mod wire;
