@@ -234,6 +234,7 @@ impl McpConnections {
                 ToolOutput {
                     ok: result.is_error != Some(true),
                     body,
+                    approval: None,
                 }
             }
             Err(e) => ToolOutput::fail(format!("MCP server {}: {e}", server.name)),

@@ -126,7 +126,11 @@ pub(super) async fn call_judge(
             if let [target] = ids.as_slice() {
                 let done = delegate(inner, caller, target, &body, delivery, Via::Ask).await;
                 let (ok, text) = describe(target, &done, inner.is_running(target), language);
-                ToolOutput { ok, body: text }
+                ToolOutput {
+                    ok,
+                    body: text,
+                    approval: None,
+                }
             } else {
                 let bundle = fan_out(inner, caller, ids, &body, delivery).await;
                 log.bundle_chars = Some(bundle.chars().count());

@@ -212,6 +212,7 @@ impl Orchestrator {
     /// Sets the command-approval mode (in memory only).
     pub fn set_run_approval(&self, mode: RunApproval) {
         let was = self.inner.set_approval(mode);
+        self.audit_human("run_approval_mode", mode.as_str(), was.as_str().as_bytes());
         self.inner.emit(
             &format!("run approval: mode={} was={}", mode.as_str(), was.as_str()),
             CoreEvent::RunApprovalChanged {
@@ -285,6 +286,8 @@ impl Orchestrator {
     /// The process-wide switch that lets plan waves skip review (headless runs).
     pub fn set_plan_review_bypass(&self, enabled: bool) {
         self.inner.set_plan_bypass(enabled);
+        let target = if enabled { "on" } else { "off" };
+        self.audit_human("plan_review_bypass", target, target.as_bytes());
         self.inner
             .event(CoreEvent::PlanReviewBypassChanged { enabled });
     }
@@ -332,6 +335,12 @@ impl Orchestrator {
             w.tasks = tasks.clone();
             w.status = WaveStatus::Running;
         });
+        let edited_args: Vec<(&str, &str)> = tasks
+            .iter()
+            .map(|t| (t.to.as_str(), t.message.as_str()))
+            .collect();
+        let args = serde_json::to_string(&edited_args).unwrap_or_default();
+        self.audit_human("plan_dispatch", plan_id, args.as_bytes());
         self.inner.log(&format!(
             "plan dispatch: agent={} plan={plan_id} tasks={}",
             wave.agent_id,
@@ -388,6 +397,7 @@ impl Orchestrator {
         self.inner
             .plans()
             .update(plan_id, |w| w.status = WaveStatus::Discarded);
+        self.audit_human("plan_discard", plan_id, plan_id.as_bytes());
         self.inner.emit(
             &format!("plan discard: plan={plan_id}"),
             CoreEvent::PlanWaveDiscarded {

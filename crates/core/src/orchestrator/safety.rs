@@ -184,6 +184,14 @@ impl Orchestrator {
             .await;
     }
 
+    /// The audit line of a human's decision that changes what agents may do (an approval mode,
+    /// the plan-review switch, a plan dispatched or discarded), written without waiting: the
+    /// callers are synchronous, and the decision itself has no side effect outside memory.
+    pub(super) fn audit_human(&self, action: &str, target: &str, args: &[u8]) {
+        let event = AuditEvent::new("-", "-", action, target, args);
+        self.inner.safety().record_detached(event);
+    }
+
     /// Waits while the switch is paused; `false` when halted (a schedule's firing).
     pub(crate) async fn hold_while_paused(&self) -> bool {
         let never = CancellationToken::new();
@@ -243,8 +251,16 @@ pub(super) async fn audit_tool(
         (false, false) => "failed",
     };
     let (inner, agent, root) = turn.audit_context();
-    let event = AuditEvent::new(agent, root, &action, &target, args.to_string().as_bytes())
-        .with_outcome(outcome);
+    let args_text = args.to_string();
+    if let Some(note) = output.approval {
+        // The approval first: `pending` (recorded for a human) or `auto_approved` (an allow
+        // line added to run.json), then the call itself.
+        let event = AuditEvent::new(agent, root, "run_approval", &target, args_text.as_bytes())
+            .with_outcome(note.as_str());
+        inner.safety().record(event, &*inner.log_sink()).await;
+    }
+    let event =
+        AuditEvent::new(agent, root, &action, &target, args_text.as_bytes()).with_outcome(outcome);
     inner.safety().record(event, &*inner.log_sink()).await;
 }
 

@@ -35,6 +35,27 @@ pub struct ToolOutput {
     pub ok: bool,
     /// What the model reads.
     pub body: String,
+    /// What a `run` call did about approval (audited as a `run_approval` line).
+    pub approval: Option<ApprovalNote>,
+}
+
+/// What a `run` call did about approval, for the audit log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalNote {
+    /// An unknown command was recorded in `run.json`'s `pending` for a human.
+    Pending,
+    /// Under auto-approve, an unknown command's exact allow line was added to `run.json`.
+    AutoApproved,
+}
+
+impl ApprovalNote {
+    /// The audit line's `outcome`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::AutoApproved => "auto_approved",
+        }
+    }
 }
 
 impl ToolOutput {
@@ -43,6 +64,7 @@ impl ToolOutput {
         Self {
             ok: true,
             body: body.into(),
+            approval: None,
         }
     }
 
@@ -51,7 +73,15 @@ impl ToolOutput {
         Self {
             ok: false,
             body: body.into(),
+            approval: None,
         }
+    }
+
+    /// The same output, noting what the call did about approval.
+    #[must_use]
+    pub fn with_approval(mut self, note: Option<ApprovalNote>) -> Self {
+        self.approval = note;
+        self
     }
 }
 

@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::run_policy::{Decision, decide, exact_allow_line, record_pending};
 use super::specs::{prop, schema};
-use super::{RunApproval, ToolContext, ToolOutput, cap, str_arg};
+use super::{ApprovalNote, RunApproval, ToolContext, ToolOutput, cap, str_arg};
 use crate::process::{self, Confinement};
 use crate::village::Language;
 
@@ -82,6 +82,7 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let save = |policy: &crate::village::run_policy::CommandPolicy| {
         ctx.agent_files.save_run_policy(policy).is_ok()
     };
+    let mut note = None;
     match (decide(&policy, &command, &argv), ctx.approval) {
         (Decision::Malformed, _) => {
             return ToolOutput::fail(ctx.say(
@@ -104,6 +105,7 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
             }
             record_pending(&mut policy, &command, &argv, now_ms());
             let recorded = save(&policy);
+            let note = recorded.then_some(ApprovalNote::Pending);
             return ToolOutput::fail(if recorded {
                 ctx.say(
                     "許可されていないコマンドです。人の承認待ちに記録しました。",
@@ -114,14 +116,17 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
                     "許可されていないコマンドです（承認待ちへの記録に失敗しました）。",
                     "This command is not allowed (recording it for approval failed).",
                 )
-            });
+            })
+            .with_approval(note);
         }
         (Decision::Unknown, RunApproval::AutoApprove) => {
             if let Some(line) = exact_allow_line(&command, &argv)
                 && !ctx.dry_run
             {
                 policy.allow.push(line);
-                let _ = save(&policy);
+                if save(&policy) {
+                    note = Some(ApprovalNote::AutoApproved);
+                }
             }
         }
     }
@@ -140,7 +145,7 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     }) {
         return out;
     }
-    execute(&jail, &call, ctx).await
+    execute(&jail, &call, ctx).await.with_approval(note)
 }
 
 /// One command to execute.
@@ -258,6 +263,7 @@ async fn execute(jail: &super::WorkDir, call: &Call<'_>, ctx: &ToolContext) -> T
     ToolOutput {
         ok: code == "0",
         body,
+        approval: None,
     }
 }
 

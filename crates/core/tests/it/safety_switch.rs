@@ -155,3 +155,52 @@ async fn pause_holds_the_model_call_until_resume() {
     assert_eq!(answer.as_deref(), Some("held answer"));
     orch.close(Duration::from_secs(1)).await;
 }
+
+/// The approvals and their mode are audited: a mode change, an unknown command recorded for a
+/// human (`run_approval` `pending`, then the refused `run`), and under auto-approve the allow
+/// line added (`auto_approved`) before the call that ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_and_their_mode_are_audit_lines() {
+    let stub = StubServer::start(vec![
+        run_call(json!({"command": "true"})),
+        text("recorded for approval"),
+        run_call(json!({"command": "true"})),
+        text("ran"),
+    ])
+    .await;
+    let v = Village::new(WIRE, stub.base_url(), None);
+    v.data
+        .edit_world(|w| w.agents[0].enabled_tools = Some(vec!["run".into()]));
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    orch.set_run_approval(RunApproval::Required);
+    let (answer, _) = orch.ask_external_outcome("t", "run it").await;
+    assert_eq!(answer.as_deref(), Some("recorded for approval"));
+    orch.set_run_approval(RunApproval::AutoApprove);
+    let (answer, _) = orch.ask_external_outcome("t", "run it again").await;
+    assert_eq!(answer.as_deref(), Some("ran"));
+    orch.close(Duration::from_secs(1)).await;
+    drop(orch);
+    let audit = std::fs::read_to_string(v.data.workspace().join("audit.jsonl")).unwrap();
+    let lines: Vec<(String, String, String)> = audit
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let s = |k: &str| v[k].as_str().unwrap().to_owned();
+            (s("action"), s("target"), s("outcome"))
+        })
+        .collect();
+    let t = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+    assert_eq!(
+        lines,
+        vec![
+            t("run_approval_mode", "required", "ok"),
+            t("run_approval", "true", "pending"),
+            t("run", "true", "failed"),
+            t("run_approval_mode", "auto_approve", "ok"),
+            t("run_approval", "true", "auto_approved"),
+            t("run", "true", "ok"),
+        ],
+        "{audit}"
+    );
+}

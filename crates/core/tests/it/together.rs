@@ -396,6 +396,30 @@ async fn plan_review_proposes_and_a_human_dispatches_or_discards() {
             .contains("plan review skipped: agent=a reason=bypass")
     );
     assert_eq!(town.stub("c").requests().len(), 1);
+    // Each human decision is an audit line: the dispatch (hashing the edited tasks), the
+    // discard, the switch; the refused ones are not.
+    orch.close(Duration::from_secs(1)).await;
+    drop(orch);
+    let audit = std::fs::read_to_string(town.data.workspace().join("audit.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |action: &str| -> Vec<&serde_json::Value> {
+        lines.iter().filter(|l| l["action"] == action).collect()
+    };
+    let dispatched = of("plan_dispatch");
+    assert_eq!(dispatched.len(), 1, "{audit}");
+    assert_eq!(dispatched[0]["target"], proposed.plan_id.as_str());
+    assert_eq!(
+        dispatched[0]["argsSha256"],
+        fuseforks_core::safety::sha256_hex(br#"[["b","edited"]]"#)
+    );
+    let discarded = of("plan_discard");
+    assert_eq!(discarded.len(), 1, "{audit}");
+    assert_eq!(discarded[0]["target"], second.plan_id.as_str());
+    assert_eq!(of("plan_review_bypass").len(), 1, "{audit}");
+    assert_eq!(of("plan_review_bypass")[0]["target"], "on");
 }
 
 #[tokio::test]

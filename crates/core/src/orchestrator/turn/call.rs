@@ -108,7 +108,11 @@ impl Turn<'_> {
                 }
                 let running = inner.is_running(&target);
                 let (ok, body) = describe(&target, &done, running, inner.language());
-                ToolOutput { ok, body }
+                ToolOutput {
+                    ok,
+                    body,
+                    approval: None,
+                }
             }
             Some(other) => self.synthetic_call(&other, &args, p).await,
         };
@@ -204,7 +208,11 @@ impl Turn<'_> {
                 let done = delegate(inner, agent_id, target, text, self.delivery, Via::Ask).await;
                 let running = inner.is_running(target);
                 let (ok, body) = describe(target, &done, running, inner.language());
-                ToolOutput { ok, body }
+                ToolOutput {
+                    ok,
+                    body,
+                    approval: None,
+                }
             }
             Synthetic::Plan => {
                 let Some(tasks) = parse_tasks(args) else {
