@@ -3,7 +3,9 @@
 //! noticed within [`POLL`]; the file is consumed; a folder or an unreadable file under such a
 //! name is reported once and ignored) and a Unix socket `DATA_DIR/control/fuseforks.sock`
 //! (folder 0700, socket 0600, the peer's uid checked against ours; one request line
-//! `pause|resume|abort|halt|state`, one answer line `{"state":…}` or `{"error":…}`).
+//! `pause|resume|abort|halt|state`, or `probe-approved <key> <kind> <schedule id>` — a probe
+//! the CLI approved, written into this process's audit chain —, one answer line
+//! `{"state":…}` or `{"error":…}`).
 //! Every channel ends in [`apply`]: the core's one call, plus the `halt` marker on the shelf
 //! (written on halt, removed on resume). [`send`] is the CLI's client.
 
@@ -26,8 +28,8 @@ pub const POLL: Duration = Duration::from_millis(200);
 pub const CONTROL_DIR: &str = "control";
 /// The socket's name in the control folder.
 pub const SOCKET: &str = "fuseforks.sock";
-/// The longest request line read.
-const MAX_REQUEST: u64 = 64;
+/// The longest request line read (a probe approval names its schedule).
+const MAX_REQUEST: u64 = 512;
 /// How long a client may take to send its line.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long the CLI waits for an answer (a halt waits for agents to stop).
@@ -334,6 +336,16 @@ async fn answer(
     let reply = match got {
         Ok(Ok(_)) => match line.trim_end_matches(['\n', '\r']) {
             "state" => state_line(orchestrator.switch_state()),
+            text if text.starts_with(crate::surface_audit::PROBE_APPROVED) => {
+                let rest = &text[crate::surface_audit::PROBE_APPROVED.len()..];
+                match crate::surface_audit::parse_probe_approved(rest.trim_start()) {
+                    Some(event) => {
+                        orchestrator.audit(event).await;
+                        state_line(orchestrator.switch_state())
+                    }
+                    None => "{\"error\":\"malformed probe-approved request\"}\n".to_owned(),
+                }
+            }
             text => match SwitchCommand::parse(text) {
                 Some(command) => {
                     state_line(apply(orchestrator, data_dir, command, Channel::Cli, log).await)

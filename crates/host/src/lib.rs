@@ -14,6 +14,7 @@ pub mod preflight_view;
 pub mod secret_names;
 pub mod secret_store;
 pub mod secrets;
+pub mod surface_audit;
 
 pub use boot::{Host, HostBootOptions, HostError, ScheduleLoop, SecretSource, build_host};
 pub use paths::HostPaths;

@@ -335,6 +335,14 @@ fn approve(
     let state = if written.already {
         "already approved"
     } else {
+        let kind = if acceptance { "acceptance" } else { "probe" };
+        let paths = HostPaths::new(data_dir);
+        if let Err(e) =
+            fuseforks_host::surface_audit::record_probe_approval(&paths, id, kind, &written.key)
+        {
+            use fuseforks_core::Coded as _;
+            out.cli("warn", e.code(), &e.to_string(), e.fix().as_deref());
+        }
         "approved"
     };
     println!(

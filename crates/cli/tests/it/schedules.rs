@@ -266,3 +266,90 @@ fn approve_refuses_a_probe_with_hidden_characters_or_a_cwd_through_a_symlink() {
         "nothing written"
     );
 }
+
+/// The audit lines of the log, as (action, target, argsSha256).
+fn audit_lines(data: &TempDataDir) -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(data.workspace().join("audit.jsonl")).unwrap_or_default();
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let s = |k: &str| v[k].as_str().unwrap().to_owned();
+            (s("action"), s("target"), s("argsSha256"))
+        })
+        .collect()
+}
+
+/// The key `schedules approve` printed, `(key …)`.
+fn printed_key(out: &std::process::Output) -> String {
+    let text = stdout(out);
+    let at = text.find("(key ").unwrap() + 5;
+    text[at..at + 64].to_owned()
+}
+
+/// A probe approval is an audit line, written here with nothing running (under the village
+/// lock) and by the running process over its socket while `serve` runs; the chain verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_is_an_audit_line_with_or_without_a_running_process() {
+    let (data, dir) = village_with_schedules();
+    let approved = cli(&format!("schedules approve --data-dir {dir} s1 --yes"));
+    assert!(approved.status.success(), "{}", stderr(&approved));
+    assert!(
+        !stderr(&approved).contains("AUDIT_NOT_WRITTEN"),
+        "{}",
+        stderr(&approved)
+    );
+    let key = printed_key(&approved);
+    let hashed = fuseforks_core::safety::sha256_hex(key.as_bytes());
+    assert_eq!(
+        audit_lines(&data),
+        vec![("probe_approve".to_owned(), "s1/probe".to_owned(), hashed)]
+    );
+
+    let mut serving = fuseforks_testkit::KillOnDrop::new(
+        crate::headless::command(
+            crate::words(&format!("serve --data-dir {dir} --start rec --secrets env")),
+            true,
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    let socket = data.data_dir().join("control/fuseforks.sock");
+    let started = std::time::Instant::now();
+    while !socket.exists() {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "serve never opened its socket"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let approved = cli(&format!(
+        "schedules approve --data-dir {dir} s1 --acceptance --yes"
+    ));
+    assert!(approved.status.success(), "{}", stderr(&approved));
+    assert!(
+        !stderr(&approved).contains("AUDIT_NOT_WRITTEN"),
+        "{}",
+        stderr(&approved)
+    );
+    let key = printed_key(&approved);
+    let served = crate::headless::signal_and_wait(&mut serving, "TERM").await;
+    assert_eq!(served.status.code(), Some(0), "{}", stderr(&served));
+    // serve's own lines (the approval mode it started with) are in the same chain.
+    let lines: Vec<_> = audit_lines(&data)
+        .into_iter()
+        .filter(|l| l.0 == "probe_approve")
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(
+        lines[1],
+        (
+            "probe_approve".to_owned(),
+            "s1/acceptance".to_owned(),
+            fuseforks_core::safety::sha256_hex(key.as_bytes())
+        )
+    );
+    let verified = cli(&format!("audit verify --data-dir {dir}"));
+    assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
+}

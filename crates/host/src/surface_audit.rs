@@ -1,0 +1,127 @@
+//! Audit lines for what a command-line surface did to a village from outside its running
+//! process (a probe approved with `schedules approve`): sent to the running process over the
+//! control socket, which writes it into its chain; with nothing running, written here under
+//! the village lock (so that no process starts writing the chain meanwhile).
+
+use std::path::Path;
+
+use fuseforks_core::safety::{AuditEvent, AuditLog, DEFAULT_MAX_BYTES};
+use fuseforks_core::sessions::SessionStore;
+
+use crate::control::{SendError, send};
+use crate::lock::VillageLock;
+use crate::paths::HostPaths;
+
+/// The socket request of a probe approval: `probe-approved <key> <kind> <schedule id>`.
+pub(crate) const PROBE_APPROVED: &str = "probe-approved";
+
+/// The audit event of a probe approved on this machine: target `<schedule id>/<kind>`
+/// (`probe` or `acceptance`), the approval key hashed.
+pub(crate) fn probe_approval_event(schedule_id: &str, kind: &str, key: &str) -> AuditEvent {
+    AuditEvent::new(
+        "-",
+        "-",
+        "probe_approve",
+        &format!("{schedule_id}/{kind}"),
+        key.as_bytes(),
+    )
+}
+
+/// Parses the socket request's words after [`PROBE_APPROVED`].
+pub(crate) fn parse_probe_approved(rest: &str) -> Option<AuditEvent> {
+    let mut words = rest.splitn(3, ' ');
+    let key = words
+        .next()
+        .filter(|k| k.len() == 64 && k.bytes().all(|b| b.is_ascii_hexdigit()))?;
+    let kind = words
+        .next()
+        .filter(|k| matches!(*k, "probe" | "acceptance"))?;
+    let id = words.next().filter(|id| !id.trim().is_empty())?;
+    Some(probe_approval_event(id, kind, key))
+}
+
+/// Why an audit line could not be written (the approval itself stands).
+#[derive(Debug, thiserror::Error)]
+pub enum SurfaceAuditError {
+    /// The running process did not take it.
+    #[error("the running process did not write the audit line: {0}")]
+    Process(String),
+    /// Writing it here failed (the lock, `sessions.redb` or the file).
+    #[error("the audit line could not be written: {0}")]
+    Local(String),
+}
+
+impl fuseforks_core::Coded for SurfaceAuditError {
+    fn code(&self) -> &'static str {
+        "AUDIT_NOT_WRITTEN"
+    }
+
+    fn fix(&self) -> Option<String> {
+        Some("check that the village's folder is writable; `fuseforks-cli audit verify` shows the chain".into())
+    }
+}
+
+/// Records a probe approval in the village's audit log; `true` when the running process
+/// wrote it, `false` when it was written here.
+pub fn record_probe_approval(
+    paths: &HostPaths,
+    schedule_id: &str,
+    kind: &str,
+    key: &str,
+) -> Result<bool, SurfaceAuditError> {
+    let request = format!("{PROBE_APPROVED} {key} {kind} {schedule_id}");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| SurfaceAuditError::Local(e.kind().to_string()))?;
+    match runtime.block_on(send(paths.data_dir(), &request)) {
+        Ok(_) => Ok(true),
+        Err(SendError::Failed(why)) => Err(SurfaceAuditError::Process(why)),
+        Err(SendError::NotRunning) => write_here(
+            &paths.workspace(),
+            probe_approval_event(schedule_id, kind, key),
+        )
+        .map(|()| false),
+    }
+}
+
+/// Appends one line with the village lock held, the chain's head kept in `sessions.redb`.
+fn write_here(workspace: &Path, event: AuditEvent) -> Result<(), SurfaceAuditError> {
+    let local = |e: String| SurfaceAuditError::Local(e);
+    let _lock = VillageLock::acquire(workspace).map_err(|e| local(e.to_string()))?;
+    let store =
+        SessionStore::open(&workspace.join("sessions.redb")).map_err(|e| local(e.to_string()))?;
+    let audit = AuditLog::open(
+        workspace,
+        Some(std::sync::Arc::new(store)),
+        DEFAULT_MAX_BYTES,
+    )
+    .map_err(|e| local(e.kind().to_string()))?;
+    audit.append_detached(event);
+    // Dropping the log finishes its queue (the line fsynced, the head committed).
+    drop(audit);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::parse_probe_approved;
+
+    #[test]
+    fn only_a_well_formed_request_is_an_event() {
+        let key = "ab".repeat(32);
+        let e = parse_probe_approved(&format!("{key} acceptance nightly build")).unwrap();
+        assert_eq!(e.target, "nightly build/acceptance");
+        assert_eq!(e.action, "probe_approve");
+        for bad in [
+            format!("{key} other id"),
+            format!("{} probe id", "zz".repeat(32)),
+            format!("{key} probe"),
+            format!("{key} probe  "),
+            "short probe id".to_owned(),
+        ] {
+            assert!(parse_probe_approved(&bad).is_none(), "{bad}");
+        }
+    }
+}
