@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use super::decide::Timing;
 use super::runner::{Firing, RunnerConfig};
 use crate::budget::CausalBudget;
 use crate::orchestrator::TurnOutcome;
@@ -50,6 +51,12 @@ pub(super) async fn fire(config: &RunnerConfig, firing: Firing) -> FiringReport 
     if !config.orchestrator.hold_while_paused().await {
         skip(config, &task.id, "halted");
         return FiringReport::skipped(&task.id, "halted".into());
+    }
+    // Held by a pause past its grace: it no longer fires (an interval has no grace).
+    let grace = Timing::from(task).grace_ms();
+    if grace.is_some_and(|g| config.clock.now_ms() > firing.due_ms.saturating_add(g)) {
+        skip(config, &task.id, "late_after_pause");
+        return FiringReport::skipped(&task.id, "late_after_pause".into());
     }
     if let Some(probe) = &task.probe {
         let Some(report) = probe_unless_cut(config, &task.id, probe, &ctx).await else {

@@ -426,3 +426,39 @@ async fn the_loop_wakes_at_the_earliest_due_ahead_at_most_a_second_later() {
     assert!(runner.tick().is_empty());
     assert_eq!(runner.next_wait(), fuseforks_core::schedule::TICK);
 }
+
+/// A pause holds a firing; on resume it fires if its due is still within grace, and is
+/// skipped (`late_after_pause`, nothing delivered) once the grace has gone by. Every firing
+/// and its end are audit lines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_firing_fires_on_resume_within_grace_and_is_skipped_after_it() {
+    use fuseforks_core::safety::{Channel, SwitchCommand};
+    for (held_ms, fires) in [(60_000, true), (5 * 60_000, false)] {
+        let s = Setup::new(daily("s1"), 2, true).await;
+        let mut runner = s.runner();
+        s.orch.control(SwitchCommand::Pause, Channel::Api).await;
+        let firing = runner.tick().into_iter().next().unwrap();
+        let config = s.runner_config();
+        let held = tokio::spawn(async move { ScheduleRunner::new(config).fire(firing).await });
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(!held.is_finished(), "a pause holds the firing");
+        assert_eq!(s.stub.requests().len(), 0);
+        s.clock.advance(held_ms);
+        s.orch.control(SwitchCommand::Resume, Channel::Api).await;
+        let report = held.await.unwrap();
+        if fires {
+            assert_eq!((report.skipped, report.deliveries), (None, 1));
+        } else {
+            assert_eq!(report.skipped.as_deref(), Some("late_after_pause"));
+            assert_eq!(
+                s.stub.requests().len(),
+                0,
+                "nothing delivered after the grace"
+            );
+            assert!(s.v.log().contains("schedule skip: id=s1"), "{}", s.v.log());
+        }
+        s.orch.close(std::time::Duration::from_secs(1)).await;
+        let audit = std::fs::read_to_string(s.v.data.workspace().join("audit.jsonl")).unwrap();
+        assert_eq!(audit.contains("\"schedule_fire\""), fires, "{audit}");
+    }
+}
