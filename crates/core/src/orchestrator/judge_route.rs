@@ -44,13 +44,18 @@ pub(super) fn judge_tools(
     if connected.is_empty() {
         return (specs, map);
     }
+    let jev_missing = jev_missing(inner);
     for (n, state) in judge_states(inner.store(), world)
         .iter()
         .filter(|s| connected.contains(&s.spec.id.as_str()))
         .enumerate()
     {
         let id = state.spec.id.as_str();
-        if let Some(why) = state.unavailable(world) {
+        let jev_why = jev_missing
+            .as_ref()
+            .filter(|_| uses_jev(&state.spec))
+            .cloned();
+        if let Some(why) = state.unavailable(world).or(jev_why) {
             if inner.first_judge_note(id, &why) {
                 inner.log(&format!("judge disabled: judge={id} reason={why:?}"));
             }
@@ -72,6 +77,31 @@ pub(super) fn judge_tools(
         map.insert(name, Synthetic::Judge(id.to_owned()));
     }
     (specs, map)
+}
+
+/// Why Jev cannot answer in this village (`None`: it can): `jev.json` names no account, or
+/// the secret `jev_api_token` is missing. A Jev-backed judge then offers no tool (reference
+/// §3.6: a judge is usable only when Jev is configured).
+fn jev_missing(inner: &Inner) -> Option<String> {
+    let jev = shelf_jev(inner);
+    if jev.account_id.trim().is_empty() {
+        return Some("jev is not configured: jev.json has no accountId".into());
+    }
+    if (inner.secrets())("jev_api_token").is_none() {
+        return Some("jev is not configured: the secret jev_api_token is missing".into());
+    }
+    None
+}
+
+/// The shelf's `jev.json` (defaults when absent or unreadable).
+fn shelf_jev(inner: &Inner) -> crate::village::JevSettings {
+    inner
+        .store()
+        .workspace()
+        .parent()
+        .and_then(|d| ShelfStore::new(d).load_jev().ok())
+        .map(|l| l.value)
+        .unwrap_or_default()
 }
 
 /// Runs `judge_<id>` for `caller` on `message`.
@@ -191,13 +221,7 @@ async fn ask_paid(
 ) -> BackendAnswer {
     let judge = state.spec.id.as_str();
     let started = (Instant::now(), now_ms());
-    let jev = inner
-        .store()
-        .workspace()
-        .parent()
-        .and_then(|d| ShelfStore::new(d).load_jev().ok())
-        .map(|l| l.value)
-        .unwrap_or_default();
+    let jev = shelf_jev(inner);
     let secrets = inner.secrets();
     let lookup = move |name: &str| secrets(name).map(|k| k.expose().to_owned());
     let setup = BackendSetup {

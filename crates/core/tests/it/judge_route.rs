@@ -327,3 +327,143 @@ async fn a_model_template_judge_is_recorded_for_the_judge_and_charged_once_to_th
     assert_ne!(answer.as_deref(), Some("Not ours."));
     assert!(v.log().contains("budget stop: agent=a1"), "{}", v.log());
 }
+
+const JEV_RULES: &str = "[questions.kind]\ntype = \"choice\"\nask = \"What?\"\noptions = { bug = \"b\", other = \"o\" }\n\n[questions.urgency]\ntype = \"score\"\nask = \"How urgent?\"\nlevels = [\"low\", \"mid\", \"high\"]\n\n[questions.angry]\ntype = \"noul\"\nask = \"Angry?\"\ntrue_if = \"angry\"\nfalse_if = \"calm\"\n\n[[rules]]\nwhen = \"kind == bug and urgency >= 3 and urgency.mean > 2.5\"\nto = [\"b2\"]\n\n[[rules]]\nwhen = \"angry >= 0.5\"\ndo = \"return\"\nnote = \"calm them first\"\n\n[otherwise]\nto = [\"b2\"]\n";
+
+/// `a1` connected to the Jev-backed judge `jv` (no `modelTemplateId`); `jev.json` pointing at
+/// `jev` when given.
+fn jev_village(stub: &StubServer, jev: Option<&StubServer>, budget: Option<u64>) -> Village {
+    let v = Village::new(WIRE, stub.base_url(), budget);
+    v.data.edit_world(|w| {
+        w.agents[0]
+            .connected_agents
+            .push(AgentId::new("jv").unwrap());
+        w.judges.push(
+            serde_json::from_value(json!({"id": "jv", "name": "JV", "order": 0, "enabled": true}))
+                .unwrap(),
+        );
+    });
+    v.data.write("judges/jv/judge.toml", JEV_RULES);
+    if let Some(jev) = jev {
+        let settings = fuseforks_testkit::jev::settings(jev.base_url().trim_end_matches("/v1"));
+        std::fs::write(
+            v.data.data_dir().join("jev.json"),
+            serde_json::to_string(&settings).unwrap(),
+        )
+        .unwrap();
+    }
+    v
+}
+
+/// Jev answers all three kinds (choice, score keyed by level index, noul); the score's level
+/// and mean route the message; Jev's 600,000 input tokens are recorded and never charged to
+/// the caller (a ceiling they would exceed still lets the caller finish).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jev_judge_routes_by_choice_score_and_noul_and_is_never_charged() {
+    use fuseforks_testkit::jev;
+    let answers = |angry: f64| {
+        json!({"kind": jev::choice("bug", &[("bug", 0.9), ("other", 0.1)]),
+               "urgency": jev::score(&[0.05, 0.15, 0.8]),
+               "angry": jev::noul(angry)})
+    };
+    let jev_stub = StubServer::start(vec![
+        jev::reply(answers(0.1), 600_000, 5),
+        jev::reply(
+            json!({"kind": jev::choice("other", &[("bug", 0.2), ("other", 0.8)]),
+                          "urgency": jev::score(&[0.8, 0.1, 0.1]), "angry": jev::noul(0.7)}),
+            10,
+            2,
+        ),
+    ])
+    .await;
+    let stub = StubServer::start(vec![
+        call("judge_jv", json!({"message": "Prod is down"})),
+        text(WIRE, "On it.", usage(40, 4)),
+        text(WIRE, "Routed.", usage(60, 3)),
+        call("judge_jv", json!({"message": "You people!"})),
+        text(WIRE, "Returned.", usage(60, 3)),
+    ])
+    .await;
+    let v = jev_village(&stub, Some(&jev_stub), Some(600_500));
+    let orch = v.open_with_secrets(&[("jev_api_token", "jev-token")]);
+    for id in ["a1", "b2"] {
+        orch.start_agent(id).unwrap();
+    }
+    let first = orch
+        .deliver_and_wait("a1", Endpoint::User, "route")
+        .await
+        .unwrap();
+    assert_eq!(
+        first.answer.as_deref(),
+        Some("Routed."),
+        "not charged: a1 finished"
+    );
+    let to_b2 = stub.requests()[1].body.to_string();
+    assert!(
+        to_b2.contains("Prod is down") && to_b2.contains("[verdict jv] rule 1 matched"),
+        "{to_b2}"
+    );
+    let second = orch
+        .deliver_and_wait("a1", Endpoint::User, "route again")
+        .await
+        .unwrap();
+    assert_eq!(second.answer.as_deref(), Some("Returned."));
+    let result = tool_result(&stub.requests()[4].body);
+    assert!(
+        result.contains("rule 2 matched") && result.contains("calm them first"),
+        "{result}"
+    );
+    let calls = jev_stub.requests();
+    assert_eq!(calls.len(), 2, "one Jev call per judge call");
+    assert_eq!(calls[0].path, jev::PATH);
+    let lines = judge_lines(&v);
+    assert!(
+        lines[0].contains("judge=jv rule=1 outcome=routed")
+            && lines[0].contains("input_tokens=600000"),
+        "{lines:?}"
+    );
+    assert!(lines[1].contains("rule=2 outcome=returned"), "{lines:?}");
+    let records = crate::orchestrator::records(&v, &orch);
+    let jv_turns = records
+        .iter()
+        .filter(|r| matches!(r, Record::Turn(t) if t.agent_id == "jv"))
+        .count();
+    assert_eq!(jv_turns, 2, "each Jev call recorded for the judge");
+}
+
+/// A Jev-backed judge with Jev not configured (no account in `jev.json`, or no token) offers
+/// no tool, and the log says why once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jev_judge_without_jev_configured_offers_no_tool() {
+    let jev_stub = StubServer::start(vec![]).await;
+    for (configured, token) in [(false, true), (true, false)] {
+        let stub = StubServer::start(vec![text(WIRE, "plain", usage(10, 1))]).await;
+        let v = jev_village(&stub, configured.then_some(&jev_stub), None);
+        let orch = if token {
+            v.open_with_secrets(&[("jev_api_token", "t")])
+        } else {
+            v.open()
+        };
+        orch.start_agent("a1").unwrap();
+        orch.deliver_and_wait("a1", Endpoint::User, "hi")
+            .await
+            .unwrap();
+        let body = stub.requests()[0].body.to_string();
+        assert!(!body.contains("judge_jv"), "{body}");
+        let why = if configured {
+            "the secret jev_api_token is missing"
+        } else {
+            "jev.json has no accountId"
+        };
+        assert_eq!(
+            v.log()
+                .matches(&format!(
+                    "judge disabled: judge=jv reason=\"jev is not configured: {why}\""
+                ))
+                .count(),
+            1,
+            "{}",
+            v.log()
+        );
+    }
+}
