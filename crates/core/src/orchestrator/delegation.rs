@@ -124,6 +124,8 @@ pub(crate) enum Via {
     Ask,
     Plan,
     Transfer,
+    /// A judge's relay or fan-out (the caller is the servant that called `judge_<id>`).
+    Judge,
 }
 
 impl Via {
@@ -132,6 +134,7 @@ impl Via {
             Self::Ask => "ask",
             Self::Plan => "plan",
             Self::Transfer => "transfer",
+            Self::Judge => "judge",
         }
     }
 }
@@ -179,7 +182,7 @@ pub(crate) async fn delegate(
             .answer_to
             .clone()
             .unwrap_or_else(|| delivery.message.from.clone()),
-        Via::Ask | Via::Plan => Endpoint::Agent {
+        Via::Ask | Via::Plan | Via::Judge => Endpoint::Agent {
             id: caller.to_owned(),
         },
     };

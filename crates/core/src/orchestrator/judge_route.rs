@@ -154,7 +154,7 @@ pub(super) async fn call_judge(
             let line = verdict.lines().next().unwrap_or_default().to_owned();
             let body = format!("{message}\n\n{line}");
             if let [target] = ids.as_slice() {
-                let done = delegate(inner, caller, target, &body, delivery, Via::Ask).await;
+                let done = delegate(inner, caller, target, &body, delivery, Via::Judge).await;
                 let (ok, text) = describe(target, &done, inner.is_running(target), language);
                 ToolOutput {
                     ok,
@@ -199,7 +199,15 @@ async fn fan_out(
                 reply: None,
             };
             tokio::spawn(async move {
-                delegate(&inner, &caller, &task.to, &task.message, &shadow, Via::Plan).await
+                delegate(
+                    &inner,
+                    &caller,
+                    &task.to,
+                    &task.message,
+                    &shadow,
+                    Via::Judge,
+                )
+                .await
             })
         })
         .collect();

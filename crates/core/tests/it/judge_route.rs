@@ -467,3 +467,35 @@ async fn a_jev_judge_without_jev_configured_offers_no_tool() {
         );
     }
 }
+
+/// A judge's relay to a servant already waiting in the chain is refused at once, and the log
+/// says it came through a judge (`via=judge`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_relay_into_the_waiting_chain_is_refused_as_circular() {
+    let stub = StubServer::start(vec![
+        call("ask_a1", json!({"message": "Route this bug"})),
+        call("judge_j", json!({"message": "My app crashes"})),
+        answers(json!({"bug": 0.9, "feature": 0.05, "other": 0.05}), 0),
+        text(WIRE, "Could not route.", usage(40, 4)),
+        text(WIRE, "Done.", usage(40, 4)),
+    ])
+    .await;
+    let v = village(&stub, None);
+    v.data
+        .edit_world(|w| w.agents[1].connected_agents = vec![AgentId::new("a1").unwrap()]);
+    let orch = v.open();
+    for id in ["a1", "b2", "c3"] {
+        orch.start_agent(id).unwrap();
+    }
+    let outcome = orch
+        .deliver_and_wait("b2", Endpoint::User, "please")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer.as_deref(), Some("Done."));
+    let log = v.log();
+    assert!(
+        log.contains("ask refused: agent=a1 to=b2 via=judge reason=circular chain=[b2,a1]"),
+        "{log}"
+    );
+    assert_eq!(stub.requests().len(), 5, "b2 was not asked again");
+}
