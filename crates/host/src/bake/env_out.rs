@@ -261,10 +261,49 @@ fn read_existing(path: &Path) -> Result<Vec<(String, String)>, BakeError> {
         .collect())
 }
 
-/// Writes the planned `.env` (0600, atomic).
-pub fn write(plan: &EnvPlan) -> Result<(), BakeError> {
-    write_secret_file_atomically(&plan.path, plan.text.as_bytes())
-        .map_err(|e| BakeError::write(&plan.path, e))
+/// The `.env` written beside its place (0600, fsynced) before the copy is made, so that a
+/// failure to write it stops the bake with nothing written; [`StagedEnv::commit`] moves it
+/// into place once the copy stands. Dropped uncommitted, it is removed.
+pub struct StagedEnv {
+    temp: std::path::PathBuf,
+    path: std::path::PathBuf,
+    committed: bool,
+}
+
+/// Writes the `.env` under a temporary name beside `plan.path`.
+pub fn stage(plan: &EnvPlan) -> Result<StagedEnv, BakeError> {
+    let name = plan
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = plan
+        .path
+        .with_file_name(format!(".{name}.bake-{}", std::process::id()));
+    write_secret_file_atomically(&temp, plan.text.as_bytes())
+        .map_err(|e| BakeError::write(&plan.path, e))?;
+    Ok(StagedEnv {
+        temp,
+        path: plan.path.clone(),
+        committed: false,
+    })
+}
+
+impl StagedEnv {
+    /// Renames the staged `.env` into place.
+    pub fn commit(mut self) -> Result<(), BakeError> {
+        std::fs::rename(&self.temp, &self.path).map_err(|e| BakeError::write(&self.path, e))?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for StagedEnv {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -165,6 +165,8 @@ pub fn bake(opts: &BakeOptions<'_>) -> Result<BakeReport, BakeError> {
         )?),
         None => None,
     };
+    // The `.env` first (beside its place), so that a failure to write it leaves no copy.
+    let staged_env = env.as_ref().map(env_out::stage).transpose()?;
     let staging = apply::Staging::beside(&opts.out)?;
     apply::write_all(staging.dir(), &plan)?;
     if opts.update {
@@ -172,8 +174,8 @@ pub fn bake(opts: &BakeOptions<'_>) -> Result<BakeReport, BakeError> {
     } else {
         apply::put_in_place(staging, &opts.out)?;
     }
-    if let Some(env) = &env {
-        env_out::write(env)?;
+    if let Some(staged) = staged_env {
+        staged.commit()?;
     }
     Ok(BakeReport {
         written: plan
