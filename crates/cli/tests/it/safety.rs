@@ -572,7 +572,8 @@ async fn the_audit_line_survives_kill_9_right_after_a_write_and_tampering_exits_
         "{}",
         stdout(&ok)
     );
-    // Edit the line: exit 13 naming line 1 and why.
+    // Edit the line: exit 13 naming it (line 2: the first is the approval mode `ask` started
+    // with) and why.
     let path = data.workspace().join("audit.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, text.replacen("\"a.md\"", "\"b.md\"", 1)).unwrap();
@@ -580,7 +581,7 @@ async fn the_audit_line_survives_kill_9_right_after_a_write_and_tampering_exits_
     assert_eq!(broken.status.code(), Some(13));
     let err = stderr(&broken);
     assert!(
-        err.contains("AUDIT_CHAIN_BROKEN") && err.contains("line 1") && err.contains("edited"),
+        err.contains("AUDIT_CHAIN_BROKEN") && err.contains("line 2") && err.contains("edited"),
         "{err}"
     );
     // Emptied: truncated (the head in sessions.redb remembers).

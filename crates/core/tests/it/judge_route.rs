@@ -499,3 +499,37 @@ async fn a_judge_relay_into_the_waiting_chain_is_refused_as_circular() {
     );
     assert_eq!(stub.requests().len(), 5, "b2 was not asked again");
 }
+
+/// A judge call is a row of its own in the stats, attributed to the judge, and counted once:
+/// the totals are the caller's calls plus the judge's, and no call is left of unknown usage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_call_is_a_stats_row_of_the_judge_counted_once() {
+    let stub = StubServer::start(vec![
+        call("judge_j", json!({"message": "What is the weather?"})),
+        answers(json!({"bug": 0.05, "feature": 0.05, "other": 0.9}), 0),
+        text(WIRE, "Not ours.", usage(60, 3)),
+    ])
+    .await;
+    let v = village(&stub, None);
+    let (answer, orch) = ask(&v, "Please route this").await;
+    assert_eq!(answer.as_deref(), Some("Not ours."));
+    let report = fuseforks_core::stats::aggregate(
+        orch.sessions().unwrap(),
+        &orch.world(),
+        fuseforks_core::stats::Period::All,
+        &jiff::tz::TimeZone::UTC,
+    )
+    .unwrap();
+    let prompt_of = |agent: &str| -> u64 {
+        report
+            .rows
+            .iter()
+            .filter(|r| r.agent_id == agent)
+            .map(|r| r.usage.prompt)
+            .sum()
+    };
+    assert_eq!(prompt_of("j"), 50, "the judge's own call");
+    assert_eq!(prompt_of("a1"), 50 + 60, "the caller's two rounds");
+    assert_eq!(report.totals.usage.prompt, 50 + 60 + 50, "counted once");
+    assert!(report.unknown_usage.is_empty(), "{:?}", report.unknown_usage);
+}
