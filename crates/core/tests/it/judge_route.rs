@@ -531,5 +531,9 @@ async fn a_judge_call_is_a_stats_row_of_the_judge_counted_once() {
     assert_eq!(prompt_of("j"), 50, "the judge's own call");
     assert_eq!(prompt_of("a1"), 50 + 60, "the caller's two rounds");
     assert_eq!(report.totals.usage.prompt, 50 + 60 + 50, "counted once");
-    assert!(report.unknown_usage.is_empty(), "{:?}", report.unknown_usage);
+    assert!(
+        report.unknown_usage.is_empty(),
+        "{:?}",
+        report.unknown_usage
+    );
 }

@@ -23,14 +23,18 @@ const TOO_MANY_ARGUMENTS_ALLOWED: &[&str] = &[];
 /// UPPER_SNAKE string literals of production code that are not codes (environment variables,
 /// test keys).
 const NOT_CODES: &[&str] = &[
+    "ALL_PROXY",
     "API_MODE",
     "CARGO_PKG_VERSION",
     "DATA_DIR",
     "DBUS_SESSION_BUS_ADDRESS",
     "FUSEFORKS_KEYRING",
     "FUSEFORKS_VERSION",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
     "LC_ALL",
     "LC_MESSAGES",
+    "NO_PROXY",
     "XDG_DATA_HOME",
 ];
 
