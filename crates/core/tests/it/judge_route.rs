@@ -328,13 +328,17 @@ async fn a_model_template_judge_is_recorded_for_the_judge_and_charged_once_to_th
     assert!(v.log().contains("budget stop: agent=a1"), "{}", v.log());
 }
 
-const JEV_RULES: &str = "[questions.kind]\ntype = \"choice\"\nask = \"What?\"\noptions = { bug = \"b\", other = \"o\" }\n\n[questions.urgency]\ntype = \"score\"\nask = \"How urgent?\"\nlevels = [\"low\", \"mid\", \"high\"]\n\n[questions.angry]\ntype = \"noul\"\nask = \"Angry?\"\ntrue_if = \"angry\"\nfalse_if = \"calm\"\n\n[[rules]]\nwhen = \"kind == bug and urgency >= 3 and urgency.mean > 2.5\"\nto = [\"b2\"]\n\n[[rules]]\nwhen = \"angry >= 0.5\"\ndo = \"return\"\nnote = \"calm them first\"\n\n[otherwise]\nto = [\"b2\"]\n";
+const JEV_RULES: &str = "[questions.kind]\ntype = \"choice\"\nask = \"What?\"\noptions = { bug = \"b\", other = \"o\" }\n\n[questions.urgency]\ntype = \"score\"\nask = \"How urgent?\"\nlevels = [\"low\", \"mid\", \"high\"]\n\n[questions.angry]\ntype = \"noul\"\nask = \"Angry?\"\ntrue_if = \"angry\"\nfalse_if = \"calm\"\n\n[[rules]]\nwhen = \"kind == bug and urgency >= 3 and urgency.mean > 2.5\"\nto = [\"b2\"]\n\n[[rules]]\nwhen = \"angry >= 0.5\"\ndo = \"return\"\nnote = \"calm them first\"\n\n[[rules]]\nwhen = \"kind == other\"\nto = [\"b2\", \"c3\"]\n\n[otherwise]\nto = [\"b2\"]\n";
 
 /// `a1` connected to the Jev-backed judge `jv` (no `modelTemplateId`); `jev.json` pointing at
 /// `jev` when given.
 fn jev_village(stub: &StubServer, jev: Option<&StubServer>, budget: Option<u64>) -> Village {
     let v = Village::new(WIRE, stub.base_url(), budget);
     v.data.edit_world(|w| {
+        let mut c3 = w.agents[1].clone();
+        c3.id = AgentId::new("c3").unwrap();
+        c3.name = "Cy".into();
+        w.agents.push(c3);
         w.agents[0]
             .connected_agents
             .push(AgentId::new("jv").unwrap());
@@ -429,6 +433,65 @@ async fn a_jev_judge_routes_by_choice_score_and_noul_and_is_never_charged() {
         .filter(|r| matches!(r, Record::Turn(t) if t.agent_id == "jv"))
         .count();
     assert_eq!(jv_turns, 2, "each Jev call recorded for the judge");
+}
+
+/// Jev's answers fan a message out to two servants (bundled), and Jev's refusal of an input
+/// over its limit is undecided: the fixed line, `reason=too_large`, never `[otherwise]`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jev_judge_fans_out_and_an_oversized_input_is_undecided() {
+    use fuseforks_testkit::jev;
+    let jev_stub = StubServer::start(vec![
+        jev::reply(
+            json!({"kind": jev::choice("other", &[("bug", 0.2), ("other", 0.8)]),
+                   "urgency": jev::score(&[0.8, 0.1, 0.1]), "angry": jev::noul(0.1)}),
+            10,
+            2,
+        ),
+        jev::too_large(),
+    ])
+    .await;
+    let stub = StubServer::start(vec![
+        call("judge_jv", json!({"message": "An idea"})),
+        text(WIRE, "Noted.", usage(40, 4)),
+        text(WIRE, "Noted.", usage(40, 4)),
+        text(WIRE, "Fanned.", usage(60, 3)),
+        call("judge_jv", json!({"message": "A very long text"})),
+        text(WIRE, "Undecided.", usage(60, 3)),
+    ])
+    .await;
+    let v = jev_village(&stub, Some(&jev_stub), None);
+    let orch = v.open_with_secrets(&[("jev_api_token", "jev-token")]);
+    for id in ["a1", "b2", "c3"] {
+        orch.start_agent(id).unwrap();
+    }
+    let fanned = orch
+        .deliver_and_wait("a1", Endpoint::User, "route")
+        .await
+        .unwrap();
+    assert_eq!(fanned.answer.as_deref(), Some("Fanned."));
+    let bundle = tool_result(&stub.requests()[3].body);
+    assert!(
+        bundle.contains("### b2 (answered)\nNoted.")
+            && bundle.contains("### c3 (answered)\nNoted."),
+        "{bundle}"
+    );
+    let undecided = orch
+        .deliver_and_wait("a1", Endpoint::User, "route this too")
+        .await
+        .unwrap();
+    assert_eq!(undecided.answer.as_deref(), Some("Undecided."));
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 6, "[otherwise] (to b2) was not used");
+    assert!(tool_result(&requests[5].body).contains("[verdict jv] undecided (reason="));
+    let lines = judge_lines(&v);
+    assert!(
+        lines[0].contains("rule=3 outcome=fanned") && lines[0].contains("to=[b2,c3]"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains("outcome=undecided") && lines[1].contains("reason=too_large"),
+        "{lines:?}"
+    );
 }
 
 /// A Jev-backed judge with Jev not configured (no account in `jev.json`, or no token) offers
