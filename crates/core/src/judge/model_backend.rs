@@ -214,18 +214,58 @@ impl Undecided {
     /// A failed model call: `timeout` for a timeout, `too_large` when the context is
     /// exceeded, else `backend_error` with the error's code.
     pub fn from_llm(e: &LlmError) -> Self {
-        let code = crate::Coded::code(e);
-        let lower = code.to_ascii_lowercase();
-        let reason = if lower.contains("timeout") {
-            "timeout"
-        } else if lower.contains("context") || lower.contains("too_large") {
-            "too_large"
-        } else {
-            "backend_error"
+        use crate::llm::RetryClass;
+        let reason = match e {
+            LlmError::Provider(p) if p.class == RetryClass::Timeout => "timeout",
+            LlmError::Provider(p) if p.class == RetryClass::ContextLength => "too_large",
+            LlmError::ResponseTooLarge { .. } | LlmError::ResponseTooComplex { .. } => "too_large",
+            _ => "backend_error",
         };
         Self {
             reason,
-            detail: code.to_string(),
+            detail: crate::Coded::code(e).to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Undecided;
+    use crate::llm::{LlmError, ProviderError, RetryClass};
+
+    fn provider(status: u16, class: RetryClass) -> LlmError {
+        LlmError::Provider(Box::new(ProviderError {
+            status,
+            class,
+            code: None,
+            message: String::new(),
+            retry_after: None,
+            hint_source: crate::llm::retry::HintSource::None,
+        }))
+    }
+
+    #[test]
+    fn a_failed_call_is_undecided_for_its_own_reason() {
+        let reason = |e: &LlmError| Undecided::from_llm(e).reason;
+        assert_eq!(reason(&provider(0, RetryClass::Timeout)), "timeout");
+        assert_eq!(
+            reason(&provider(400, RetryClass::ContextLength)),
+            "too_large"
+        );
+        assert_eq!(
+            reason(&provider(500, RetryClass::ServerError)),
+            "backend_error"
+        );
+        assert_eq!(
+            reason(&LlmError::ResponseTooLarge {
+                template: "t".into(),
+                limit: 1
+            }),
+            "too_large"
+        );
+        assert_eq!(
+            Undecided::from_llm(&provider(0, RetryClass::Timeout)).detail,
+            "LLM_HTTP"
+        );
     }
 }

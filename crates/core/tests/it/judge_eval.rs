@@ -233,3 +233,114 @@ fn verdict_undecided_and_log_lines() {
     };
     assert!(undecided.line().ends_with("answers=kind:other/0.80/0.70,urgency:1/1.00/1.00,angry:0.00/0.00/- to=[] input_tokens=12 output_tokens=3 reason=unanswered"));
 }
+
+/// A wire that cannot force a tool (Ollama's own API has no `tool_choice`) gets `auto` and
+/// the fixed line "Call judge_answers now…" as the last message, and its answer is read the
+/// same way; a wire that can force gets `Specific` and no extra line.
+#[tokio::test]
+async fn a_wire_that_cannot_force_gets_auto_and_the_fixed_line_and_still_answers() {
+    use fuseforks_core::judge::{ask_model, judge_request};
+    use fuseforks_core::llm::{CancellationToken, LlmClient, Role, ToolChoice, Wire};
+    use fuseforks_testkit::stub::StubServer;
+    use fuseforks_testkit::wire_replies::{ScriptCall, ScriptUsage, tool_calls};
+    let rules = parse_judge(
+        "[questions.kind]\ntype = \"choice\"\nask = \"What?\"\noptions = { bug = \"b\", other = \"o\" }\n\n[otherwise]\ndo = \"return\"\n",
+    )
+    .unwrap();
+    let usage = ScriptUsage {
+        prompt: 30,
+        completion: 4,
+        cache_read: 0,
+        reasoning: 0,
+    };
+    let call = ScriptCall {
+        id: "c1".into(),
+        name: "judge_answers".into(),
+        args: serde_json::json!({"kind": {"bug": 0.75, "other": 0.25}}),
+    };
+    let stub = StubServer::start(vec![tool_calls(Wire::OllamaNative, &[call], usage)]).await;
+    for (wire, forced) in [(Wire::OllamaNative, false), (Wire::OpenAiCompat, true)] {
+        let template = crate::llm_support::template(wire, stub.base_url());
+        let endpoint = crate::llm_support::endpoint(wire, stub.base_url());
+        let (request, was_forced) = judge_request(
+            &rules,
+            &template,
+            &endpoint,
+            "My app crashes",
+            Language::En,
+            CancellationToken::new(),
+        );
+        assert_eq!(was_forced, forced, "{wire:?}");
+        let last = request.messages.last().unwrap();
+        if forced {
+            assert!(
+                matches!(request.tool_choice, ToolChoice::Specific(ref n) if n == "judge_answers")
+            );
+            assert_eq!(last.role, Role::User);
+            assert!(!format!("{last:?}").contains("Call judge_answers now"));
+        } else {
+            assert!(matches!(request.tool_choice, ToolChoice::Auto));
+            assert!(format!("{last:?}").contains("Call judge_answers now. Write nothing else."));
+            let answer = ask_model(&LlmClient::new().unwrap(), &endpoint, &request, &rules).await;
+            let answers = answer.answers.unwrap();
+            assert_eq!(answers_text(&rules, &answers), "kind:bug/0.75/0.50");
+            let sent = &stub.requests()[0].body;
+            assert!(sent.get("tool_choice").is_none(), "{sent}");
+        }
+    }
+}
+
+/// Every comparison on every kind of value, and the connectives, evaluated on one set of
+/// answers: kind bug (p 0.6, margin 0.3), urgency level 3 (p 0.5, mean 3.1), angry 0.4.
+#[test]
+fn every_operator_evaluates_on_every_value_kind() {
+    let head = FILE.split("[[rules]]").next().unwrap();
+    let cases: &[(&str, bool)] = &[
+        ("kind == bug", true),
+        ("kind != bug", false),
+        ("kind != other", true),
+        ("kind in [bug]", true),
+        ("kind in [feature, other]", false),
+        ("kind.p >= 0.59", true),
+        ("kind.p > 0.61", false),
+        ("kind.margin < 0.31", true),
+        ("kind.margin <= 0.29", false),
+        ("urgency == 3", true),
+        ("urgency != 3", false),
+        ("urgency < 4", true),
+        ("urgency <= 2", false),
+        ("urgency > 2", true),
+        ("urgency >= 4", false),
+        ("urgency in [1, 3]", true),
+        ("urgency in [4, 5]", false),
+        ("urgency.p > 0.49", true),
+        ("urgency.mean < 3.2", true),
+        ("urgency.mean <= 3.0", false),
+        ("angry < 0.5", true),
+        ("angry <= 0.39", false),
+        ("angry >= 0.4", true),
+        ("angry != 0.4", false),
+        ("not angry < 0.5", false),
+        ("angry < 0.5 and kind == other", false),
+        ("angry > 0.9 or kind == bug", true),
+        ("(angry > 0.9 or kind == bug) and not urgency < 3", true),
+        ("angry > 0.9 or kind == bug and urgency < 3", false),
+    ];
+    for (when, matches) in cases {
+        let file = format!(
+            "{head}[[rules]]\nwhen = \"{when}\"\ndo = \"return\"\n\n[otherwise]\nto = [\"support\"]\n"
+        );
+        let rules = parse_judge(&file).unwrap_or_else(|e| panic!("{when}: {e:?}"));
+        let a = Answers::build(
+            &rules,
+            answers([0.6, 0.3, 0.1], [0.0, 0.2, 0.5, 0.3, 0.0], 0.4),
+        )
+        .unwrap();
+        let want = if *matches {
+            RuleRef::Rule(1)
+        } else {
+            RuleRef::Otherwise
+        };
+        assert_eq!(evaluate(&rules, &a).rule, want, "{when}");
+    }
+}
