@@ -199,3 +199,53 @@ async fn a_jev_judge_asks_jev_once_with_state_and_every_question() {
 fn stdout_has_token(v: &Value) -> bool {
     v.to_string().contains("jev-secret-token")
 }
+
+/// The text can come on stdin (`-`), and the human output names each answer with its p and
+/// margin, the rule and the action, saying nothing was delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_reads_the_text_from_stdin_and_prints_answers_rule_and_action() {
+    use std::io::Write;
+    let stub =
+        StubServer::start(vec![answers(json!({"kind": {"bug": 0.85, "other": 0.15}}))]).await;
+    let base = format!("{}/v1", stub.base_url());
+    let (_data, dir) = judge_village(&base, Some("stub"), GOOD);
+    let list = args(&[
+        "judge",
+        "try",
+        "--data-dir",
+        &dir,
+        "--secrets",
+        "env",
+        "good",
+        "-",
+    ]);
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = crate::headless::command(list, true)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"The button does nothing\n")
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "kind = bug (p=0.85, margin=0.70)\nrule: 1\naction: relay to=[dev] (nothing delivered)\n"
+    );
+    assert!(
+        stub.requests()[0]
+            .body
+            .to_string()
+            .contains("The button does nothing"),
+        "the text from stdin was judged"
+    );
+}
