@@ -22,13 +22,19 @@ fn check_located(text: &str) {
         Ok(_) => {}
         Err(findings) => {
             assert!(!findings.is_empty());
-            let lines = text.split('\n').count();
+            let all: Vec<&str> = text.split('\n').collect();
+            let lines = all.len();
             for f in findings {
                 assert!(
                     f.line >= 1 && f.line <= lines,
                     "{f:?} outside {lines} lines"
                 );
-                assert!(f.col >= 1, "{f:?}");
+                // A column within its line (one past the end: the end of the line).
+                let width = all[f.line - 1].chars().count();
+                assert!(
+                    f.col >= 1 && f.col <= width + 1,
+                    "{f:?} outside a line of {width}"
+                );
                 assert!(!f.message.is_empty() && !f.fix.is_empty());
             }
         }
