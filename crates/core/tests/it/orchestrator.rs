@@ -299,6 +299,19 @@ async fn a_ceiling_hit_mid_turn_stops_with_budget_exhausted() {
         "{log}"
     );
     assert!(log.contains("stop=budget_exhausted"));
+    // And the stop is an audit line of the agent under its causal root.
+    orch.close(std::time::Duration::from_secs(1)).await;
+    drop(orch);
+    let audit = std::fs::read_to_string(v.data.workspace().join("audit.jsonl")).unwrap();
+    let stops: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &serde_json::Value| l["action"] == "budget_stop")
+        .collect();
+    assert_eq!(stops.len(), 1, "{audit}");
+    assert_eq!(stops[0]["agent"], "a1");
+    assert_eq!(stops[0]["target"], "exhausted");
+    assert_ne!(stops[0]["causalRoot"], "-");
 }
 
 #[tokio::test]

@@ -263,6 +263,30 @@ async fn a_pre_check_other_than_match_skips_the_firing_and_match_appends_its_lin
     let report = runner.fire(firing).await;
     assert_eq!(report.skipped, None, "{report:?}");
     assert_eq!(s.requests_naming("line two"), 1);
+    // Each probe that ran is an audit line with its outcome (the unapproved one never ran).
+    s.orch.close(std::time::Duration::from_secs(1)).await;
+    let audit = std::fs::read_to_string(s.v.data.workspace().join("audit.jsonl")).unwrap();
+    let runs: Vec<(String, String)> = audit
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["action"] == "probe_run")
+        .map(|l| {
+            (
+                l["target"].as_str().unwrap().to_owned(),
+                l["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+    assert_eq!(
+        runs,
+        [
+            pair("s1", "no_match"),
+            pair("s2", "unapproved"),
+            pair("s2", "match")
+        ],
+        "{audit}"
+    );
 }
 
 #[tokio::test]
