@@ -37,6 +37,7 @@ fn working_village(data: &TempDataDir, stub: &str) -> TempDataDir {
     stub_village(stub)
         .world(|w| {
             w.agents[0].work_dir = Some(at);
+            w.agents[0].uses_blackboard = true;
             w.agents[0].enabled_tools = Some(
                 ["file", "sd", "yq", "remember", "run"]
                     .map(String::from)
@@ -157,7 +158,12 @@ async fn dry_run_leaves_work_and_village_byte_identical_and_says_what_it_would_d
             "run",
             json!({"command": "sh", "args": ["-c", "echo ran > ran.txt"]}),
         ),
-        call("c12", "file", json!({"op": "read", "path": "notes.md"})),
+        call(
+            "c12",
+            "blackboard",
+            json!({"op": "write", "name": "plan", "body": "b"}),
+        ),
+        call("c13", "file", json!({"op": "read", "path": "notes.md"})),
     ];
     let stub = StubServer::start(vec![
         wire_replies::tool_calls(WIRE, &calls, U),
@@ -189,7 +195,7 @@ async fn dry_run_leaves_work_and_village_byte_identical_and_says_what_it_would_d
         .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
         .collect();
     assert_eq!(results.len(), calls.len());
-    for (i, body) in results[..11].iter().enumerate() {
+    for (i, body) in results[..12].iter().enumerate() {
         assert!(body.starts_with("dry-run: would"), "call {}: {body}", i + 1);
     }
     assert!(
@@ -203,16 +209,16 @@ async fn dry_run_leaves_work_and_village_byte_identical_and_says_what_it_would_d
         results[10]
     );
     assert!(
-        results[11].contains("first line"),
+        results[12].contains("first line"),
         "a read runs: {}",
-        results[11]
+        results[12]
     );
     let audited = audit_lines(&data);
     let dry: Vec<_> = audited
         .iter()
         .filter(|l| l["outcome"] == "dry_run")
         .collect();
-    assert_eq!(dry.len(), 11, "{audited:#?}");
+    assert_eq!(dry.len(), 12, "{audited:#?}");
     assert!(!audited.iter().any(|l| l["action"] == "file_read"));
     let verified = cli(&format!("audit verify --data-dir {}", dir(&data)));
     assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
