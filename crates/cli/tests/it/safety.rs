@@ -647,3 +647,74 @@ async fn halt_ends_a_run_child_that_obeys_sigterm() {
         .unwrap();
     assert_eq!(out.status.code(), Some(14));
 }
+
+/// The socket is 0600 in a 0700 folder, so another user cannot reach it; and behind that, a
+/// peer of another uid (the folder widened on purpose, as root) is refused by its credentials:
+/// no answer, the switch unchanged, one log line. The second half needs root (skipped else).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_socket_is_private_and_refuses_another_users_peer() {
+    use std::os::unix::fs::PermissionsExt;
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url()).write(&data);
+    let mut serving = KillOnDrop::new(
+        command(
+            words(&format!(
+                "serve --data-dir {} --start batch --secrets env",
+                dir(&data)
+            )),
+            true,
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    wait_log(&data, "schedule runner").await;
+    let control = data.data_dir().join("control");
+    let socket = control.join("fuseforks.sock");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode(&control), mode(&socket)), (0o700, 0o600));
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .unwrap()
+        .stdout
+        == b"0\n";
+    let setpriv = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok();
+    let python = std::path::Path::new("/usr/bin/python3");
+    if root && setpriv && python.exists() {
+        // Widen the way to the socket (the test folder is 0700 too).
+        for folder in [data.data_dir(), control.as_path()] {
+            std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+        // Prints what came back: nothing, as the connection is closed unanswered.
+        let client = "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\ns.settimeout(5)\ntry:\n  s.sendall(b'pause\\n')\n  print(repr(s.recv(256)))\nexcept OSError:\n  print(repr(b''))";
+        let other = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(python)
+            .args(["-c", client])
+            .arg(&socket)
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&other).trim(), "b''", "{}", stderr(&other));
+        wait_log(
+            &data,
+            "control: refused code=CONTROL_PEER_REFUSED reason=other_user",
+        )
+        .await;
+        let log = std::fs::read_to_string(data.workspace().join("fuseforks.log")).unwrap();
+        assert!(
+            !log.contains("kill switch: command=pause"),
+            "the refused pause applied: {log}"
+        );
+    } else {
+        eprintln!("skipped: the peer-credential half needs root, setpriv and /usr/bin/python3");
+    }
+    let out = crate::headless::signal_and_wait(&mut serving, "TERM").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
