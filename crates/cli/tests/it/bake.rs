@@ -717,3 +717,54 @@ fn progress(dest: &Path) -> usize {
         })
         .unwrap_or(0)
 }
+
+/// `--allow-plaintext-headers` copies a credential-like header with a warning naming server and
+/// header (never the value); `--env-out` comments out a key the store lacks and a value it
+/// cannot write plainly, each named in a warning; a second first bake onto the copy is 11.
+#[test]
+fn allowed_plaintext_headers_and_env_lines_are_warned_by_name_only() {
+    let fx = Fx::new();
+    fx.src.write(
+        "mcp.json",
+        r#"{"mcpServers":{"remote":{"type":"http","url":"https://x.example/mcp","headers":{"Authorization":"Bearer ${secret:REMOTE}","X-Api-Key":"plain-VALUE-1"}}}}"#,
+    );
+    let env = fx.dest.path().join(".env");
+    let extra = format!(
+        "{} --allow-plaintext-headers --secrets env --env-out {}",
+        fx.maps(),
+        env.display()
+    );
+    // The template's key is missing from the store; the MCP secret holds a space.
+    let out = fx.bake(&extra, &[("FUSEFORKS_SECRET_MCP_REMOTE", "two words")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("PLAINTEXT_HEADER_COPIED") && err.contains("remote / X-Api-Key"),
+        "{err}"
+    );
+    assert!(
+        err.contains("ENV_COMMENTED_OUT") && err.contains("FUSEFORKS_SECRET_STUB"),
+        "{err}"
+    );
+    assert!(
+        err.contains("ENV_VALUE_UNWRITABLE") && err.contains("FUSEFORKS_SECRET_MCP_REMOTE"),
+        "{err}"
+    );
+    for text in [stdout(&out), err.clone()] {
+        assert!(
+            !text.contains("plain-VALUE-1") && !text.contains("two words"),
+            "{text}"
+        );
+    }
+    let copied = std::fs::read_to_string(fx.out().join("workspace/mcp.json")).unwrap();
+    assert!(copied.contains("plain-VALUE-1"), "copied as allowed");
+    let written = std::fs::read_to_string(&env).unwrap();
+    assert!(written.contains("# FUSEFORKS_SECRET_STUB="), "{written}");
+    assert!(
+        !written.contains("\nFUSEFORKS_SECRET_MCP_REMOTE=two words"),
+        "{written}"
+    );
+    // A second first bake onto the copy: 11, nothing touched.
+    std::fs::remove_file(&env).unwrap();
+    refused(&fx, &fx.maps(), &[], 11, "BAKE_OUT_NOT_EMPTY");
+}
