@@ -174,4 +174,21 @@ mod tests {
         assert_eq!(for_outcome(PlanTaskState::ToolLimit), 6);
         assert_eq!(for_outcome(PlanTaskState::Repeat), 6);
     }
+
+    #[test]
+    fn bake_failures_map_to_seed_004_d2() {
+        use fuseforks_host::bake::BakeFailure;
+        let got: Vec<u8> = [
+            BakeFailure::Usage,
+            BakeFailure::Unmapped,
+            BakeFailure::Locked,
+            BakeFailure::Unreadable,
+            BakeFailure::PlaintextHeaders,
+            BakeFailure::OutState,
+        ]
+        .into_iter()
+        .map(for_bake_failure)
+        .collect();
+        assert_eq!(got, [2, 3, 4, 5, 10, 11]);
+    }
 }
