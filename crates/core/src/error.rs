@@ -28,6 +28,13 @@ pub enum CoreError {
     /// An edited wave names an agent the coordinator is not connected to, or has no task.
     #[error("{0}")]
     PlanDispatchInvalid(String),
+    /// No pending `run` request of this agent matches the command and arguments.
+    #[error("agent {0} has no pending request for this command")]
+    PendingNotFound(String),
+    /// The pending request cannot be written as an allow or deny line (an argument with a
+    /// space, an empty one, or one ending in `*`).
+    #[error("the command cannot be written as a run.json line: {0}")]
+    PendingUnrepresentable(String),
 }
 
 impl CoreError {
@@ -41,6 +48,8 @@ impl CoreError {
             Self::ReceptionUnset => "EXTERNAL_RECEPTION_UNSET",
             Self::PlanWaveNotPending(_) => "PLAN_WAVE_NOT_PENDING",
             Self::PlanDispatchInvalid(_) => "PLAN_DISPATCH_INVALID",
+            Self::PendingNotFound(_) => "RUN_PENDING_NOT_FOUND",
+            Self::PendingUnrepresentable(_) => "RUN_PENDING_UNREPRESENTABLE",
         }
     }
 }
@@ -55,6 +64,12 @@ impl Coded for CoreError {
             Self::Village(e) => e.fix(),
             Self::Sessions(e) => e.fix(),
             Self::ReceptionUnset => Some("set `reception` in world.json".into()),
+            Self::PendingNotFound(_) => {
+                Some("reload the approvals: the request was decided or evicted".into())
+            }
+            Self::PendingUnrepresentable(_) => {
+                Some("approve the pattern (`command *`) instead, or edit run.json by hand".into())
+            }
             _ => None,
         }
     }

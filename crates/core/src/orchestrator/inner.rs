@@ -42,6 +42,8 @@ struct AgentSlot {
 pub(crate) struct Inner {
     store: VillageStore,
     world: RwLock<World>,
+    /// Held by a change of `world.json` from start (the copy) to end (put in place).
+    pub(super) world_edit: Mutex<()>,
     language: Language,
     sessions: Option<Arc<SessionStore>>,
     writer: Option<SessionWriter>,
@@ -112,6 +114,7 @@ impl Inner {
         Ok(Self {
             store,
             world: RwLock::new(world),
+            world_edit: Mutex::default(),
             language,
             sessions,
             writer,
@@ -160,6 +163,11 @@ impl Inner {
     /// A copy of the registry.
     pub(super) fn world(&self) -> World {
         self.world.read_or_recover().clone()
+    }
+
+    /// Puts a registry in effect (written already: `world_edit.rs`).
+    pub(super) fn set_world(&self, world: World) {
+        *self.world.write_or_recover() = world;
     }
 
     /// The village language in effect.

@@ -4,6 +4,7 @@
 //! interrupts turns. Opening a village starts nobody.
 
 mod agent;
+mod approvals;
 mod conversation;
 mod delegation;
 mod failure;
@@ -17,6 +18,7 @@ mod square;
 mod stopping;
 mod summary;
 mod turn;
+mod world_edit;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -34,6 +36,7 @@ use crate::sessions::{AgentMessage, Endpoint, SessionStore};
 use crate::sync::LockOrRecover;
 use crate::tools::{RunApproval, TrashTarget};
 use crate::village::{Language, World};
+pub use approvals::PendingDecision;
 pub use conversation::Conversation;
 pub use failure::TurnFailure;
 use inner::Inner;

@@ -7,6 +7,7 @@ mod blackboard;
 mod broken_files;
 mod budget;
 mod founding;
+mod human_decisions;
 mod intent;
 mod judge_eval;
 mod judge_file;
