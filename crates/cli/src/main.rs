@@ -58,6 +58,8 @@ enum Command {
     Ask(cmd::ask::AskArgs),
     /// Run the start set until SIGINT / SIGTERM.
     Serve(cmd::serve::ServeArgs),
+    /// The village in the local web GUI on 127.0.0.1 (prints the URL; nothing starts on open).
+    Gui(cmd::gui::GuiArgs),
     /// Store, delete or list API keys in the OS keyring (what `--secrets keyring` reads).
     Secrets(cmd::secrets::SecretsArgs),
     /// List the schedules with their probes' approval on this machine; `approve` one probe.
@@ -140,6 +142,9 @@ fn main() -> std::process::ExitCode {
         }),
         Command::Serve(args) => with_runtime(&out, |signals| async move {
             cmd::serve::run(&args, &out, signals).await
+        }),
+        Command::Gui(args) => with_runtime(&out, |signals| async move {
+            cmd::gui::run(&args, &out, signals).await
         }),
         Command::Demo(args) => with_runtime(&out, |signals| async move {
             cmd::demo::run(&args, &out, signals).await

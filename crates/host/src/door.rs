@@ -326,7 +326,7 @@ fn host_is_loopback(headers: &HeaderMap) -> bool {
 }
 
 /// `host[:port]` where host is `localhost`, `127.0.0.1` or `[::1]`.
-fn authority_is_loopback(host: &str) -> bool {
+pub(crate) fn authority_is_loopback(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
         match rest.split_once(']') {
             Some((inside, port)) if port.is_empty() || valid_port(port) => inside,

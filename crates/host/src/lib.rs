@@ -1,13 +1,13 @@
 //! `fuseforks-host`: a running Fuseforks process around the core — the one boot wiring
 //! (`build_host`), the village lock, the secret stores (OS keyring or environment), the host's
-//! side of the headless preflight, and the door (the village's MCP server). The schedule ticker
-//! and the GUI's HTTP API arrive with their issues.
+//! side of the headless preflight, and the door (the village's MCP server), the web GUI (`gui/`).
 
 pub mod bake;
 pub mod boot;
 pub mod control;
 pub mod demo;
 pub mod door;
+pub mod gui;
 pub mod lock;
 pub mod paths;
 pub mod preflight_view;

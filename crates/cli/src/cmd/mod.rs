@@ -6,6 +6,7 @@ pub mod bake;
 pub mod check;
 pub mod control;
 pub mod demo;
+pub mod gui;
 pub mod headless;
 pub mod init;
 pub mod judge;

@@ -224,6 +224,16 @@ impl Orchestrator {
         );
     }
 
+    /// The command-approval mode in effect.
+    pub fn run_approval(&self) -> RunApproval {
+        self.inner.approval()
+    }
+
+    /// Whether plan waves skip review (the process-wide switch).
+    pub fn plan_review_bypass(&self) -> bool {
+        self.inner.plan_bypass()
+    }
+
     /// An agent's state.
     pub fn status(&self, id: &str) -> AgentStatus {
         self.inner.status(id)

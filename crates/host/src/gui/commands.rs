@@ -1,0 +1,433 @@
+//! The one command type of the GUI (`POST /api/commands`): every user action is one variant,
+//! handled in one `match` that calls the core (or the host's secret store and shelf) exactly as
+//! the CLI would, so the same audit and log lines come out. Bodies that are not one known
+//! command are 400; refused values are the core's coded errors.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use fuseforks_core::log::LogSink;
+use fuseforks_core::orchestrator::{PendingDecision, PlanTask};
+use fuseforks_core::safety::{AuditEvent, Channel, SwitchCommand};
+use fuseforks_core::sessions::Endpoint;
+use fuseforks_core::tools::RunApproval;
+use fuseforks_core::village::{AgentId, ShelfStore};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::GuiState;
+use super::error::ApiError;
+
+/// How long stopping one agent waits for its turn to record itself.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// A task of an edited plan wave.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskEdit {
+    to: String,
+    message: String,
+}
+
+/// Which allow line an approval adds.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// The exact command line.
+    Exact,
+    /// `command *`.
+    Pattern,
+}
+
+/// Every user action of the GUI (each variant is one row of docs/gui-api.md).
+#[allow(missing_docs)]
+#[derive(Debug, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum Command {
+    StartAgent {
+        agent_id: String,
+    },
+    StopAgent {
+        agent_id: String,
+    },
+    StartBatch {},
+    SetGroupBatchStart {
+        group_id: String,
+        enabled: bool,
+    },
+    SendMessage {
+        agent_id: String,
+        text: String,
+    },
+    Interrupt {
+        agent_id: String,
+    },
+    NewConversation {},
+    OpenConversation {
+        session_id: String,
+    },
+    ForkConversation {
+        session_id: String,
+        at_seq: u64,
+    },
+    DeleteConversation {
+        session_id: String,
+    },
+    ApproveRun {
+        agent_id: String,
+        command: String,
+        args: Vec<String>,
+        scope: Scope,
+        #[serde(default, rename = "continue")]
+        and_continue: bool,
+    },
+    RejectRun {
+        agent_id: String,
+        command: String,
+        args: Vec<String>,
+    },
+    DispatchPlan {
+        plan_id: String,
+        #[serde(default)]
+        tasks: Option<Vec<TaskEdit>>,
+    },
+    DiscardPlan {
+        plan_id: String,
+    },
+    SetRunApproval {
+        mode: String,
+    },
+    SetPlanReviewBypass {
+        enabled: bool,
+    },
+    KillSwitch {
+        command: String,
+    },
+    SetApiKey {
+        template_id: String,
+        value: String,
+    },
+    DeleteApiKey {
+        template_id: String,
+    },
+    SetDoor {
+        enabled: bool,
+        port: u16,
+    },
+    SetVillageLimits {
+        token_budget: Option<u64>,
+        ask_timeout_secs: Option<u64>,
+    },
+}
+
+/// `POST /api/commands`.
+pub async fn handle(
+    State(state): State<Arc<GuiState>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let command: Command = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::bad_request(format!("not a command: {e}"))
+            .with_fix("send one JSON object with `type` and its fields (docs/gui-api.md)")
+    })?;
+    let mut answer = execute(&state, command).await?;
+    answer["ok"] = json!(true);
+    Ok(Json(answer))
+}
+
+fn known_agent(state: &GuiState, id: &str) -> Result<(), ApiError> {
+    let world = state.orchestrator.world();
+    match AgentId::new(id).ok().filter(|a| world.agent(a).is_some()) {
+        Some(_) => Ok(()),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "AGENT_NOT_FOUND",
+            format!("no agent {id}"),
+        )),
+    }
+}
+
+/// Runs one command.
+pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiError> {
+    let orch = &state.orchestrator;
+    let answer = match command {
+        Command::StartAgent { agent_id } => orch.start_agent(&agent_id).map(|()| json!({}))?,
+        Command::StopAgent { agent_id } => {
+            known_agent(state, &agent_id)?;
+            json!({"inGrace": orch.stop_agent(&agent_id, STOP_GRACE).await})
+        }
+        Command::StartBatch {} => json!({"started": orch.start_batch()?}),
+        Command::SetGroupBatchStart { group_id, enabled } => {
+            set_group(state, &group_id, enabled).await?
+        }
+        Command::SendMessage { agent_id, text } => send(state, agent_id, text)?,
+        Command::Interrupt { agent_id } => {
+            known_agent(state, &agent_id)?;
+            orch.interrupt(&agent_id);
+            json!({})
+        }
+        Command::NewConversation {} => {
+            orch.new_conversation();
+            json!({})
+        }
+        Command::OpenConversation { session_id } => orch
+            .continue_conversation(&session_id)
+            .map(|()| json!({}))?,
+        Command::ForkConversation { session_id, at_seq } => fork(state, &session_id, at_seq)?,
+        Command::DeleteConversation { session_id } => delete(state, &session_id)?,
+        Command::ApproveRun {
+            agent_id,
+            command,
+            args,
+            scope,
+            and_continue,
+        } => {
+            let decision = match scope {
+                Scope::Exact => PendingDecision::ApproveExact,
+                Scope::Pattern => PendingDecision::ApprovePattern,
+            };
+            let left = orch
+                .decide_pending(&agent_id, &command, &args, decision)
+                .await?;
+            if and_continue {
+                orch.resume_after_approval(&agent_id).await?;
+            }
+            json!({"pendingLeft": left})
+        }
+        Command::RejectRun {
+            agent_id,
+            command,
+            args,
+        } => {
+            json!({"pendingLeft": orch.decide_pending(&agent_id, &command, &args, PendingDecision::Reject).await?})
+        }
+        Command::DispatchPlan { plan_id, tasks } => {
+            let edited = tasks.map(|t| {
+                t.into_iter()
+                    .map(|t| PlanTask {
+                        to: t.to,
+                        message: t.message,
+                    })
+                    .collect()
+            });
+            orch.dispatch_plan(&plan_id, edited).map(|()| json!({}))?
+        }
+        Command::DiscardPlan { plan_id } => orch.discard_plan(&plan_id).map(|()| json!({}))?,
+        Command::SetRunApproval { mode } => {
+            orch.set_run_approval(approval_mode(&mode)?);
+            json!({})
+        }
+        Command::SetPlanReviewBypass { enabled } => {
+            orch.set_plan_review_bypass(enabled);
+            json!({})
+        }
+        Command::KillSwitch { command } => kill_switch(state, &command).await?,
+        Command::SetApiKey { template_id, value } => {
+            set_key(state, &template_id, Some(&value)).await?
+        }
+        Command::DeleteApiKey { template_id } => set_key(state, &template_id, None).await?,
+        Command::SetDoor { enabled, port } => set_door(state, enabled, port).await?,
+        Command::SetVillageLimits {
+            token_budget,
+            ask_timeout_secs,
+        } => {
+            orch.update_world(|w| {
+                w.token_budget = token_budget;
+                w.ask_timeout_secs = ask_timeout_secs;
+                Ok(())
+            })?;
+            saved(state, "world.json").await;
+            json!({})
+        }
+    };
+    Ok(answer)
+}
+
+fn approval_mode(mode: &str) -> Result<RunApproval, ApiError> {
+    [
+        RunApproval::Required,
+        RunApproval::AutoApprove,
+        RunApproval::NoApproval,
+    ]
+    .into_iter()
+    .find(|m| m.as_str() == mode)
+    .ok_or_else(|| {
+        ApiError::bad_request(format!("unknown mode {mode:?}"))
+            .with_fix("required, auto_approve or no_approval")
+    })
+}
+
+/// The audit line of a file the GUI saved (`file_save`, from the GUI).
+async fn saved(state: &GuiState, file: &str) {
+    let event = AuditEvent::new("-", "-", "file_save", file, file.as_bytes())
+        .with_outcome(Channel::Gui.as_str());
+    state.orchestrator.audit(event).await;
+}
+
+async fn set_group(state: &GuiState, group_id: &str, enabled: bool) -> Result<Value, ApiError> {
+    if !state
+        .orchestrator
+        .world()
+        .groups
+        .iter()
+        .any(|g| g.id == group_id)
+    {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "GROUP_NOT_FOUND",
+            format!("no group {group_id}"),
+        ));
+    }
+    state.orchestrator.update_world(|w| {
+        for g in w.groups.iter_mut().filter(|g| g.id == group_id) {
+            g.batch_start = enabled;
+        }
+        Ok(())
+    })?;
+    saved(state, "world.json").await;
+    Ok(json!({}))
+}
+
+/// Sends the user's text as a new causal root; the reply comes as a `messageSent` event.
+fn send(state: &GuiState, agent_id: String, text: String) -> Result<Value, ApiError> {
+    known_agent(state, &agent_id)?;
+    if text.trim().is_empty() {
+        return Err(ApiError::bad_request("the message is empty"));
+    }
+    if state.orchestrator.status(&agent_id) != fuseforks_core::events::AgentStatus::Running {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "NOT_RUNNING",
+            format!("agent {agent_id} is not running"),
+        )
+        .with_fix("start it first (Start on the village page)"));
+    }
+    let orch = state.orchestrator.clone();
+    tokio::spawn(async move {
+        // The outcome reaches the page as events (messageSent, agentFailed, turnInterrupted).
+        let _ = orch
+            .deliver_and_wait(&agent_id, Endpoint::User, &text)
+            .await;
+    });
+    Ok(json!({}))
+}
+
+fn fork(state: &GuiState, session_id: &str, at_seq: u64) -> Result<Value, ApiError> {
+    let store = state
+        .orchestrator
+        .sessions()
+        .ok_or_else(|| ApiError::not_found("conversation store"))?;
+    let now = now_ms();
+    let forked = store.fork(session_id, at_seq, now)?;
+    state.orchestrator.continue_conversation(&forked)?;
+    Ok(json!({"sessionId": forked}))
+}
+
+fn delete(state: &GuiState, session_id: &str) -> Result<Value, ApiError> {
+    if state.orchestrator.current_session().as_deref() == Some(session_id) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "SESSION_IS_CURRENT",
+            "the current conversation cannot be deleted",
+        )
+        .with_fix("start a new conversation or open another one first"));
+    }
+    let store = state
+        .orchestrator
+        .sessions()
+        .ok_or_else(|| ApiError::not_found("conversation store"))?;
+    store.delete(session_id)?;
+    Ok(json!({}))
+}
+
+async fn kill_switch(state: &GuiState, command: &str) -> Result<Value, ApiError> {
+    let command = SwitchCommand::parse(command).ok_or_else(|| {
+        ApiError::bad_request(format!("unknown command {command:?}"))
+            .with_fix("pause, resume, abort or halt")
+    })?;
+    let to = crate::control::apply(
+        &state.orchestrator,
+        state.paths.data_dir(),
+        command,
+        Channel::Gui,
+        &*state.log,
+    )
+    .await;
+    Ok(json!({"state": to.as_str()}))
+}
+
+/// Stores (or removes) a template's key; the value goes to the store and nowhere else.
+async fn set_key(
+    state: &GuiState,
+    template_id: &str,
+    value: Option<&str>,
+) -> Result<Value, ApiError> {
+    let world = state.orchestrator.world();
+    if !world
+        .model_templates
+        .iter()
+        .any(|t| t.id.as_str() == template_id)
+    {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "MODEL_TEMPLATE_MISSING",
+            format!("no model template {template_id}"),
+        ));
+    }
+    match value {
+        Some(value) => {
+            if let Some(why) = crate::secrets::value_problem(value) {
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "SECRET_VALUE_INVALID",
+                    format!("the key {why}"),
+                )
+                .with_fix("paste the key alone: one line, no spaces or control characters"));
+            }
+            state.secrets.set(template_id, value)?;
+        }
+        None => state.secrets.delete(template_id)?,
+    }
+    let word = if value.is_some() { "stored" } else { "deleted" };
+    state.log.line(&format!(
+        "secret {word}: key={template_id} store={} from=gui",
+        state.secrets.name()
+    ));
+    Ok(json!({"store": state.secrets.name()}))
+}
+
+async fn set_door(state: &GuiState, enabled: bool, port: u16) -> Result<Value, ApiError> {
+    if port == 0 {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "INVALID_DOOR_PORT",
+            "port 0 is not a port",
+        )
+        .with_fix("a port from 1 to 65535"));
+    }
+    let shelf = ShelfStore::new(state.paths.data_dir());
+    let mut door = shelf.load_door()?.value;
+    door.enabled = enabled;
+    door.port = port;
+    if door.token.is_none() {
+        door.token = Some(super::guard::random_secret());
+    }
+    shelf.save_door(&door)?;
+    saved(state, "mcp_server.json").await;
+    Ok(json!({"restartNeeded": true}))
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

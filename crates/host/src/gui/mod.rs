@@ -1,0 +1,178 @@
+//! The local web GUI (issue 17): an HTTP server on `127.0.0.1` in the process that holds the
+//! village, serving the pages of `gui/` (embedded) and the API they use (docs/gui-api.md):
+//! `guard.rs` (loopback Host, token → cookie, same Origin, security headers), `routes.rs` (the
+//! route table), `views.rs` (reads), `commands.rs` (the one command type), `live.rs` (the
+//! event stream and the live facts folded from it), `assets.rs` (the files), `error.rs`.
+
+mod assets;
+mod commands;
+mod error;
+mod guard;
+mod live;
+mod routes;
+mod views;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fuseforks_core::log::{LogSink, VillageLog};
+use fuseforks_core::orchestrator::Orchestrator;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use assets::ASSETS;
+pub use commands::{Command, execute};
+pub use error::ApiError;
+pub use guard::{COOKIE, CSP, random_secret};
+pub use routes::router;
+
+use crate::boot::Host;
+use crate::paths::HostPaths;
+use crate::secrets::SecretStore;
+
+/// The secret key of the GUI's token under `serve --gui-port`.
+pub const GUI_TOKEN_KEY: &str = "gui_token";
+/// How long closing waits for requests in flight.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// What the GUI's handlers share.
+pub struct GuiState {
+    /// The village.
+    pub orchestrator: Orchestrator,
+    /// The secret store (keys are written, never read back to the page).
+    pub secrets: Arc<dyn SecretStore>,
+    /// The paths.
+    pub paths: HostPaths,
+    /// The village log.
+    pub log: Arc<VillageLog>,
+    /// The app version shown.
+    pub version: String,
+    /// The door's URL when it is open.
+    pub door_url: Option<String>,
+    /// The live facts.
+    pub live: Arc<live::Live>,
+    /// Cancelled when the GUI closes (ends the event streams).
+    pub stop: CancellationToken,
+}
+
+impl GuiState {
+    /// The state of a host's GUI.
+    pub fn of(host: &Host, door_url: Option<String>) -> Arc<Self> {
+        let stop = CancellationToken::new();
+        Arc::new(Self {
+            live: live::Live::spawn(&host.orchestrator, stop.clone()),
+            orchestrator: host.orchestrator.clone(),
+            secrets: Arc::clone(&host.secrets),
+            paths: host.paths.clone(),
+            log: Arc::clone(&host.log),
+            version: host.options.app_version.clone(),
+            door_url,
+            stop,
+        })
+    }
+}
+
+/// Why the GUI could not open.
+#[derive(Debug, thiserror::Error)]
+pub enum GuiError {
+    /// `serve --gui-port` without the secret `gui_token`.
+    #[error("the GUI has no token (secret gui_token)")]
+    TokenMissing,
+    /// The port is taken or cannot be bound.
+    #[error("cannot listen on 127.0.0.1:{port}: {reason}")]
+    Bind {
+        /// The port asked for.
+        port: u16,
+        /// The OS's reason.
+        reason: String,
+    },
+}
+
+impl fuseforks_core::Coded for GuiError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::TokenMissing => "GUI_TOKEN_MISSING",
+            Self::Bind { .. } => "GUI_BIND_FAILED",
+        }
+    }
+
+    fn fix(&self) -> Option<String> {
+        Some(match self {
+            Self::TokenMissing => {
+                "set the secret gui_token (FUSEFORKS_SECRET_GUI_TOKEN with --secrets env)".into()
+            }
+            Self::Bind { .. } => {
+                "choose another port (--port / --gui-port) or stop what holds it".into()
+            }
+        })
+    }
+}
+
+/// An open GUI. Close it with [`Gui::close`].
+pub struct Gui {
+    address: SocketAddr,
+    token: String,
+    state: Arc<GuiState>,
+    server: JoinHandle<()>,
+}
+
+impl Gui {
+    /// Opens the GUI on `127.0.0.1:port` (0: a free port) with the launch token `token`.
+    pub async fn open(state: Arc<GuiState>, port: u16, token: &str) -> Result<Self, GuiError> {
+        if token.trim().is_empty() {
+            return Err(GuiError::TokenMissing);
+        }
+        let bind = |e: std::io::Error| GuiError::Bind {
+            port,
+            reason: e.kind().to_string(),
+        };
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+            .await
+            .map_err(bind)?;
+        let address = listener.local_addr().map_err(bind)?;
+        let app = router(Arc::clone(&state), Arc::new(guard::Keys::new(token)));
+        let stopping = state.stop.clone();
+        let log: Arc<dyn LogSink> = state.log.clone();
+        let server = tokio::spawn(async move {
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(async move { stopping.cancelled().await })
+                .await;
+            if let Err(e) = served {
+                log.line(&format!("gui: stopped: {}", e.kind()));
+            }
+        });
+        state.log.line(&format!("gui: http://{address}/"));
+        Ok(Self {
+            address,
+            token: token.to_owned(),
+            state,
+            server,
+        })
+    }
+
+    /// Where it listens.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The URL to open: with the launch token, exchanged for a cookie on the first visit.
+    pub fn url(&self) -> String {
+        format!("http://{}/?token={}", self.address, self.token)
+    }
+
+    /// Stops accepting, ends the event streams, gives requests in flight a short grace.
+    pub async fn close(self) {
+        self.state.stop.cancel();
+        let mut server = self.server;
+        if tokio::time::timeout(CLOSE_GRACE, &mut server)
+            .await
+            .is_err()
+        {
+            server.abort();
+        }
+        self.state
+            .log
+            .line(&format!("gui: closed http://{}/", self.address));
+    }
+}
