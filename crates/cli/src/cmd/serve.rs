@@ -22,6 +22,9 @@ pub struct ServeArgs {
     /// Open the door on 127.0.0.1:PORT with the secret `door_token`.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub door_port: Option<u16>,
+    /// Also open the web GUI on 127.0.0.1:PORT, its link's token being the secret `gui_token`.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub gui_port: Option<u16>,
     /// Also print info findings and log lines.
     #[arg(long)]
     pub verbose: bool,
@@ -78,6 +81,17 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
             None,
         );
     }
+    let gui = match open_gui(&host, args.gui_port, door.as_ref(), out).await {
+        Ok(gui) => gui,
+        Err(code) => {
+            if let Some(door) = door {
+                door.close().await;
+            }
+            let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
+            close(&orchestrator, &mut signals, out, cut_at).await;
+            return code;
+        }
+    };
     // After the start set runs: a target not running at its due is consumed as stopped.
     let schedules = host.start_schedules();
     out.cli(
@@ -104,6 +118,9 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
         "closing: interrupting turns and stopping agents",
         None,
     );
+    if let Some(gui) = gui {
+        gui.close().await;
+    }
     if let Some(door) = door {
         door.close().await;
     }
@@ -116,6 +133,40 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
         return super::control::report_halted(&args.common.data_dir, out);
     }
     exit::OK
+}
+
+/// `--gui-port N`: the GUI beside the headless agents, its token the secret `gui_token` (the
+/// link is said without it: the token is a secret).
+async fn open_gui(
+    host: &fuseforks_host::Host,
+    port: Option<u16>,
+    door: Option<&fuseforks_host::door::Door>,
+    out: &Out,
+) -> Result<Option<fuseforks_host::gui::Gui>, u8> {
+    use fuseforks_host::gui::{GUI_TOKEN_KEY, Gui, GuiError, GuiState};
+    let Some(port) = port else {
+        return Ok(None);
+    };
+    let token = host.secrets.get(GUI_TOKEN_KEY).ok().flatten();
+    let Some(token) = token else {
+        out.error(&GuiError::TokenMissing);
+        return Err(exit::BOOT_FAILED);
+    };
+    let state = GuiState::of(host, door.map(fuseforks_host::door::Door::url));
+    match Gui::open(state, port, &token).await {
+        Ok(gui) => {
+            let message = format!(
+                "gui open at http://{}/ (open it with ?token=<the secret gui_token>)",
+                gui.address()
+            );
+            out.cli("info", "GUI_OPEN", &message, None);
+            Ok(Some(gui))
+        }
+        Err(e) => {
+            out.error(&e);
+            Err(exit::BOOT_FAILED)
+        }
+    }
 }
 
 /// Says on stderr why each failed turn failed (a door's request, a delegated one): one

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 pub use assets::ASSETS;
 pub use commands::{Command, execute};
 pub use error::ApiError;
-pub use guard::{COOKIE, CSP, random_secret};
+pub use guard::{COOKIE, CSP, Keys, random_secret};
 pub use routes::router;
 
 use crate::boot::Host;
@@ -59,14 +59,33 @@ pub struct GuiState {
 impl GuiState {
     /// The state of a host's GUI.
     pub fn of(host: &Host, door_url: Option<String>) -> Arc<Self> {
+        Self::new(
+            host.orchestrator.clone(),
+            Arc::clone(&host.secrets),
+            host.paths.clone(),
+            Arc::clone(&host.log),
+            host.options.app_version.clone(),
+            door_url,
+        )
+    }
+
+    /// The state over these parts (the live facts start being folded now).
+    pub fn new(
+        orchestrator: Orchestrator,
+        secrets: Arc<dyn SecretStore>,
+        paths: HostPaths,
+        log: Arc<VillageLog>,
+        version: String,
+        door_url: Option<String>,
+    ) -> Arc<Self> {
         let stop = CancellationToken::new();
         Arc::new(Self {
-            live: live::Live::spawn(&host.orchestrator, stop.clone()),
-            orchestrator: host.orchestrator.clone(),
-            secrets: Arc::clone(&host.secrets),
-            paths: host.paths.clone(),
-            log: Arc::clone(&host.log),
-            version: host.options.app_version.clone(),
+            live: live::Live::spawn(&orchestrator, stop.clone()),
+            orchestrator,
+            secrets,
+            paths,
+            log,
+            version,
             door_url,
             stop,
         })

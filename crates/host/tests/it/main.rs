@@ -4,4 +4,5 @@
 
 mod demo;
 mod door;
+mod gui;
 mod host;

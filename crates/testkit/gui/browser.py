@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Real-browser test of the Fuseforks web GUI (Playwright for Python, Debian's chromium).
+
+Started by the Rust test with a `fuseforks-cli gui` whose village has one agent, `reception`
+("Reception"), on a scripted stub LLM, `run` enabled and command approval `required`:
+
+    python3 browser.py --url URL --chromium /usr/bin/chromium --shots DIR
+
+Prints `figure: ...` lines and `ok`; exits 1 with a message on the first failure, or when the
+page logged a console error or threw.
+"""
+
+import argparse
+import os
+import re
+import sys
+import time
+
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import expect, sync_playwright
+
+TIMEOUT_MS = 10_000
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+class Step:
+    """Names the step in the failure message."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        print("step: " + self.name, flush=True)
+        return self
+
+    def __exit__(self, kind, value, _tb):
+        if kind is None or kind is SystemExit:
+            return False
+        fail("%s: %s: %s" % (self.name, kind.__name__, str(value).strip()))
+
+
+def first_load_figures(page):
+    """(ms, bytes) of the first navigation: time to load end, decoded bytes of it and its resources."""
+    return page.evaluate(
+        """() => {
+          const nav = performance.getEntriesByType('navigation')[0];
+          const res = performance.getEntriesByType('resource');
+          let bytes = nav ? nav.decodedBodySize : 0;
+          for (const r of res) if (!r.name.includes('/api/events')) bytes += r.decodedBodySize;
+          const end = nav ? (nav.loadEventEnd || nav.domContentLoadedEventEnd || nav.duration) : 0;
+          return [Math.round(end), bytes];
+        }"""
+    )
+
+
+def send_chat(page, text):
+    box = page.get_by_role("textbox", name="Message")
+    box.fill(text)
+    box.press("Enter")
+    expect(box).to_have_value("", timeout=TIMEOUT_MS)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--shots", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.shots, exist_ok=True)
+    shot = lambda page, name: page.screenshot(path=os.path.join(args.shots, name), full_page=True)
+
+    problems = []
+    expect.set_options(timeout=TIMEOUT_MS)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+        context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.on("console", lambda m: problems.append("console %s: %s" % (m.type, m.text)) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append("page error: %s" % e))
+
+        with Step("village: open the printed URL, start the reception"):
+            page.goto(args.url, wait_until="load")
+            if not re.search(r"/(#.*)?$", page.url) or "token=" in page.url:
+                fail("the token URL did not redirect to /: " + page.url)
+            card = page.get_by_role("article", name="Reception")
+            expect(card).to_be_visible()
+            expect(card).to_contain_text("idle")
+            ms, size = first_load_figures(page)
+            print("figure: first load %d ms, %d bytes" % (ms, size), flush=True)
+            if size > 100 * 1024:
+                fail("the village page transferred %d bytes (> 100 KB)" % size)
+            expect(page.get_by_role("button", name="Start batch")).to_be_visible()
+            expect(card.get_by_role("img", name=re.compile(r"^context "))).to_be_visible()
+            start = card.get_by_role("button", name="Start", exact=True)
+            expect(start).to_be_enabled()
+            expect(card.get_by_role("button", name="Stop", exact=True)).to_be_disabled()
+            start.click()
+            expect(card).to_contain_text("running")
+            expect(card.get_by_role("button", name="Stop", exact=True)).to_be_enabled()
+            expect(start).to_be_disabled()
+            shot(page, "village.png")
+
+        with Step("chat: send Hello, see the stub's answer live"):
+            card.get_by_role("link", name="Chat").click()
+            expect(page).to_have_url(re.compile(r"#chat/reception$"))
+            expect(page.get_by_role("combobox", name="Servant")).to_have_value("reception")
+            log = page.get_by_role("log")
+            box = page.get_by_role("textbox", name="Message")
+            box.fill("Hello")
+            t0 = time.monotonic()
+            box.press("Enter")
+            expect(log).to_contain_text("Hello")
+            expect(log).to_contain_text("Hello from the stub.")
+            answer_ms = (time.monotonic() - t0) * 1000
+            print("figure: answer visible %d ms" % answer_ms, flush=True)
+            lag = page.evaluate("() => window.__fuseforksLastEventLagMs")
+            if not isinstance(lag, (int, float)):
+                fail("the page handled no messageSent event (window.__fuseforksLastEventLagMs is %r)" % (lag,))
+            print("figure: event latency %d ms" % lag, flush=True)
+            # Shift+Enter makes a new line and sends nothing.
+            box.fill("line one")
+            box.press("Shift+Enter")
+            box.press_sequentially("line two")
+            expect(box).to_have_value("line one\nline two")
+            box.fill("")
+            shot(page, "chat.png")
+
+        with Step("approvals: a pending run, approve and continue"):
+            send_chat(page, "Run it")
+            expect(log).to_contain_text("Waiting for approval.")
+            nav_approvals = page.get_by_role("navigation").get_by_role("link", name=re.compile(r"^Approvals"))
+            expect(nav_approvals).to_have_accessible_name(re.compile(r"^Approvals\s+1 pending$"))
+            nav_approvals.click()
+            expect(page).to_have_url(re.compile(r"#approvals$"))
+            row = page.get_by_role("listitem").filter(has_text="echo")
+            expect(row).to_have_count(1)
+            expect(row).to_contain_text("approved")
+            expect(row).to_contain_text("Reception")
+            for name in ("Approve exactly", "Approve pattern", "Reject"):
+                expect(row.get_by_role("button", name=name, exact=True)).to_be_visible()
+            shot(page, "approvals.png")
+            row.get_by_role("button", name="Approve and continue").click()
+            expect(page.get_by_text("Nothing is waiting for approval.")).to_be_visible()
+            expect(nav_approvals).to_have_accessible_name("Approvals")
+            page.get_by_role("navigation").get_by_role("link", name="Chat").click()
+            expect(page).to_have_url(re.compile(r"#chat/reception$"))
+            log = page.get_by_role("log")
+            expect(log).to_contain_text("Ran after approval.")
+
+        with Step("interrupt a slow turn"):
+            interrupt = page.get_by_role("button", name="Interrupt")
+            typing = page.get_by_role("region", name="Chat").get_by_text("typing…")
+            send_chat(page, "Take your time")
+            expect(typing).to_be_visible()
+            expect(interrupt).to_be_enabled()
+            interrupt.click()
+            expect(log).to_contain_text("Interrupted.")
+            expect(log.get_by_text("Too slow.")).to_have_count(0)
+            expect(typing).to_have_count(0)
+
+        with Step("conversations, settings and log pages"):
+            nav = page.get_by_role("navigation")
+            nav.get_by_role("link", name="Conversations").click()
+            expect(page.get_by_role("heading", name="Conversations", level=1)).to_be_visible()
+            first = page.get_by_role("listitem").filter(has=page.get_by_role("button", name="Open"))
+            expect(first.first).to_be_visible()
+            expect(first.first.get_by_role("link", name="Export")).to_have_attribute("download", re.compile(r".+"))
+            shot(page, "conversations.png")
+
+            nav.get_by_role("link", name="Settings").click()
+            key = page.get_by_label(re.compile(r"^API key for "))
+            expect(key.first).to_be_visible()
+            for i in range(key.count()):
+                expect(key.nth(i)).to_have_attribute("type", "password")
+                expect(key.nth(i)).to_have_value("")
+            expect(page.get_by_role("checkbox", name="Door enabled")).to_be_visible()
+            expect(page.get_by_role("spinbutton", name="Door port")).to_be_visible()
+            expect(page.get_by_role("spinbutton", name="Token budget")).to_be_visible()
+            expect(page.get_by_role("spinbutton", name="Ask timeout (seconds)")).to_be_visible()
+            shot(page, "settings.png")
+
+            nav.get_by_role("link", name="Log").click()
+            expect(page.get_by_role("heading", name="Log", level=1)).to_be_visible()
+            pre = page.locator("#log-text")
+            expect(pre).not_to_be_empty()
+            shot(page, "log.png")
+
+        with Step("status bar"):
+            bar = page.get_by_role("contentinfo")
+            for name in ("Pause", "Resume", "Abort", "Halt"):
+                expect(bar.get_by_role("button", name=name, exact=True)).to_be_visible()
+            expect(bar.get_by_role("combobox", name="Command approval")).to_have_value("required")
+            expect(bar.get_by_role("checkbox", name="Skip plan review")).to_be_visible()
+            expect(bar).to_contain_text(re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"))
+            # Halt asks first; Cancel leaves everything as it was.
+            bar.get_by_role("button", name="Halt", exact=True).click()
+            dialog = page.get_by_role("dialog")
+            expect(dialog).to_be_visible()
+            dialog.get_by_role("button", name="Cancel").click()
+            expect(dialog).to_be_hidden()
+
+        # A last tick so that late console errors are seen.
+        page.wait_for_timeout(300)
+        context.close()
+        browser.close()
+
+    if problems:
+        fail("the page reported errors:\n  " + "\n  ".join(problems))
+    print("ok", flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except PlaywrightError as e:
+        fail("playwright: %s" % str(e).strip())
