@@ -35,6 +35,7 @@ const NOT_CODES: &[&str] = &[
     "LC_ALL",
     "LC_MESSAGES",
     "NO_PROXY",
+    "OUT_DIR",
     "XDG_DATA_HOME",
 ];
 

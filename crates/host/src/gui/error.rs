@@ -70,7 +70,7 @@ fn status_of(code: &str) -> StatusCode {
         c if c.starts_with("INVALID_")
             || c.starts_with("VILLAGE_")
             || c.starts_with("SECRET_")
-            || c.starts_with("RUN_PENDING")
+            || c == "RUN_PENDING_UNREPRESENTABLE"
             || c == "PLAN_DISPATCH_INVALID"
             || c == "MODEL_TEMPLATE_MISSING"
             || c == "DUPLICATE_AGENT" =>
