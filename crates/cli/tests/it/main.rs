@@ -8,6 +8,7 @@ mod demo;
 mod door;
 mod errors;
 mod goals;
+mod gui;
 mod init;
 mod init_probe;
 mod judge_try;

@@ -623,3 +623,43 @@ async fn conversations_and_pending_runs_are_decided_from_the_page() {
         "{audit}"
     );
 }
+
+/// `interrupt` ends a turn at its next round boundary (the call in flight is paid, so it is
+/// let finish and recorded): a model answering a tool call slowly gets no further round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_ends_a_slow_turn_at_its_next_round() {
+    let call = fuseforks_testkit::wire_replies::ScriptCall {
+        id: "c1".into(),
+        name: "room_log".into(),
+        args: json!({}),
+    };
+    let slow = fuseforks_testkit::wire_replies::tool_calls(Wire::OpenAiCompat, &[call], U)
+        .after(Duration::from_millis(800));
+    let stub = StubServer::start(vec![slow, text(Wire::OpenAiCompat, "Too slow.", U)]).await;
+    let fx = Fx::new(&stub).await;
+    let mut events = fx.state.orchestrator.events();
+    fx.command(json!({"type": "startAgent", "agentId": "rec"}))
+        .await;
+    fx.command(json!({"type": "sendMessage", "agentId": "rec", "text": "Take your time"}))
+        .await;
+    until("the model call", async || stub.requests().len() == 1).await;
+    assert_eq!(
+        fx.command(json!({"type": "interrupt", "agentId": "rec"}))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+            .await
+            .expect("no turnInterrupted")
+            .unwrap();
+        if matches!(
+            event,
+            fuseforks_core::events::CoreEvent::TurnInterrupted { .. }
+        ) {
+            break;
+        }
+    }
+    assert_eq!(stub.requests().len(), 1, "no round after the interrupt");
+}
