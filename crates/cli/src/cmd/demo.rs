@@ -4,7 +4,8 @@
 //! request to the reception through the real engine (a plan wave to two servants: one writes a
 //! file with `file`, one answers with `grep`; the reception bundles the answers), and prints
 //! what happened. The wait, the signals and the close are `ask`'s (`ask::answer_then_close`):
-//! Ctrl+C gives exit 8 with the turn recorded. `--gui` is refused up front (exit 2).
+//! Ctrl+C gives exit 8 with the turn recorded. `--gui` then opens the village in the web GUI
+//! until the next Ctrl+C.
 //! `--keep DIR` is a new path or an empty plain folder (else exit 11, nothing touched); the
 //! demo model's port is bound before anything is written; a failed set-up removes what the
 //! demo made; an answer without the writer's file exits 6 (the demo is a smoke test).
@@ -46,8 +47,8 @@ pub struct DemoArgs {
     /// Language of the agents and of the summary [default: from LANG / LC_ALL, else en].
     #[arg(long, value_enum)]
     pub language: Option<DemoLanguage>,
-    /// Open the village in the web GUI afterwards. The GUI is not built yet: refused with
-    /// GUI_NOT_AVAILABLE (exit 2) before anything is done.
+    /// Then open the village in the web GUI (and the desktop's browser) until Ctrl+C; without
+    /// `--keep` it is removed afterwards.
     #[arg(long)]
     pub gui: bool,
     /// The port of the demo model on 127.0.0.1 [default: a free one].
@@ -72,15 +73,6 @@ pub enum DemoLanguage {
 
 /// Runs `demo`.
 pub async fn run(args: &DemoArgs, out: &Out, signals: SignalCount) -> u8 {
-    if args.gui {
-        out.cli(
-            "error",
-            "GUI_NOT_AVAILABLE",
-            "the web GUI is not built yet, so `demo --gui` cannot open it; nothing was done",
-            Some("run `fuseforks-cli demo` without --gui"),
-        );
-        return exit::USAGE;
-    }
     let started = Instant::now();
     let language = match args.language {
         Some(DemoLanguage::Ja) => Language::Ja,
@@ -100,7 +92,17 @@ pub async fn run(args: &DemoArgs, out: &Out, signals: SignalCount) -> u8 {
         started,
         temporary: root.temporary,
     };
-    let (code, stage) = demo.run(signals).await;
+    let (mut code, stage) = demo.run(signals.clone()).await;
+    if args.gui && code == exit::OK {
+        // The same village in the web GUI (its demo model started again) until Ctrl+C.
+        let opening = super::gui::Opening {
+            port: 0,
+            open: true,
+            url_on_stdout: !args.json,
+        };
+        code =
+            super::gui::serve_gui(&layout.data_dir, SecretSource::Env, opening, out, signals).await;
+    }
     root.finish(&layout, stage, out);
     code
 }

@@ -6,11 +6,11 @@
 //! agents. A halt stops the agents but keeps the GUI open, so that a person can resume.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use fuseforks_host::gui::{Gui, GuiState, random_secret};
-use fuseforks_host::{HostBootOptions, HostPaths, build_host};
+use fuseforks_host::{HostBootOptions, HostPaths, SecretSource, build_host};
 
 use super::headless::{CLOSE_GRACE, SecretsArg, close, forward_events, os_locale};
 use crate::exit;
@@ -35,13 +35,42 @@ pub struct GuiArgs {
 }
 
 /// Runs `gui`.
-pub async fn run(args: &GuiArgs, out: &Out, mut signals: SignalCount) -> u8 {
+pub async fn run(args: &GuiArgs, out: &Out, signals: SignalCount) -> u8 {
+    let secrets = match args.secrets {
+        SecretsArg::Keyring => SecretSource::Keyring,
+        SecretsArg::Env => SecretSource::Env,
+    };
+    let opening = Opening {
+        port: args.port,
+        open: args.open,
+        url_on_stdout: true,
+    };
+    serve_gui(&args.data_dir, secrets, opening, out, signals).await
+}
+
+/// How the GUI is opened.
+pub struct Opening {
+    /// The port (0: a free one).
+    pub port: u16,
+    /// Open the desktop's browser.
+    pub open: bool,
+    /// The URL as stdout's line (`gui`); else an info line on stderr (`demo --gui --json`).
+    pub url_on_stdout: bool,
+}
+
+/// The village at `data_dir` in the GUI until the next signal (`gui`, `demo --gui`).
+pub async fn serve_gui(
+    data_dir: &Path,
+    secrets: SecretSource,
+    opening: Opening,
+    out: &Out,
+    mut signals: SignalCount,
+) -> u8 {
+    // Counted from here: a signal while the GUI opens still closes it.
+    let seen = *signals.borrow();
     let options = HostBootOptions {
         app_version: env!("FUSEFORKS_VERSION").to_owned(),
-        secrets: match args.secrets {
-            SecretsArg::Keyring => fuseforks_host::SecretSource::Keyring,
-            SecretsArg::Env => fuseforks_host::SecretSource::Env,
-        },
+        secrets,
         open_door: true,
         door_port: None,
         log_echo: out.log_echo(),
@@ -49,7 +78,7 @@ pub async fn run(args: &GuiArgs, out: &Out, mut signals: SignalCount) -> u8 {
         mcp_child_output: out.child_output(),
         run_schedules: true,
     };
-    let host = match build_host(&HostPaths::new(&args.data_dir), options) {
+    let host = match build_host(&HostPaths::new(data_dir), options) {
         Ok(host) => host,
         Err(e) => {
             out.error(&e);
@@ -68,20 +97,29 @@ pub async fn run(args: &GuiArgs, out: &Out, mut signals: SignalCount) -> u8 {
     };
     let schedules = host.start_schedules();
     let state = GuiState::of(&host, door.as_ref().map(fuseforks_host::door::Door::url));
-    let gui = match Gui::open(state, args.port, &random_secret()).await {
+    let gui = match Gui::open(state, opening.port, &random_secret()).await {
         Ok(gui) => gui,
         Err(e) => {
             out.error(&e);
             return exit::BOOT_FAILED;
         }
     };
-    // The URL (with the launch token) is the result: stdout's first line.
-    out.result(&format!("{}\n", gui.url()));
-    let _ = std::io::stdout().flush();
-    if args.open {
+    if opening.url_on_stdout {
+        // The URL (with the launch token) is the result: stdout's line.
+        out.result(&format!("{}\n", gui.url()));
+        let _ = std::io::stdout().flush();
+    } else {
+        out.cli(
+            "info",
+            "GUI_OPEN",
+            &format!("gui open at {}", gui.url()),
+            None,
+        );
+    }
+    if opening.open {
         open_browser(&gui.url(), out);
     }
-    reached(&mut signals, 1).await;
+    reached(&mut signals, seen + 1).await;
     let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
     gui.close().await;
     if let Some(door) = door {

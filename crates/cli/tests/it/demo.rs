@@ -287,19 +287,49 @@ fn a_port_failure_leaves_nothing_behind_and_a_pace_over_the_timeout_is_refused()
     );
 }
 
-#[test]
-fn gui_is_refused_up_front_and_a_temporary_demo_leaves_nothing() {
+/// `--gui`: after the summary, the demo village in the web GUI (the URL on stdout, the
+/// browser asked to open it) until Ctrl+C; then the temporary village is removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gui_opens_the_demo_village_until_ctrl_c_and_leaves_nothing() {
+    use std::io::{BufRead, Read, Write};
     let tmp = tempfile::tempdir().unwrap();
-    let gui = run("demo --gui", tmp.path());
-    assert_eq!(gui.status.code(), Some(2));
-    assert!(stderr(&gui).contains("error: [GUI_NOT_AVAILABLE] the web GUI is not built yet"));
-    assert!(stdout(&gui).is_empty());
+    let mut child = demo_command("demo --gui --language en", tmp.path())
+        // xdg-open hands the URL to $BROWSER: `true` takes it and does nothing.
+        .env("BROWSER", "true")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find(|l| l.starts_with("http://127.0.0.1:"))
+        .expect("no GUI URL after the summary");
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, query) = rest.split_once('/').unwrap();
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    write!(
+        stream,
+        "GET /{query} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
+    let mut serving = KillOnDrop::new(child);
+    let out = signal_and_wait(&mut serving, "INT").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         std::fs::read_dir(tmp.path()).unwrap().count(),
         0,
-        "nothing done"
+        "the temporary demo is removed"
     );
+}
 
+#[test]
+fn a_temporary_demo_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
     let out = run("demo --json --language ja", tmp.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let summary: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();

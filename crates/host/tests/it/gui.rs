@@ -663,3 +663,43 @@ async fn interrupt_ends_a_slow_turn_at_its_next_round() {
     }
     assert_eq!(stub.requests().len(), 1, "no round after the interrupt");
 }
+
+/// The pages' two dictionaries have the same keys, and every text is non-empty (ja/en parity).
+#[test]
+fn the_two_languages_have_the_same_keys() {
+    let dictionary = |path: &str| -> serde_json::Map<String, Value> {
+        let (_, _, bytes) = fuseforks_host::gui::ASSETS
+            .iter()
+            .find(|(p, _, _)| *p == path)
+            .unwrap();
+        serde_json::from_slice(bytes).unwrap()
+    };
+    let (en, ja) = (dictionary("/i18n/en.json"), dictionary("/i18n/ja.json"));
+    let keys = |d: &serde_json::Map<String, Value>| {
+        d.keys().cloned().collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(keys(&en), keys(&ja), "en and ja differ in their keys");
+    assert!(en.len() > 50, "{} keys", en.len());
+    for (k, v) in en.iter().chain(ja.iter()) {
+        assert!(
+            v.as_str().is_some_and(|t| !t.trim().is_empty()),
+            "{k} is empty"
+        );
+    }
+}
+
+/// The village page stays small: the shell, the script, the style and one dictionary.
+#[test]
+fn the_village_page_weighs_under_100_kb() {
+    let size = |path: &str| {
+        fuseforks_host::gui::ASSETS
+            .iter()
+            .find(|(p, _, _)| *p == path)
+            .map_or(0, |(_, _, b)| b.len())
+    };
+    let total: usize = ["/index.html", "/app.js", "/style.css", "/i18n/en.json"]
+        .iter()
+        .map(|p| size(p))
+        .sum();
+    assert!(total > 10_000 && total <= 100 * 1024, "{total} bytes");
+}
