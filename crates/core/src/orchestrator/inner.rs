@@ -72,6 +72,10 @@ pub(crate) struct Inner {
     safety: super::safety::Safety,
     /// Judges already named in a `judge disabled:` line (id and reason), so it is said once.
     judge_notes: Mutex<std::collections::HashSet<String>>,
+    /// The last tool calls' details (memory only).
+    tool_ring: super::watch::ToolRing,
+    /// The causal roots of the deliveries made (weak: running while held).
+    roots: super::watch::Roots,
 }
 
 impl Inner {
@@ -140,6 +144,8 @@ impl Inner {
                 &*log_for_audit,
             ),
             judge_notes: Mutex::default(),
+            tool_ring: super::watch::ToolRing::default(),
+            roots: super::watch::Roots::default(),
         })
     }
 
@@ -163,6 +169,16 @@ impl Inner {
     /// A copy of the registry.
     pub(super) fn world(&self) -> World {
         self.world.read_or_recover().clone()
+    }
+
+    /// The last tool calls' details.
+    pub(super) fn tool_ring(&self) -> &super::watch::ToolRing {
+        &self.tool_ring
+    }
+
+    /// The causal roots of the deliveries made.
+    pub(super) fn roots(&self) -> &super::watch::Roots {
+        &self.roots
     }
 
     /// Puts a registry in effect (written already: `world_edit.rs`).
@@ -447,6 +463,7 @@ impl Inner {
         let Some(sender) = sender else {
             return Err(CoreError::NotRunning(to.to_owned()));
         };
+        self.roots.note(&budget);
         let message = AgentMessage::new(
             from,
             Endpoint::Agent { id: to.to_owned() },

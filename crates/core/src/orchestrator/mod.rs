@@ -18,6 +18,7 @@ mod square;
 mod stopping;
 mod summary;
 mod turn;
+mod watch;
 mod world_edit;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -42,6 +43,7 @@ pub use failure::TurnFailure;
 use inner::Inner;
 pub use outcome::{ExternalOutcome, PlanTaskState, TurnOutcome};
 pub use plan::{PlanTask, PlanWave, WaveStatus};
+pub use watch::{RunningRoot, ToolCallDetail};
 
 /// Capacity of each agent's mailbox.
 pub const MAILBOX_CAPACITY: usize = 64;

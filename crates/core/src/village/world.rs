@@ -75,7 +75,7 @@ pub struct World {
 }
 
 /// A map position.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Position {
     /// Horizontal.
     pub x: f64,

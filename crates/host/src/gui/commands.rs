@@ -127,6 +127,11 @@ pub enum Command {
         token_budget: Option<u64>,
         ask_timeout_secs: Option<u64>,
     },
+    SetPosition {
+        agent_id: String,
+        x: f64,
+        y: f64,
+    },
 }
 
 /// `POST /api/commands`.
@@ -235,6 +240,7 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
         }
         Command::DeleteApiKey { template_id } => set_key(state, &template_id, None).await?,
         Command::SetDoor { enabled, port } => set_door(state, enabled, port).await?,
+        Command::SetPosition { agent_id, x, y } => set_position(state, &agent_id, x, y).await?,
         Command::SetVillageLimits {
             token_budget,
             ask_timeout_secs,
@@ -290,6 +296,31 @@ async fn set_group(state: &GuiState, group_id: &str, enabled: bool) -> Result<Va
         for g in w.groups.iter_mut().filter(|g| g.id == group_id) {
             g.batch_start = enabled;
         }
+        Ok(())
+    })?;
+    saved(state, "world.json").await;
+    Ok(json!({}))
+}
+
+/// A node's place on the connection map (`world.json` `topologyPositions`, judges too).
+async fn set_position(state: &GuiState, id: &str, x: f64, y: f64) -> Result<Value, ApiError> {
+    let world = state.orchestrator.world();
+    let known = world.agents.iter().any(|a| a.id.as_str() == id)
+        || world.judges.iter().any(|j| j.id.as_str() == id);
+    if !known {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "AGENT_NOT_FOUND",
+            format!("no agent or judge {id}"),
+        ));
+    }
+    if !(x.is_finite() && y.is_finite()) {
+        return Err(ApiError::bad_request("x and y must be numbers"));
+    }
+    state.orchestrator.update_world(|w| {
+        let place = w.topology_positions.entry(id.to_owned()).or_default();
+        place.x = x;
+        place.y = y;
         Ok(())
     })?;
     saved(state, "world.json").await;

@@ -26,6 +26,7 @@ pub fn router(state: Arc<GuiState>, keys: Arc<Keys>) -> Router {
         .route("/api/conversations/{id}/export", get(views::export))
         .route("/api/settings", get(views::settings))
         .route("/api/log", get(views::log))
+        .route("/api/tools/{agent}/{call}", get(views::tool_call))
         .route("/api/events", get(live::events))
         .route("/api/commands", post(commands::handle))
         .fallback(get(assets::file))

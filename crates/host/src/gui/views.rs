@@ -74,7 +74,72 @@ pub async fn village(State(state): State<Arc<GuiState>>) -> Answer {
         "planReviewBypass": orch.plan_review_bypass(),
         "pendingCount": pending_runs(&state, &world).len() + proposed(&state).len(),
         "door": {"open": state.door_url.is_some(), "url": state.door_url},
+        "roots": orch.running_roots(),
+        "map": map(&world),
     })))
+}
+
+/// The map's drawing area (SVG user units).
+const MAP_W: f64 = 800.0;
+const MAP_H: f64 = 500.0;
+
+/// The connection map, laid out here: servants and judges at their `topologyPositions`, the
+/// others on a circle in list order; an edge per connection.
+fn map(world: &World) -> Value {
+    let mut ids: Vec<(&str, &str, &str)> = world
+        .agents
+        .iter()
+        .map(|a| (a.id.as_str(), a.name.as_str(), "servant"))
+        .collect();
+    ids.extend(
+        world
+            .judges
+            .iter()
+            .map(|j| (j.id.as_str(), j.name.as_str(), "judge")),
+    );
+    let n = ids.len().max(1) as f64;
+    let nodes: Vec<Value> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, (id, name, kind))| {
+            let (x, y) = match world.topology_positions.get(*id) {
+                Some(p) => (p.x.clamp(0.0, MAP_W), p.y.clamp(0.0, MAP_H)),
+                None => {
+                    let angle = std::f64::consts::TAU * i as f64 / n - std::f64::consts::FRAC_PI_2;
+                    (
+                        MAP_W / 2.0 + 180.0 * angle.cos(),
+                        MAP_H / 2.0 + 180.0 * angle.sin(),
+                    )
+                }
+            };
+            json!({"id": id, "name": name, "kind": kind, "x": x.round(), "y": y.round()})
+        })
+        .collect();
+    let edges: Vec<Value> = world
+        .agents
+        .iter()
+        .flat_map(|a| {
+            a.connected_agents
+                .iter()
+                .map(move |c| json!({"from": a.id.as_str(), "to": c.as_str()}))
+        })
+        .collect();
+    json!({"width": MAP_W, "height": MAP_H, "nodes": nodes, "edges": edges})
+}
+
+/// `GET /api/tools/{agentId}/{callId}`: a tool call's arguments and result, while in memory.
+pub async fn tool_call(
+    State(state): State<Arc<GuiState>>,
+    Path((agent, call)): Path<(String, String)>,
+) -> Answer {
+    let detail = state.orchestrator.tool_call(&agent, &call).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "TOOL_CALL_GONE",
+            "the call is no longer in memory (the last 200 are kept)",
+        )
+    })?;
+    Ok(Json(serde_json::to_value(detail).unwrap_or(Value::Null)))
 }
 
 fn message_json(seq: Option<u64>, m: &AgentMessage) -> Value {

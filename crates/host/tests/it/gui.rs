@@ -45,6 +45,7 @@ impl Fx {
             .agent_with("rec", "Reception", |a| a.group_id = Some("g1".into()))
             .agent("b2", "Bo")
             .reception("rec")
+            .budget(Some(1_000_000))
             .world(|w| {
                 // The orchestrator's own store (env) holds no key; the stub needs none.
                 w.model_templates[0].credential = fuseforks_core::village::Credential::NotRequired;
@@ -702,4 +703,88 @@ fn the_village_page_weighs_under_100_kb() {
         .map(|p| size(p))
         .sum();
     assert!(total > 10_000 && total <= 100 * 1024, "{total} bytes");
+}
+
+/// The map (server-side layout, a moved node saved to `topologyPositions`), a tool call's
+/// details from memory, and the running roots with their budgets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_map_the_tool_details_and_the_running_budgets() {
+    let call = fuseforks_testkit::wire_replies::ScriptCall {
+        id: "c7".into(),
+        name: "room_log".into(),
+        args: json!({}),
+    };
+    let stub = StubServer::start(vec![
+        fuseforks_testkit::wire_replies::tool_calls(Wire::OpenAiCompat, &[call], U),
+        text(Wire::OpenAiCompat, "Done.", U).after(Duration::from_millis(1500)),
+    ])
+    .await;
+    let fx = Fx::new(&stub).await;
+    let (_, village) = fx.read("/api/village").await;
+    let nodes = village["map"]["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2);
+    assert!(
+        nodes
+            .iter()
+            .all(|n| n["x"].is_number() && n["y"].is_number())
+    );
+    let moved = fx
+        .command(json!({"type": "setPosition", "agentId": "rec", "x": 120.0, "y": 80.0}))
+        .await;
+    assert_eq!(moved.0, StatusCode::OK, "{moved:?}");
+    let world: Value = serde_json::from_str(
+        &std::fs::read_to_string(fx.data.workspace().join("world.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        world["topologyPositions"]["rec"],
+        json!({"x": 120.0, "y": 80.0})
+    );
+    let (_, village) = fx.read("/api/village").await;
+    assert_eq!(
+        (
+            village["map"]["nodes"][0]["x"].as_f64(),
+            village["map"]["nodes"][0]["y"].as_f64()
+        ),
+        (Some(120.0), Some(80.0))
+    );
+    assert_eq!(
+        fx.command(json!({"type": "setPosition", "agentId": "zz", "x": 1.0, "y": 1.0}))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(village["roots"], json!([]), "nothing running");
+    fx.command(json!({"type": "startAgent", "agentId": "rec"}))
+        .await;
+    fx.command(json!({"type": "sendMessage", "agentId": "rec", "text": "go"}))
+        .await;
+    until("the second round", async || stub.requests().len() == 2).await;
+    let (_, village) = fx.read("/api/village").await;
+    let roots = village["roots"].as_array().unwrap();
+    assert_eq!(roots.len(), 1, "{village}");
+    assert!(
+        roots[0]["remaining"]
+            .as_u64()
+            .is_some_and(|r| r < 1_000_000),
+        "{roots:?}"
+    );
+    let (status, detail) = fx.read("/api/tools/rec/c7").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        (detail["tool"].as_str(), detail["args"].as_str()),
+        (Some("room_log"), Some("{}"))
+    );
+    assert!(
+        detail["result"].as_str().is_some_and(|r| !r.is_empty()),
+        "{detail}"
+    );
+    assert_eq!(
+        fx.read("/api/tools/rec/nope").await.0,
+        StatusCode::NOT_FOUND
+    );
+    until("the end of the request", async || {
+        fx.read("/api/village").await.1["roots"] == json!([])
+    })
+    .await;
 }

@@ -118,6 +118,16 @@ impl Turn<'_> {
         };
         super::super::safety::audit_tool(self, &call.name, &args, is_mcp, &output, p.tools.dry_run)
             .await;
+        // Kept before the event, so that a surface that reads it on the event finds it.
+        inner.tool_ring().push(super::super::ToolCallDetail {
+            agent_id: agent_id.into(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            args: args.to_string(),
+            result: output.body.clone(),
+            ok: output.ok,
+            ts_ms: super::super::now_ms(),
+        });
         let (reason_kind, reason_chars) = match &reason {
             ReasonState::Written { text } => ("written", text.chars().count()),
             ReasonState::Omitted => ("omitted", 0),
