@@ -76,10 +76,11 @@ pub async fn admit(State(keys): State<Arc<Keys>>, request: Request, next: Next) 
         )
         .into_response();
     };
-    if request.method() == Method::GET && request.uri().path() == "/" {
-        if let Some(token) = query_token(request.uri().query()) {
-            return exchange(&keys, &token);
-        }
+    if request.method() == Method::GET
+        && request.uri().path() == "/"
+        && let Some(token) = query_token(request.uri().query())
+    {
+        return exchange(&keys, &token);
     }
     if !same(cookie(headers).as_deref(), &keys.session) {
         return ApiError::new(

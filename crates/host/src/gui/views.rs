@@ -258,7 +258,7 @@ pub async fn approvals(State(state): State<Arc<GuiState>>) -> Answer {
 pub async fn conversations(State(state): State<Arc<GuiState>>) -> Answer {
     let store = store(&state)?;
     let mut list = store.list()?;
-    list.sort_by(|a, b| b.1.created_at.cmp(&a.1.created_at));
+    list.sort_by_key(|(_, meta)| std::cmp::Reverse(meta.created_at));
     let sessions: Vec<Value> = list
         .into_iter()
         .map(|(id, meta)| json!({"id": id, "title": meta.title, "createdAtMs": meta.created_at}))
