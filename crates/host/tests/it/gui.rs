@@ -790,3 +790,41 @@ async fn the_map_the_tool_details_and_the_running_budgets() {
     })
     .await;
 }
+
+/// Two tabs (here: 40 commands at once) changing `world.json` never tear it or lose a change:
+/// each change is applied to the registry in effect and written whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_saves_never_corrupt_or_lose_a_change() {
+    let stub = StubServer::start(vec![]).await;
+    let fx = Arc::new(Fx::new(&stub).await);
+    let mut tasks = Vec::new();
+    for i in 0..40_u32 {
+        let fx = Arc::clone(&fx);
+        tasks.push(tokio::spawn(async move {
+            let body = if i % 2 == 0 {
+                json!({"type": "setPosition", "agentId": if i % 4 == 0 { "rec" } else { "b2" }, "x": f64::from(i), "y": 1.0})
+            } else {
+                json!({"type": "setVillageLimits", "tokenBudget": 1000 + i, "askTimeoutSecs": 60})
+            };
+            fx.command(body).await.0
+        }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), StatusCode::OK);
+    }
+    let text = std::fs::read_to_string(fx.data.workspace().join("world.json")).unwrap();
+    let world: Value = serde_json::from_str(&text).expect("world.json is whole");
+    assert!(
+        world["topologyPositions"]["rec"]["x"].is_number()
+            && world["topologyPositions"]["b2"]["x"].is_number(),
+        "{text}"
+    );
+    assert_eq!(world["askTimeoutSecs"], 60);
+    let memory = fx.state.orchestrator.world();
+    assert_eq!(
+        memory.token_budget,
+        world["tokenBudget"].as_u64(),
+        "memory and file agree"
+    );
+    assert_eq!(memory.topology_positions.len(), 2);
+}
