@@ -81,6 +81,11 @@ enum Command {
     Halt(cmd::control::ControlArgs),
     /// The audit log: `verify` its hash chain (exit 13 names the first broken line).
     Audit(cmd::audit::AuditArgs),
+    /// The stored conversations: list, show, export, fork, delete (exit 4 while the village
+    /// runs).
+    Sessions(cmd::sessions::SessionsArgs),
+    /// Tokens, effective tokens and ≈ $ from the turn records, by agent, model or stop.
+    Stats(cmd::stats::StatsArgs),
     /// Make a path-rewritten copy of a GUI village for a container (seed 004; exit 2, 3, 4, 5,
     /// 10, 11 write nothing).
     Bake(cmd::bake::BakeArgs),
@@ -137,6 +142,8 @@ fn main() -> std::process::ExitCode {
         Command::Abort(args) => cmd::control::run(SwitchCommand::Abort, &args, &out),
         Command::Halt(args) => cmd::control::run(SwitchCommand::Halt, &args, &out),
         Command::Audit(args) => cmd::audit::run(&args, &out),
+        Command::Sessions(args) => cmd::sessions::run(&args, &out),
+        Command::Stats(args) => cmd::stats::run(&args, &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {
             cmd::ask::run(&args, &out, signals).await
         }),

@@ -2,7 +2,8 @@
 """Real-browser test of the Fuseforks web GUI (Playwright for Python, Debian's chromium).
 
 Started by the Rust test with a `fuseforks-cli gui` whose village has one agent, `reception`
-("Reception"), on a scripted stub LLM, `run` enabled and command approval `required`:
+("Reception"), on a scripted stub LLM, `run` enabled, command approval `required` and a token
+budget of 1,000,000:
 
     python3 browser.py --url URL --chromium /usr/bin/chromium --shots DIR
 
@@ -15,6 +16,7 @@ import os
 import re
 import sys
 import time
+from urllib.parse import urljoin
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect, sync_playwright
@@ -55,6 +57,25 @@ def first_load_figures(page):
           return [Math.round(end), bytes];
         }"""
     )
+
+
+def map_node(page, agent_id):
+    """The node of `agent_id` in GET /api/village's map (the page's cookie goes with it)."""
+    r = page.request.get(urljoin(page.url, "/api/village"))
+    if not r.ok:
+        fail("GET /api/village answered %d" % r.status)
+    for node in r.json()["map"]["nodes"]:
+        if node["id"] == agent_id:
+            return node
+    fail("the map has no node %s" % agent_id)
+
+
+def wait_until(check, what, timeout_s=TIMEOUT_MS / 1000):
+    end = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > end:
+            fail("timed out waiting until " + what)
+        time.sleep(0.1)
 
 
 def send_chat(page, text):
@@ -103,6 +124,17 @@ def main():
             expect(card).to_contain_text("running")
             expect(card.get_by_role("button", name="Stop", exact=True)).to_be_enabled()
             expect(start).to_be_disabled()
+            # The connection map: the node moves with the arrow keys and the move is saved.
+            cmap = page.get_by_role("img", name="Connection map")
+            expect(cmap).to_be_visible()
+            node = cmap.get_by_role("button", name="Reception")
+            expect(node).to_be_visible()
+            x0 = map_node(page, "reception")["x"]
+            node.focus()
+            for _ in range(3):
+                node.press("ArrowRight")
+            wait_until(lambda: abs(map_node(page, "reception")["x"] - (x0 + 30)) <= 1,
+                       "the map's Reception node is saved 30 units right of x=%s" % x0)
             shot(page, "village.png")
 
         with Step("chat: send Hello, see the stub's answer live"):
@@ -133,6 +165,16 @@ def main():
         with Step("approvals: a pending run, approve and continue"):
             send_chat(page, "Run it")
             expect(log).to_contain_text("Waiting for approval.")
+            # The tool row of the `run` call opens its arguments and result.
+            tool = log.get_by_role("button", name=re.compile(r"^Tool run (ok|failed) — details$"))
+            expect(tool).to_have_count(1)
+            expect(tool).to_have_attribute("aria-expanded", "false")
+            tool.click()
+            expect(tool).to_have_attribute("aria-expanded", "true")
+            args_fig = log.get_by_role("figure", name="Arguments")
+            expect(args_fig).to_contain_text('"echo"')
+            expect(args_fig).to_contain_text("approved")
+            expect(log.get_by_role("figure", name="Result").locator("pre")).not_to_be_empty()
             nav_approvals = page.get_by_role("navigation").get_by_role("link", name=re.compile(r"^Approvals"))
             expect(nav_approvals).to_have_accessible_name(re.compile(r"^Approvals\s+1 pending$"))
             nav_approvals.click()
@@ -158,6 +200,8 @@ def main():
             send_chat(page, "Take your time")
             expect(typing).to_be_visible()
             expect(interrupt).to_be_enabled()
+            # The running request's budget (the village's 1,000,000 tokens) is in the status bar.
+            expect(page.get_by_role("contentinfo")).to_contain_text(re.compile(r"Budget left: [\d,]+ of 1,000,000"))
             interrupt.click()
             expect(log).to_contain_text("Interrupted.")
             expect(log.get_by_text("Too slow.")).to_have_count(0)

@@ -15,3 +15,5 @@ pub mod probe;
 pub mod schedules;
 pub mod secrets;
 pub mod serve;
+pub mod sessions;
+pub mod stats;

@@ -16,6 +16,7 @@ mod judges;
 mod safety;
 mod schedules;
 mod serve_schedules;
+mod sessions_stats;
 
 use std::process::{Command, Output};
 
