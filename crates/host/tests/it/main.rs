@@ -5,4 +5,5 @@
 mod demo;
 mod door;
 mod gui;
+mod gui_live;
 mod host;

@@ -1,0 +1,219 @@
+//! The GUI's live side through the router: an interrupt ending a slow turn at its round
+//! boundary, the connection map and its saved positions, a tool call's details from memory,
+//! the running budgets, concurrent saves that never tear `world.json`, and the pages' files
+//! (ja/en key parity, the village page's weight).
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use fuseforks_core::llm::Wire;
+use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::wire_replies::text;
+use serde_json::{Value, json};
+
+use crate::gui::{Fx, U, until};
+
+/// `interrupt` ends a turn at its next round boundary (the call in flight is paid, so it is
+/// let finish and recorded): a model answering a tool call slowly gets no further round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_ends_a_slow_turn_at_its_next_round() {
+    let call = fuseforks_testkit::wire_replies::ScriptCall {
+        id: "c1".into(),
+        name: "room_log".into(),
+        args: json!({}),
+    };
+    let slow = fuseforks_testkit::wire_replies::tool_calls(Wire::OpenAiCompat, &[call], U)
+        .after(Duration::from_millis(800));
+    let stub = StubServer::start(vec![slow, text(Wire::OpenAiCompat, "Too slow.", U)]).await;
+    let fx = Fx::new(&stub).await;
+    let mut events = fx.state.orchestrator.events();
+    fx.command(json!({"type": "startAgent", "agentId": "rec"}))
+        .await;
+    fx.command(json!({"type": "sendMessage", "agentId": "rec", "text": "Take your time"}))
+        .await;
+    until("the model call", async || stub.requests().len() == 1).await;
+    assert_eq!(
+        fx.command(json!({"type": "interrupt", "agentId": "rec"}))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+            .await
+            .expect("no turnInterrupted")
+            .unwrap();
+        if matches!(
+            event,
+            fuseforks_core::events::CoreEvent::TurnInterrupted { .. }
+        ) {
+            break;
+        }
+    }
+    assert_eq!(stub.requests().len(), 1, "no round after the interrupt");
+}
+
+/// The pages' two dictionaries have the same keys, and every text is non-empty (ja/en parity).
+#[test]
+fn the_two_languages_have_the_same_keys() {
+    let dictionary = |path: &str| -> serde_json::Map<String, Value> {
+        let (_, _, bytes) = fuseforks_host::gui::ASSETS
+            .iter()
+            .find(|(p, _, _)| *p == path)
+            .unwrap();
+        serde_json::from_slice(bytes).unwrap()
+    };
+    let (en, ja) = (dictionary("/i18n/en.json"), dictionary("/i18n/ja.json"));
+    let keys = |d: &serde_json::Map<String, Value>| {
+        d.keys().cloned().collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(keys(&en), keys(&ja), "en and ja differ in their keys");
+    assert!(en.len() > 50, "{} keys", en.len());
+    for (k, v) in en.iter().chain(ja.iter()) {
+        assert!(
+            v.as_str().is_some_and(|t| !t.trim().is_empty()),
+            "{k} is empty"
+        );
+    }
+}
+
+/// The village page stays small: the shell, the script, the style and one dictionary.
+#[test]
+fn the_village_page_weighs_under_100_kb() {
+    let size = |path: &str| {
+        fuseforks_host::gui::ASSETS
+            .iter()
+            .find(|(p, _, _)| *p == path)
+            .map_or(0, |(_, _, b)| b.len())
+    };
+    let total: usize = ["/index.html", "/app.js", "/style.css", "/i18n/en.json"]
+        .iter()
+        .map(|p| size(p))
+        .sum();
+    assert!(total > 10_000 && total <= 100 * 1024, "{total} bytes");
+}
+
+/// The map (server-side layout, a moved node saved to `topologyPositions`), a tool call's
+/// details from memory, and the running roots with their budgets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_map_the_tool_details_and_the_running_budgets() {
+    let call = fuseforks_testkit::wire_replies::ScriptCall {
+        id: "c7".into(),
+        name: "room_log".into(),
+        args: json!({}),
+    };
+    let stub = StubServer::start(vec![
+        fuseforks_testkit::wire_replies::tool_calls(Wire::OpenAiCompat, &[call], U),
+        text(Wire::OpenAiCompat, "Done.", U).after(Duration::from_millis(1500)),
+    ])
+    .await;
+    let fx = Fx::new(&stub).await;
+    let (_, village) = fx.read("/api/village").await;
+    let nodes = village["map"]["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2);
+    assert!(
+        nodes
+            .iter()
+            .all(|n| n["x"].is_number() && n["y"].is_number())
+    );
+    let moved = fx
+        .command(json!({"type": "setPosition", "agentId": "rec", "x": 120.0, "y": 80.0}))
+        .await;
+    assert_eq!(moved.0, StatusCode::OK, "{moved:?}");
+    let world: Value = serde_json::from_str(
+        &std::fs::read_to_string(fx.data.workspace().join("world.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        world["topologyPositions"]["rec"],
+        json!({"x": 120.0, "y": 80.0})
+    );
+    let (_, village) = fx.read("/api/village").await;
+    assert_eq!(
+        (
+            village["map"]["nodes"][0]["x"].as_f64(),
+            village["map"]["nodes"][0]["y"].as_f64()
+        ),
+        (Some(120.0), Some(80.0))
+    );
+    assert_eq!(
+        fx.command(json!({"type": "setPosition", "agentId": "zz", "x": 1.0, "y": 1.0}))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(village["roots"], json!([]), "nothing running");
+    fx.command(json!({"type": "startAgent", "agentId": "rec"}))
+        .await;
+    fx.command(json!({"type": "sendMessage", "agentId": "rec", "text": "go"}))
+        .await;
+    until("the second round", async || stub.requests().len() == 2).await;
+    let (_, village) = fx.read("/api/village").await;
+    let roots = village["roots"].as_array().unwrap();
+    assert_eq!(roots.len(), 1, "{village}");
+    assert!(
+        roots[0]["remaining"]
+            .as_u64()
+            .is_some_and(|r| r < 1_000_000),
+        "{roots:?}"
+    );
+    let (status, detail) = fx.read("/api/tools/rec/c7").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        (detail["tool"].as_str(), detail["args"].as_str()),
+        (Some("room_log"), Some("{}"))
+    );
+    assert!(
+        detail["result"].as_str().is_some_and(|r| !r.is_empty()),
+        "{detail}"
+    );
+    assert_eq!(
+        fx.read("/api/tools/rec/nope").await.0,
+        StatusCode::NOT_FOUND
+    );
+    until("the end of the request", async || {
+        fx.read("/api/village").await.1["roots"] == json!([])
+    })
+    .await;
+}
+
+/// Two tabs (here: 40 commands at once) changing `world.json` never tear it or lose a change:
+/// each change is applied to the registry in effect and written whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_saves_never_corrupt_or_lose_a_change() {
+    let stub = StubServer::start(vec![]).await;
+    let fx = Arc::new(Fx::new(&stub).await);
+    let mut tasks = Vec::new();
+    for i in 0..40_u32 {
+        let fx = Arc::clone(&fx);
+        tasks.push(tokio::spawn(async move {
+            let body = if i % 2 == 0 {
+                json!({"type": "setPosition", "agentId": if i % 4 == 0 { "rec" } else { "b2" }, "x": f64::from(i), "y": 1.0})
+            } else {
+                json!({"type": "setVillageLimits", "tokenBudget": 1000 + i, "askTimeoutSecs": 60})
+            };
+            fx.command(body).await.0
+        }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), StatusCode::OK);
+    }
+    let text = std::fs::read_to_string(fx.data.workspace().join("world.json")).unwrap();
+    let world: Value = serde_json::from_str(&text).expect("world.json is whole");
+    assert!(
+        world["topologyPositions"]["rec"]["x"].is_number()
+            && world["topologyPositions"]["b2"]["x"].is_number(),
+        "{text}"
+    );
+    assert_eq!(world["askTimeoutSecs"], 60);
+    let memory = fx.state.orchestrator.world();
+    assert_eq!(
+        memory.token_budget,
+        world["tokenBudget"].as_u64(),
+        "memory and file agree"
+    );
+    assert_eq!(memory.topology_positions.len(), 2);
+}
