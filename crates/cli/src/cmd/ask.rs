@@ -26,8 +26,11 @@ pub struct AskArgs {
     #[command(flatten)]
     pub common: Common,
     /// Continue the current conversation instead of starting a new one.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "resume")]
     pub continue_session: bool,
+    /// Continue the conversation SESSION_ID (see `sessions list`); an unknown id is exit 2.
+    #[arg(long, value_name = "SESSION_ID")]
+    pub resume: Option<String>,
     /// The client name the reception sees (the village's externalName wins).
     #[arg(long, default_value = "fuseforks-cli")]
     pub client: String,
@@ -107,7 +110,15 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     configure(&orchestrator, &args.common, *out);
     orchestrator.set_dry_run(args.dry_run);
     let channels = super::control::start_channels(&host);
-    if !args.continue_session {
+    if let Some(id) = &args.resume {
+        if let Err(e) = orchestrator.continue_conversation(id) {
+            out.error(&e);
+            let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
+            let mut quiet = signals.clone();
+            close(&orchestrator, &mut quiet, out, cut_at).await;
+            return exit::USAGE;
+        }
+    } else if !args.continue_session {
         orchestrator.new_conversation();
     }
     if *signals.borrow() > 0 {

@@ -215,3 +215,75 @@ fn stats_equal_a_hand_computation_by_agent_model_and_stop() {
         Some(4)
     );
 }
+
+/// `ask --resume ID` continues that conversation (not the newest); an unknown id is exit 2
+/// and nothing is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_resume_continues_a_named_conversation() {
+    use fuseforks_core::llm::Wire;
+    use fuseforks_testkit::stub::StubServer;
+    use fuseforks_testkit::wire_replies;
+    let stub = StubServer::start(vec![wire_replies::text(
+        Wire::OpenAiCompat,
+        "resumed",
+        crate::headless::U,
+    )])
+    .await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url()).write(&data);
+    let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
+    let older = store.create("Older", NOV).unwrap();
+    store
+        .append(
+            &older,
+            &message(Endpoint::User, "rec", "the first words", NOV),
+            NOV,
+        )
+        .unwrap();
+    let newer = store.create("Newer", NOV + 10).unwrap();
+    store
+        .append(
+            &newer,
+            &message(Endpoint::User, "rec", "other words", NOV + 10),
+            NOV + 10,
+        )
+        .unwrap();
+    drop(store);
+    let dir = data.data_dir().display().to_string();
+    let unknown = crate::headless::run(
+        crate::words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env --resume nope hi"
+        )),
+        true,
+    )
+    .await;
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert!(
+        stderr(&unknown).contains("SESSION_NOT_FOUND"),
+        "{}",
+        stderr(&unknown)
+    );
+    assert!(stub.requests().is_empty(), "nothing sent");
+    let out = crate::headless::run(
+        crate::words(&format!(
+            "ask --data-dir {dir} --start reception --secrets env --resume {older} again"
+        )),
+        true,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "resumed");
+    let sent = stub.requests()[0].body.to_string();
+    assert!(!sent.contains("other words"), "the newest conversation's history was read: {sent}");
+    let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
+    let records = store.records(&older).unwrap();
+    assert!(
+        records.len() > 1,
+        "the turn was recorded in the resumed conversation"
+    );
+    assert_eq!(
+        store.records(&newer).unwrap().len(),
+        1,
+        "the newest was left alone"
+    );
+}
