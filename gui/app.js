@@ -306,9 +306,16 @@ function applyVillage(v, started) {
     if (!fresh(a.id + ':typing', started)) S.typing.set(a.id, !!a.typing);
   }
   S.agents = next;
+  for (const n of (v.map && v.map.nodes) || []) {
+    const dragged = mapDrag && mapDrag.id === n.id;
+    if (!dragged && !(mapPos.has(n.id) && fresh('pos:' + n.id, started))) mapPos.set(n.id, { x: n.x, y: n.y });
+  }
+  clearTimeout(timers.roots);
+  if ((v.roots || []).length) timers.roots = setTimeout(refreshVillage, 2000);
   renderStatusBar();
   renderCards();
   renderGroups();
+  renderMap();
   renderChatAgents();
 }
 
@@ -439,6 +446,164 @@ function renderGroups() {
   })));
 }
 
+// ---------------------------------------------------------------- connection map
+
+const NODE_R = 22;
+const MAP_PAD = 60;
+const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+const mapPos = new Map(); // id -> {x, y} as drawn (the server's, or the user's not yet read back)
+const mapRefs = { svg: null, nodes: new Map(), edges: [] };
+let mapDrag = null;
+
+function mapSize() {
+  const m = (S.village && S.village.map) || {};
+  return [m.width > 0 ? m.width : 800, m.height > 0 ? m.height : 500];
+}
+
+function renderMap() {
+  const m = (S.village && S.village.map) || {};
+  const nodes = m.nodes || [];
+  const edges = m.edges || [];
+  const [w, h] = mapSize();
+  $('map-sec').hidden = nodes.length === 0;
+  const sig = [w, h, S.gen, ...nodes.map((n) => n.id + '\t' + n.name + '\t' + n.kind), ...edges.map((e) => e.from + '>' + e.to)].join('\n');
+  const box = $('map-box');
+  if (box.dataset.sig !== sig) {
+    keepFocus(box, () => box.replaceChildren(buildMap(nodes, edges, w, h)));
+    box.dataset.sig = sig;
+  }
+  placeMap();
+}
+
+function buildMap(nodes, edges, w, h) {
+  const root = svg('svg', { class: 'map', viewBox: [-MAP_PAD, -MAP_PAD, w + 2 * MAP_PAD, h + 2 * MAP_PAD].join(' '), role: 'img', 'aria-label': t('map.title') });
+  const title = svg('title', {});
+  title.textContent = t('map.title');
+  const marker = svg('marker', { id: 'map-arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto' });
+  marker.append(svg('path', { class: 'map-arrowhead', d: 'M0 0L10 5L0 10z' }));
+  const defs = svg('defs', {});
+  defs.append(marker);
+  const lines = svg('g', { class: 'map-edges' });
+  const known = new Set(nodes.map((n) => n.id));
+  mapRefs.edges = [];
+  for (const e of edges) {
+    if (!known.has(e.from) || !known.has(e.to) || e.from === e.to) continue;
+    const line = svg('line', { class: 'map-edge', 'marker-end': 'url(#map-arrow)' });
+    lines.append(line);
+    mapRefs.edges.push({ from: e.from, to: e.to, line });
+  }
+  const group = svg('g', { class: 'map-nodes' });
+  mapRefs.nodes.clear();
+  for (const n of nodes) {
+    const g = buildNode(n, root);
+    group.append(g);
+    mapRefs.nodes.set(n.id, g);
+  }
+  root.append(title, defs, lines, group);
+  mapRefs.svg = root;
+  return root;
+}
+
+function buildNode(n, root) {
+  const judge = n.kind === 'judge';
+  const id = n.id;
+  const g = svg('g', {
+    class: 'map-node ' + (judge ? 'map-judge' : 'map-servant'), tabindex: 0, role: 'button',
+    'aria-label': n.name || id, 'aria-describedby': judge ? 'map-judge map-hint' : 'map-hint', 'data-fk': 'node:' + id,
+  });
+  g.append(judge
+    ? svg('rect', { class: 'map-shape', x: -19, y: -19, width: 38, height: 38, transform: 'rotate(45)' })
+    : svg('circle', { class: 'map-shape', r: NODE_R }));
+  const label = svg('text', { class: 'map-label', y: NODE_R + 16, 'text-anchor': 'middle' });
+  label.textContent = n.name || id;
+  g.append(label);
+  g.addEventListener('keydown', (e) => {
+    const d = ARROWS[e.key];
+    if (!d || e.altKey || e.ctrlKey || e.metaKey) return;
+    e.preventDefault();
+    const step = e.shiftKey ? 50 : 10;
+    const p = mapPos.get(id) || { x: 0, y: 0 };
+    moveNode(id, p.x + d[0] * step, p.y + d[1] * step);
+  });
+  g.addEventListener('keyup', (e) => { if (ARROWS[e.key]) savePos(id); });
+  const toMap = (e) => {
+    const ctm = root.getScreenCTM();
+    return ctm ? new DOMPoint(e.clientX, e.clientY).matrixTransform(ctm.inverse()) : null;
+  };
+  g.addEventListener('pointerdown', (e) => {
+    if (e.button !== 0) return;
+    const p = toMap(e);
+    const at = mapPos.get(id);
+    if (!p || !at) return;
+    e.preventDefault();
+    g.focus();
+    mapDrag = { id, pid: e.pointerId, dx: at.x - p.x, dy: at.y - p.y, moved: false };
+    g.setPointerCapture(e.pointerId);
+    g.classList.add('map-dragging');
+  });
+  g.addEventListener('pointermove', (e) => {
+    if (!mapDrag || mapDrag.id !== id || mapDrag.pid !== e.pointerId) return;
+    const p = toMap(e);
+    if (!p) return;
+    mapDrag.moved = true;
+    moveNode(id, p.x + mapDrag.dx, p.y + mapDrag.dy);
+  });
+  const end = () => {
+    if (!mapDrag || mapDrag.id !== id) return;
+    const moved = mapDrag.moved;
+    mapDrag = null;
+    g.classList.remove('map-dragging');
+    if (moved) savePos(id);
+  };
+  for (const ev of ['pointerup', 'pointercancel', 'lostpointercapture']) g.addEventListener(ev, end);
+  return g;
+}
+
+function moveNode(id, x, y) {
+  const [w, h] = mapSize();
+  const clamp = (v, hi) => Math.round(Math.min(hi, Math.max(0, v)));
+  mapPos.set(id, { x: clamp(x, w), y: clamp(y, h) });
+  S.eventAt.set('pos:' + id, performance.now());
+  placeMap();
+}
+
+function placeMap() {
+  for (const [id, g] of mapRefs.nodes) {
+    const p = mapPos.get(id);
+    if (p) g.setAttribute('transform', 'translate(' + p.x + ' ' + p.y + ')');
+  }
+  for (const e of mapRefs.edges) {
+    const a = mapPos.get(e.from);
+    const b = mapPos.get(e.to);
+    if (!a || !b) continue;
+    const dx = b.x - a.x;
+    const dy = b.y - a.y;
+    const d = Math.hypot(dx, dy);
+    const k = d > 2 * NODE_R + 4 ? 1 : 0;
+    const s0 = k * (NODE_R + 2) / (d || 1);
+    const s1 = k * (NODE_R + 4) / (d || 1);
+    const at = { x1: a.x + dx * s0, y1: a.y + dy * s0, x2: b.x - dx * s1, y2: b.y - dy * s1 };
+    if (!k) Object.assign(at, { x2: at.x1, y2: at.y1 });
+    for (const key of Object.keys(at)) e.line.setAttribute(key, at[key].toFixed(1));
+  }
+}
+
+// One save in flight per node; moves made meanwhile are saved after it, the latest only.
+const mapSaving = new Map();
+async function savePos(id) {
+  if (mapSaving.has(id)) { mapSaving.set(id, 'again'); return; }
+  mapSaving.set(id, 'busy');
+  for (;;) {
+    const p = mapPos.get(id);
+    if (!p) break;
+    await run($('map-alert'), 'setPosition', { agentId: id, x: p.x, y: p.y });
+    S.eventAt.set('pos:' + id, performance.now());
+    if (mapSaving.get(id) !== 'again') break;
+    mapSaving.set(id, 'busy');
+  }
+  mapSaving.delete(id);
+}
+
 // ---------------------------------------------------------------- status bar
 
 function switchState() {
@@ -454,6 +619,11 @@ function renderStatusBar() {
   const door = v.door || {};
   $('sb-door').textContent = door.open ? t('sb.doorOpen', { url: door.url || '' }) : t('sb.doorClosed');
   $('sb-version').textContent = t('sb.version', { v: v.version || '?' });
+  const roots = v.roots || [];
+  $('sb-budget').textContent = roots.length
+    ? roots.map((r) => (r.ceiling == null ? t('sb.budgetNone', { spent: fmtNum(r.spent) })
+      : t('sb.budget', { remaining: fmtNum(r.remaining), ceiling: fmtNum(r.ceiling) }))).join('; ')
+    : t('sb.noRoot');
   const st = switchState();
   const known = ['running', 'paused', 'aborting', 'halted'].includes(st);
   $('sb-switch-state').textContent = known ? t('switch.' + st) : st;
@@ -653,14 +823,7 @@ function reconcile(box, items, draw) {
 }
 
 function drawChatItem(it) {
-  if (it.kind === 'tool') {
-    const row = el('div', { class: 'tool-row ' + (it.ok ? 'tool-ok' : 'tool-failed') },
-      el('span', { class: 'tool-label', text: t('chat.tool') }), ' ',
-      el('code', { text: it.tool }), ' ',
-      el('span', { class: 'tool-state', text: t(it.ok ? 'chat.toolOk' : 'chat.toolFailed') }));
-    if (it.reason && it.reason.text) row.append(' ', el('span', { class: 'reason', text: it.reason.text }));
-    return row;
-  }
+  if (it.kind === 'tool') return drawToolRow(it);
   if (it.kind === 'interrupted') return el('div', { class: 'note', text: t('chat.interrupted') });
   if (it.kind === 'failed') {
     const row = el('div', { class: 'note note-error', role: 'alert' }, el('strong', { text: t('chat.failed') }), ' ');
@@ -678,6 +841,73 @@ function drawChatItem(it) {
   if (it.pending) meta.append(' ', el('span', { class: 'pending', text: t(it.failed ? 'chat.notSent' : 'chat.sending') }));
   return el('div', { class: 'msg msg-' + (from.kind || 'unknown') + (it.failed ? ' msg-failed' : '') },
     meta, el('div', { class: 'text', text: it.content || '' }));
+}
+
+function drawToolRow(it) {
+  const state = t(it.ok ? 'chat.toolOk' : 'chat.toolFailed');
+  const did = nextId('tool');
+  const btn = el('button', {
+    type: 'button', class: 'tool-btn', 'aria-expanded': it.open ? 'true' : 'false', 'aria-controls': did,
+    'aria-label': t('chat.toolDetails', { tool: it.tool, state }), 'data-fk': 'tool:' + it.callId,
+  }, el('span', { class: 'tool-label', text: t('chat.tool') }), ' ', el('code', { text: it.tool }), ' ',
+  el('span', { class: 'tool-state', text: state }));
+  const box = el('div', { id: did, class: 'tool-details', hidden: !it.open });
+  it.box = box;
+  const row = el('div', { class: 'tool-row ' + (it.ok ? 'tool-ok' : 'tool-failed') }, btn);
+  if (it.reason && it.reason.text) row.append(' ', el('span', { class: 'reason', text: it.reason.text }));
+  row.append(box);
+  if (it.open) toolDetails(it);
+  btn.addEventListener('click', () => {
+    it.open = !it.open;
+    btn.setAttribute('aria-expanded', it.open ? 'true' : 'false');
+    box.hidden = !it.open;
+    if (it.open) {
+      if (it.detailErr) it.detailErr = null;
+      toolDetails(it);
+    }
+  });
+  return row;
+}
+
+function prettyJson(text) {
+  const s = text == null ? '' : String(text);
+  try {
+    const v = JSON.parse(s);
+    if (v && typeof v === 'object') return JSON.stringify(v, null, 2);
+  } catch { /* not JSON (or cut): shown as it is */ }
+  return s;
+}
+
+// Fetched on the first open; drawn into the row's current box (a redraw makes a new one).
+async function toolDetails(it) {
+  if (!it.detail && !it.detailErr && !it.loading) {
+    if (!it.callId) it.detailErr = { code: 'GUI_NO_CALL_ID', message: t('chat.noCallId') };
+    else {
+      it.loading = true;
+      it.box.replaceChildren(el('p', { class: 'hint', text: t('chat.loading') }));
+      try {
+        it.detail = await getJson('/api/tools/' + encodeURIComponent(it.agentId) + '/' + encodeURIComponent(it.callId));
+      } catch (e) {
+        it.detailErr = e;
+      }
+      it.loading = false;
+    }
+  }
+  if (it.loading) return;
+  const box = it.box;
+  if (it.detailErr) {
+    const a = el('p', { class: 'alert', role: 'alert' });
+    showError(a, it.detailErr);
+    box.replaceChildren(a);
+    return;
+  }
+  const d = it.detail || {};
+  const fig = (label, text) => {
+    const cid = nextId('fig');
+    return el('figure', { class: 'tool-fig', 'aria-labelledby': cid }, el('figcaption', { id: cid, text: label }),
+      text ? el('pre', { class: 'tool-pre', tabindex: 0, text }) : el('p', { class: 'hint', text: t('chat.emptyResult') }));
+  };
+  box.replaceChildren(fig(t('chat.args'), prettyJson(d.args)), fig(t('chat.result'), prettyJson(d.result)));
 }
 
 function renderChat() {
@@ -1055,6 +1285,7 @@ function onCore(e) {
     }
     case 'messageSent':
       if (e.message) onMessage(e.message);
+      refreshVillage();
       refreshPage('conversations');
       break;
     case 'agentTyping':
@@ -1062,9 +1293,10 @@ function onCore(e) {
       S.eventAt.set(id + ':typing', now);
       updateCard(id);
       if (id === S.chatAgent) updateChatControls();
+      refreshVillage();
       break;
     case 'toolInvoked': {
-      addLocal(id, { kind: 'tool', tool: e.tool, ok: !!e.ok, reason: e.reason, callId: e.callId });
+      addLocal(id, { kind: 'tool', agentId: id, tool: e.tool, ok: !!e.ok, reason: e.reason, callId: e.callId });
       const a = S.agents.get(id);
       if (a) a.lastTool = { tool: e.tool, ok: !!e.ok };
       S.eventAt.set(id + ':tool', now);
@@ -1197,6 +1429,7 @@ function renderAll() {
   renderLive();
   renderCards();
   renderGroups();
+  renderMap();
   renderChatAgents();
   tick();
 }

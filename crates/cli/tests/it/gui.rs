@@ -318,6 +318,7 @@ async fn the_pages_work_in_a_real_browser() {
             a.enabled_tools = Some(vec!["run".into()]);
         })
         .reception("reception")
+        .budget(Some(1_000_000))
         .write(&data);
     let mut gui = start(&data, &[]);
     let url = format!("http://127.0.0.1:{}/?token={}", gui.port, gui.token);

@@ -274,7 +274,10 @@ async fn ask_resume_continues_a_named_conversation() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "resumed");
     let sent = stub.requests()[0].body.to_string();
-    assert!(!sent.contains("other words"), "the newest conversation's history was read: {sent}");
+    assert!(
+        !sent.contains("other words"),
+        "the newest conversation's history was read: {sent}"
+    );
     let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
     let records = store.records(&older).unwrap();
     assert!(

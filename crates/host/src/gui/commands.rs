@@ -317,10 +317,12 @@ async fn set_position(state: &GuiState, id: &str, x: f64, y: f64) -> Result<Valu
     if !(x.is_finite() && y.is_finite()) {
         return Err(ApiError::bad_request("x and y must be numbers"));
     }
+    let (width, height) = super::views::MAP_SIZE;
     state.orchestrator.update_world(|w| {
         let place = w.topology_positions.entry(id.to_owned()).or_default();
-        place.x = x;
-        place.y = y;
+        // Kept inside the map the page draws.
+        place.x = x.clamp(0.0, width);
+        place.y = y.clamp(0.0, height);
         Ok(())
     })?;
     saved(state, "world.json").await;

@@ -79,9 +79,10 @@ pub async fn village(State(state): State<Arc<GuiState>>) -> Answer {
     })))
 }
 
-/// The map's drawing area (SVG user units).
-const MAP_W: f64 = 800.0;
-const MAP_H: f64 = 500.0;
+/// The map's drawing area (SVG user units): width, height.
+pub const MAP_SIZE: (f64, f64) = (800.0, 500.0);
+const MAP_W: f64 = MAP_SIZE.0;
+const MAP_H: f64 = MAP_SIZE.1;
 
 /// The connection map, laid out here: servants and judges at their `topologyPositions`, the
 /// others on a circle in list order; an edge per connection.

@@ -145,6 +145,17 @@ async fn the_map_the_tool_details_and_the_running_budgets() {
             .0,
         StatusCode::NOT_FOUND
     );
+    fx.command(json!({"type": "setPosition", "agentId": "b2", "x": 5000.0, "y": -3.0}))
+        .await;
+    let world: Value = serde_json::from_str(
+        &std::fs::read_to_string(fx.data.workspace().join("world.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        world["topologyPositions"]["b2"],
+        json!({"x": 800.0, "y": 0.0}),
+        "kept inside the map"
+    );
     assert_eq!(village["roots"], json!([]), "nothing running");
     fx.command(json!({"type": "startAgent", "agentId": "rec"}))
         .await;
