@@ -28,8 +28,8 @@ pub struct AskArgs {
     /// Continue the current conversation instead of starting a new one.
     #[arg(long, conflicts_with = "resume")]
     pub continue_session: bool,
-    /// Continue the conversation SESSION_ID (see `sessions list`); an unknown id is exit 2.
-    #[arg(long, value_name = "SESSION_ID")]
+    /// Continue the conversation ID (see `sessions list`); an unknown id is exit 2.
+    #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
     /// The client name the reception sees (the village's externalName wins).
     #[arg(long, default_value = "fuseforks-cli")]
