@@ -35,6 +35,9 @@ pub enum CoreError {
     /// space, an empty one, or one ending in `*`).
     #[error("the command cannot be written as a run.json line: {0}")]
     PendingUnrepresentable(String),
+    /// The kill switch is at halt: no agent starts until `resume`.
+    #[error("the village is halted; no agent starts until it is resumed")]
+    Halted,
 }
 
 impl CoreError {
@@ -50,6 +53,7 @@ impl CoreError {
             Self::PlanDispatchInvalid(_) => "PLAN_DISPATCH_INVALID",
             Self::PendingNotFound(_) => "RUN_PENDING_NOT_FOUND",
             Self::PendingUnrepresentable(_) => "RUN_PENDING_UNREPRESENTABLE",
+            Self::Halted => "VILLAGE_HALTED",
         }
     }
 }
@@ -69,6 +73,9 @@ impl Coded for CoreError {
             }
             Self::PendingUnrepresentable(_) => {
                 Some("approve the pattern (`command *`) instead, or edit run.json by hand".into())
+            }
+            Self::Halted => {
+                Some("resume first (Resume, or `fuseforks-cli resume --data-dir D`)".into())
             }
             _ => None,
         }

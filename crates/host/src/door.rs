@@ -369,11 +369,12 @@ fn origin_is_allowed(headers: &HeaderMap) -> bool {
     !authority.contains(['/', '@', '?', '#']) && authority_is_loopback(authority)
 }
 
+/// Digits only (no sign, no second colon), within a port's range.
 fn valid_port(text: &str) -> bool {
-    text.strip_prefix(':')
-        .unwrap_or(text)
-        .parse::<u16>()
-        .is_ok()
+    let digits = text.strip_prefix(':').unwrap_or(text);
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && digits.parse::<u16>().is_ok()
 }
 
 /// The MCP side of one MCP session: one tool that asks the reception, in the session's own

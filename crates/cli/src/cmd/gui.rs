@@ -97,7 +97,7 @@ pub async fn serve_gui(
     };
     let schedules = host.start_schedules();
     let state = GuiState::of(&host, door.as_ref().map(fuseforks_host::door::Door::url));
-    let gui = match Gui::open(state, opening.port, &random_secret()).await {
+    let gui = match Gui::open(state, opening.port, &random_secret(), true).await {
         Ok(gui) => gui,
         Err(e) => {
             out.error(&e);

@@ -153,7 +153,7 @@ async fn open_gui(
         return Err(exit::BOOT_FAILED);
     };
     let state = GuiState::of(host, door.map(fuseforks_host::door::Door::url));
-    match Gui::open(state, port, &token).await {
+    match Gui::open(state, port, &token, false).await {
         Ok(gui) => {
             let message = format!(
                 "gui open at http://{}/ (open it with ?token=<the secret gui_token>)",

@@ -130,6 +130,11 @@ async fn gui_prints_its_url_starts_nobody_and_refuses_strangers() {
     assert_eq!(get(gui.port, &host, "/api/village", None).0, 401);
     assert_eq!(get(gui.port, &host, "/?token=wrong", None).0, 401);
     let cookie = cookie(&gui);
+    let (again, _, body) = get(gui.port, &host, &format!("/?token={}", gui.token), None);
+    assert!(
+        again == 401 && body.contains("GUI_TOKEN_USED"),
+        "the link works once: {body}"
+    );
     assert_eq!(
         get(gui.port, "evil.example", "/api/village", Some(&cookie)).0,
         403
@@ -349,4 +354,65 @@ async fn the_pages_work_in_a_real_browser() {
     let policy =
         std::fs::read_to_string(data.workspace().join("agents/reception/run.json")).unwrap();
     assert!(policy.contains("echo approved"), "{policy}");
+}
+
+/// `serve --gui-port`: the token is the secret `gui_token` (never printed; it works for every
+/// exchange, being the user's own), a short one is refused (exit 5), a missing one too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_opens_the_gui_with_the_secret_gui_token() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url()).write(&data);
+    let dir = data.data_dir().display().to_string();
+    let port = fuseforks_testkit::free_port();
+    let line = format!("serve --data-dir {dir} --start batch --secrets env --gui-port {port}");
+    for (token, code) in [
+        (None, "GUI_TOKEN_MISSING"),
+        (Some("short"), "GUI_TOKEN_WEAK"),
+    ] {
+        let mut c = command(words(&line), true);
+        if let Some(t) = token {
+            c.env("FUSEFORKS_SECRET_GUI_TOKEN", t);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+        assert!(stderr(&out).contains(code), "{}", stderr(&out));
+    }
+    let token = "gui-secret-token-0123456789abcdef0123";
+    let mut serving = KillOnDrop::new(
+        command(words(&line), true)
+            .env("FUSEFORKS_SECRET_GUI_TOKEN", token)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let started = std::time::Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the GUI never opened"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let gui = Running {
+        child: KillOnDrop::new(Command::new("true").spawn().unwrap()),
+        port,
+        token: token.into(),
+    };
+    let host = format!("127.0.0.1:{port}");
+    let _first = cookie(&gui);
+    let second = cookie(&gui);
+    assert_eq!(
+        get(port, &host, "/api/village", Some(&second)).0,
+        200,
+        "the user's own token works again"
+    );
+    let out = signal_and_wait(&mut serving, "TERM").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("GUI_OPEN"), "{}", stderr(&out));
+    let said = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+    assert!(!said.contains(token), "the token was printed");
+    let log = std::fs::read_to_string(data.workspace().join("fuseforks.log")).unwrap();
+    assert!(!log.contains(token));
 }

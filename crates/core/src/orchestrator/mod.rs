@@ -241,8 +241,11 @@ impl Orchestrator {
         self.inner.status(id)
     }
 
-    /// Starts an agent: one task, one mailbox.
+    /// Starts an agent: one task, one mailbox. Refused while the kill switch is at halt.
     pub fn start_agent(&self, id: &str) -> Result<(), CoreError> {
+        if self.switch_state() == crate::safety::SwitchState::Halted {
+            return Err(CoreError::Halted);
+        }
         self.inner.start_agent(id)
     }
 

@@ -66,7 +66,8 @@ fn status_of(code: &str) -> StatusCode {
         "NOT_RUNNING"
         | "PLAN_WAVE_NOT_PENDING"
         | "SESSION_IS_CURRENT"
-        | "EXTERNAL_RECEPTION_UNSET" => StatusCode::CONFLICT,
+        | "EXTERNAL_RECEPTION_UNSET"
+        | "VILLAGE_HALTED" => StatusCode::CONFLICT,
         c if c.starts_with("INVALID_")
             || c.starts_with("VILLAGE_")
             || c.starts_with("SECRET_")

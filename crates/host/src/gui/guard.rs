@@ -1,7 +1,8 @@
 //! What every request to the GUI must show, checked before any route runs: a loopback `Host`
 //! (against DNS rebinding; any port, so that an SSH tunnel works), the session cookie — got by
-//! exchanging the launch token once (`GET /?token=T` → 303 to `/` with an `HttpOnly;
-//! SameSite=Strict` cookie of its own random value) —, and on every `POST` an `Origin` equal to
+//! exchanging the launch token (`GET /?token=T` → 303 to `/` with an `HttpOnly;
+//! SameSite=Strict` cookie of its own random value, named after the port; `gui`'s random token
+//! works once) —, and on every `POST` an `Origin` equal to
 //! `http://` + that `Host`. Secrets are compared as SHA-256 digests in constant time. Every
 //! answer gets the security headers (a strict Content-Security-Policy among them).
 
@@ -26,18 +27,29 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 pub struct Keys {
     token: [u8; 32],
     session: [u8; 32],
-    /// The cookie's value (sent once, at the exchange).
+    /// The cookie's value (sent at the exchange).
     session_value: String,
+    /// The cookie's name: [`COOKIE`] and the port, so that two GUIs on this machine (whose
+    /// cookies the browser scopes by host, not port) never overwrite each other's.
+    cookie_name: String,
+    /// The token works for one exchange only (`gui`'s random launch token, which may have
+    /// been on a command line or in a history); else for every exchange (`serve
+    /// --gui-port`'s secret `gui_token`).
+    once: bool,
+    spent: std::sync::atomic::AtomicBool,
 }
 
 impl Keys {
-    /// Keys for the launch token `token` and a fresh random session value.
-    pub fn new(token: &str) -> Self {
+    /// Keys for the launch token `token` on `port`, and a fresh random session value.
+    pub fn new(token: &str, port: u16, once: bool) -> Self {
         let session_value = random_secret();
         Self {
             token: digest(token),
             session: digest(&session_value),
             session_value,
+            cookie_name: format!("{COOKIE}_{port}"),
+            once,
+            spent: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -82,7 +94,7 @@ pub async fn admit(State(keys): State<Arc<Keys>>, request: Request, next: Next) 
     {
         return exchange(&keys, &token);
     }
-    if !same(cookie(headers).as_deref(), &keys.session) {
+    if !same(cookie(headers, &keys.cookie_name).as_deref(), &keys.session) {
         return ApiError::new(
             StatusCode::UNAUTHORIZED,
             "GUI_UNAUTHORIZED",
@@ -108,7 +120,9 @@ pub async fn admit(State(keys): State<Arc<Keys>>, request: Request, next: Next) 
 /// The token exchange: the right token gives the cookie and a redirect to `/` (so the token
 /// leaves the address bar); a wrong one is 401.
 fn exchange(keys: &Keys, token: &str) -> Response {
-    if !same(Some(token), &keys.token) {
+    use std::sync::atomic::Ordering;
+    let token = percent_decode(token);
+    if !same(Some(&token), &keys.token) {
         return ApiError::new(
             StatusCode::UNAUTHORIZED,
             "GUI_UNAUTHORIZED",
@@ -117,9 +131,18 @@ fn exchange(keys: &Keys, token: &str) -> Response {
         .with_fix("open the URL fuseforks-cli printed this time (each launch has its own token)")
         .into_response();
     }
+    if keys.once && keys.spent.swap(true, Ordering::SeqCst) {
+        return ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "GUI_TOKEN_USED",
+            "this launch's link was used already (it works once)",
+        )
+        .with_fix("use the browser tab it opened, or start fuseforks-cli gui again for a new link")
+        .into_response();
+    }
     let cookie = format!(
-        "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
-        keys.session_value
+        "{}={}; HttpOnly; SameSite=Strict; Path=/",
+        keys.cookie_name, keys.session_value
     );
     let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie) {
@@ -158,17 +181,35 @@ fn query_token(query: Option<&str>) -> Option<String> {
 }
 
 /// The session cookie's value, from any `Cookie` header.
-fn cookie(headers: &HeaderMap) -> Option<String> {
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    let prefix = format!("{name}=");
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
-        .find_map(|pair| {
-            pair.trim()
-                .strip_prefix(&format!("{COOKIE}="))
-                .map(str::to_owned)
-        })
+        .find_map(|pair| pair.trim().strip_prefix(&prefix).map(str::to_owned))
+}
+
+/// `%XX` sequences decoded (a token with `&`, `+` or `%` written into a link), `+` kept.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    let hex = |b: Option<&u8>| b.and_then(|b| (*b as char).to_digit(16));
+    while i < bytes.len() {
+        match (bytes[i], hex(bytes.get(i + 1)), hex(bytes.get(i + 2))) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Adds the security headers to an answer (API answers are never cached).
@@ -198,7 +239,7 @@ pub async fn secure_headers(request: Request, next: Next) -> Response {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use super::{query_token, same_origin};
+    use super::{percent_decode, query_token, same_origin};
     use axum::http::{HeaderMap, HeaderValue, header};
 
     #[test]
@@ -218,5 +259,6 @@ mod tests {
         assert!(!same_origin(&h, "127.0.0.1:5"), "two");
         assert_eq!(query_token(Some("a=1&token=xyz")).as_deref(), Some("xyz"));
         assert_eq!(query_token(Some("tokens=1")), None);
+        assert_eq!(percent_decode("a%26b%2Bc+d%zz"), "a&b+c+d%zz");
     }
 }

@@ -33,6 +33,8 @@ use crate::secrets::SecretStore;
 
 /// The secret key of the GUI's token under `serve --gui-port`.
 pub const GUI_TOKEN_KEY: &str = "gui_token";
+/// The shortest token accepted.
+pub const MIN_TOKEN_CHARS: usize = 32;
 /// How long closing waits for requests in flight.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
@@ -98,6 +100,9 @@ pub enum GuiError {
     /// `serve --gui-port` without the secret `gui_token`.
     #[error("the GUI has no token (secret gui_token)")]
     TokenMissing,
+    /// The token is too short to stand against guessing.
+    #[error("the GUI's token (secret gui_token) is shorter than {MIN_TOKEN_CHARS} characters")]
+    TokenWeak,
     /// The port is taken or cannot be bound.
     #[error("cannot listen on 127.0.0.1:{port}: {reason}")]
     Bind {
@@ -112,6 +117,7 @@ impl fuseforks_core::Coded for GuiError {
     fn code(&self) -> &'static str {
         match self {
             Self::TokenMissing => "GUI_TOKEN_MISSING",
+            Self::TokenWeak => "GUI_TOKEN_WEAK",
             Self::Bind { .. } => "GUI_BIND_FAILED",
         }
     }
@@ -120,6 +126,9 @@ impl fuseforks_core::Coded for GuiError {
         Some(match self {
             Self::TokenMissing => {
                 "set the secret gui_token (FUSEFORKS_SECRET_GUI_TOKEN with --secrets env)".into()
+            }
+            Self::TokenWeak => {
+                "set gui_token to 32 or more random characters (e.g. `openssl rand -hex 32`)".into()
             }
             Self::Bind { .. } => {
                 "choose another port (--port / --gui-port) or stop what holds it".into()
@@ -137,10 +146,20 @@ pub struct Gui {
 }
 
 impl Gui {
-    /// Opens the GUI on `127.0.0.1:port` (0: a free port) with the launch token `token`.
-    pub async fn open(state: Arc<GuiState>, port: u16, token: &str) -> Result<Self, GuiError> {
+    /// Opens the GUI on `127.0.0.1:port` (0: a free port) with the launch token `token`
+    /// (`once`: it works for one exchange, as `gui`'s random token). A token shorter than
+    /// [`MIN_TOKEN_CHARS`] is refused: it could be guessed.
+    pub async fn open(
+        state: Arc<GuiState>,
+        port: u16,
+        token: &str,
+        once: bool,
+    ) -> Result<Self, GuiError> {
         if token.trim().is_empty() {
             return Err(GuiError::TokenMissing);
+        }
+        if token.chars().count() < MIN_TOKEN_CHARS {
+            return Err(GuiError::TokenWeak);
         }
         let bind = |e: std::io::Error| GuiError::Bind {
             port,
@@ -150,7 +169,8 @@ impl Gui {
             .await
             .map_err(bind)?;
         let address = listener.local_addr().map_err(bind)?;
-        let app = router(Arc::clone(&state), Arc::new(guard::Keys::new(token)));
+        let keys = guard::Keys::new(token, address.port(), once);
+        let app = router(Arc::clone(&state), Arc::new(keys));
         let stopping = state.stop.clone();
         let log: Arc<dyn LogSink> = state.log.clone();
         let server = tokio::spawn(async move {

@@ -82,7 +82,7 @@ impl Fx {
             "test".into(),
             None,
         );
-        let app = router(Arc::clone(&state), Arc::new(Keys::new(TOKEN)));
+        let app = router(Arc::clone(&state), Arc::new(Keys::new(TOKEN, 4321, false)));
         let exchange = app
             .clone()
             .oneshot(
@@ -104,7 +104,10 @@ impl Fx {
         );
         assert!(!set.contains(TOKEN), "the token is not the cookie");
         let cookie = set.split(';').next().unwrap().to_owned();
-        assert!(cookie.starts_with(&format!("{COOKIE}=")));
+        assert!(
+            cookie.starts_with(&format!("{COOKIE}_4321=")),
+            "named after the port"
+        );
         Self {
             data,
             app,
@@ -624,5 +627,74 @@ async fn conversations_and_pending_runs_are_decided_from_the_page() {
     assert!(
         audit.contains("\"rejected\"") && audit.contains("\"approved_pattern\""),
         "{audit}"
+    );
+}
+
+/// `gui`'s launch token works once: a second exchange (a copied link, a history) is 401.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_launch_token_that_works_once_is_refused_the_second_time() {
+    let stub = StubServer::start(vec![]).await;
+    let fx = Fx::new(&stub).await;
+    let once = router(
+        Arc::clone(&fx.state),
+        Arc::new(Keys::new(TOKEN, 4321, true)),
+    );
+    let exchange = || {
+        once.clone().oneshot(
+            get(&format!("/?token={TOKEN}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+    };
+    assert_eq!(exchange().await.unwrap().status(), StatusCode::SEE_OTHER);
+    let again = exchange().await.unwrap();
+    assert_eq!(again.status(), StatusCode::UNAUTHORIZED);
+    let body = axum::body::to_bytes(again.into_body(), 1 << 16)
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&body).contains("GUI_TOKEN_USED"));
+}
+
+/// A halted village starts nobody from the page (409, the switch's state kept); resume lifts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_halted_village_starts_nobody_until_resumed() {
+    let stub = StubServer::start(vec![]).await;
+    let fx = Fx::new(&stub).await;
+    assert_eq!(
+        fx.command(json!({"type": "killSwitch", "command": "halt"}))
+            .await
+            .1["state"],
+        "halted"
+    );
+    for start in [
+        json!({"type": "startAgent", "agentId": "rec"}),
+        json!({"type": "startBatch"}),
+    ] {
+        let refused = fx.command(start).await;
+        assert_eq!(
+            (refused.0, Fx::code(&refused.1)),
+            (StatusCode::CONFLICT, "VILLAGE_HALTED"),
+            "{refused:?}"
+        );
+    }
+    assert_eq!(
+        fx.state.orchestrator.status("rec"),
+        fuseforks_core::events::AgentStatus::Idle
+    );
+    assert_eq!(
+        fx.command(json!({"type": "killSwitch", "command": "resume"}))
+            .await
+            .1["state"],
+        "running"
+    );
+    assert_eq!(
+        fx.command(json!({"type": "startAgent", "agentId": "rec"}))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    assert!(
+        !fx.data.data_dir().join("halt").exists(),
+        "the marker is gone after resume"
     );
 }
