@@ -41,6 +41,14 @@ pub(crate) struct Fx {
 
 impl Fx {
     pub(crate) async fn new(stub: &StubServer) -> Self {
+        Self::new_with(stub, |_| {}).await
+    }
+
+    /// [`Fx::new`] with a change to the village first.
+    pub(crate) async fn new_with(
+        stub: &StubServer,
+        edit: impl FnOnce(&mut fuseforks_core::village::World),
+    ) -> Self {
         let data = TempDataDir::new();
         TestVillage::builder()
             .stub(Wire::OpenAiCompat, stub.base_url())
@@ -58,6 +66,7 @@ impl Fx {
                     .unwrap(),
                 )
             })
+            .world(edit)
             .write(&data);
         let options = HostBootOptions {
             app_version: "test".into(),

@@ -228,3 +228,97 @@ async fn concurrent_saves_never_corrupt_or_lose_a_change() {
     );
     assert_eq!(memory.topology_positions.len(), 2);
 }
+
+/// A plan wave waiting for review: listed in the approvals, dispatched from the page with an
+/// edited task (the servant gets the edited text), and a second one discarded (nothing sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proposed_plan_is_edited_and_dispatched_or_discarded_from_the_page() {
+    use fuseforks_testkit::wire_replies::{ScriptCall, tool_calls};
+    let plan = |a: &str, b: &str| {
+        let call = ScriptCall {
+            id: "p1".into(),
+            name: "plan".into(),
+            args: json!({"tasks": [{"to": "b2", "message": a}, {"to": "c3", "message": b}]}),
+        };
+        tool_calls(Wire::OpenAiCompat, &[call], U)
+    };
+    let stub = StubServer::start(vec![
+        plan("original", "also"),
+        text(Wire::OpenAiCompat, "Waiting for review.", U),
+        text(Wire::OpenAiCompat, "B did it.", U),
+        text(Wire::OpenAiCompat, "Got the bundle.", U),
+        plan("x", "y"),
+        text(Wire::OpenAiCompat, "Waits again.", U),
+    ])
+    .await;
+    let fx = Fx::new_with(&stub, |w| {
+        let mut c3 = w.agents[1].clone();
+        c3.id = fuseforks_core::village::AgentId::new("c3").unwrap();
+        c3.name = "Cy".into();
+        w.agents.push(c3);
+        w.agents[0].plan_review = true;
+        w.agents[0].connected_agents = ["b2", "c3"]
+            .iter()
+            .map(|i| fuseforks_core::village::AgentId::new(*i).unwrap())
+            .collect();
+    })
+    .await;
+    fx.command(json!({"type": "startBatch"})).await;
+    for id in ["rec", "b2", "c3"] {
+        fx.command(json!({"type": "startAgent", "agentId": id}))
+            .await;
+    }
+    fx.command(json!({"type": "sendMessage", "agentId": "rec", "text": "plan it"}))
+        .await;
+    until("the proposal", async || {
+        fx.read("/api/approvals").await.1["plans"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+    })
+    .await;
+    let (_, approvals) = fx.read("/api/approvals").await;
+    let first = approvals["plans"][0].clone();
+    assert_eq!(
+        first["tasks"][0],
+        json!({"to": "b2", "message": "original"})
+    );
+    assert_eq!(fx.read("/api/village").await.1["pendingCount"], 1);
+    let plan_id = first["planId"].as_str().unwrap().to_owned();
+    let dispatched = fx
+        .command(json!({"type": "dispatchPlan", "planId": plan_id, "tasks": [{"to": "b2", "message": "edited"}]}))
+        .await;
+    assert_eq!(dispatched.0, StatusCode::OK, "{dispatched:?}");
+    until("the bundle back", async || stub.requests().len() >= 4).await;
+    assert!(
+        stub.requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("edited")),
+        "the edited task was sent"
+    );
+    fx.command(json!({"type": "sendMessage", "agentId": "rec", "text": "again"}))
+        .await;
+    until("the second proposal", async || {
+        fx.read("/api/approvals").await.1["plans"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+    })
+    .await;
+    let second = fx.read("/api/approvals").await.1["plans"][0]["planId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let sent = stub.requests().len();
+    assert_eq!(
+        fx.command(json!({"type": "discardPlan", "planId": second}))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    assert_eq!(fx.read("/api/approvals").await.1["plans"], json!([]));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        stub.requests().len(),
+        sent,
+        "a discarded wave sends nothing"
+    );
+}
