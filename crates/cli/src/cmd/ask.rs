@@ -20,6 +20,15 @@ use crate::signals::{SignalCount, reached};
 /// How long `ask` waits for the answer once every agent has ended (it is already there).
 const ANSWER_AFTER_CLOSE: std::time::Duration = std::time::Duration::from_millis(200);
 
+/// `--output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputArg {
+    /// The answer alone (or the no-answer line).
+    Text,
+    /// One JSON object: answer, outcome, exit code, session, turns, usage, ≈ $, elapsed.
+    Json,
+}
+
 /// Arguments of `ask`.
 #[derive(Debug, Args)]
 pub struct AskArgs {
@@ -31,6 +40,9 @@ pub struct AskArgs {
     /// Continue the conversation ID (see `sessions list`); an unknown id is exit 2.
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+    /// What stdout carries.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output: OutputArg,
     /// The client name the reception sees (the village's externalName wins).
     #[arg(long, default_value = "fuseforks-cli")]
     pub client: String,
@@ -141,10 +153,12 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
         workspace: &workspace,
         log: village_log.as_ref(),
     };
+    let started = super::ask_result::Started::now();
     let asking = asked(request, goal_spec(args), *out);
     let language = report.language;
+    let json = (args.output == OutputArg::Json).then_some((&orchestrator, started));
     let code = answer_then_close(&orchestrator, asking, signals, out, |outcome| {
-        let code = report_asked(outcome, language, out);
+        let code = report_asked(outcome, language, out, json);
         if orchestrator.switch_state() == fuseforks_core::safety::SwitchState::Halted {
             return super::control::report_halted(&args.common.data_dir, out);
         }
@@ -213,7 +227,12 @@ pub(crate) async fn answer_then_close(
 }
 
 /// Prints the answer (or the no-answer line) and how the goal loop ended; gives the exit code.
-fn report_asked(asked: Asked, language: Language, out: &Out) -> u8 {
+fn report_asked(
+    asked: Asked,
+    language: Language,
+    out: &Out,
+    json: Option<(&Orchestrator, super::ask_result::Started)>,
+) -> u8 {
     let (outcome, goal) = match asked {
         Asked::Plain(outcome) => (outcome, None),
         Asked::Goal(Ok(goal)) => (goal.last.clone(), Some(Ok(goal))),
@@ -228,16 +247,23 @@ fn report_asked(asked: Asked, language: Language, out: &Out) -> u8 {
             (none, Some(Err(())))
         }
     };
-    match &outcome.answer {
-        Some(text) => println!("{}", crate::terminal::for_stdout(text)),
-        None => println!("{}", outcome.state.no_answer_line(language)),
+    if json.is_none() {
+        match &outcome.answer {
+            Some(text) => println!("{}", crate::terminal::for_stdout(text)),
+            None => println!("{}", outcome.state.no_answer_line(language)),
+        }
     }
     report_outcome(&outcome, out);
-    match &goal {
+    let code = match &goal {
         None => exit::for_outcome(outcome.state),
-        Some(Ok(goal)) => report_goal(goal, language, out),
+        Some(Ok(goal)) => report_goal(goal, language, out, json.is_some()),
         Some(Err(())) => exit::CORE_ERROR,
+    };
+    if let Some((orchestrator, started)) = json {
+        let result = super::ask_result::result(orchestrator, &outcome, code, started);
+        out.result(&format!("{result}\n"));
     }
+    code
 }
 
 /// What `ask` waited for: one turn, or a goal loop.
@@ -288,7 +314,7 @@ async fn asked(request: GoalRequest<'_>, goal: Option<GoalSpec>, out: Out) -> As
 /// Says how a goal loop ended (stderr; a fixed line on stdout when not reached) and gives the
 /// exit code: the turn's when it did not answer, 12 when the goal was not reached or could
 /// not be checked, 0 only when the check matched.
-fn report_goal(goal: &GoalOutcome, language: Language, out: &Out) -> u8 {
+fn report_goal(goal: &GoalOutcome, language: Language, out: &Out, quiet: bool) -> u8 {
     let (id, n) = (&goal.goal_id, goal.attempts);
     let log = format!("workspace/goals/{id}.jsonl");
     match &goal.verdict {
@@ -311,16 +337,18 @@ fn report_goal(goal: &GoalOutcome, language: Language, out: &Out) -> u8 {
             exit::for_outcome(goal.last.state)
         }
         GoalVerdict::NotReached => {
-            println!(
-                "{}",
-                language.pick(
-                    format!("（{n} 回試しましたが、ゴールに届きませんでした）"),
-                    format!(
-                        "(Goal not reached after {n} attempt{}.)",
-                        if n == 1 { "" } else { "s" }
-                    ),
-                )
-            );
+            if !quiet {
+                println!(
+                    "{}",
+                    language.pick(
+                        format!("（{n} 回試しましたが、ゴールに届きませんでした）"),
+                        format!(
+                            "(Goal not reached after {n} attempt{}.)",
+                            if n == 1 { "" } else { "s" }
+                        ),
+                    )
+                );
+            }
             out.cli(
                 "error",
                 "GOAL_NOT_REACHED",

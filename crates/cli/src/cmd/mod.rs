@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod ask;
+pub mod ask_result;
 pub mod audit;
 pub mod bake;
 pub mod check;

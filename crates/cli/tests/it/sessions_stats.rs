@@ -290,3 +290,60 @@ async fn ask_resume_continues_a_named_conversation() {
         "the newest was left alone"
     );
 }
+
+/// `ask --output json`: one object on stdout with the answer, outcome, exit code, the stored
+/// conversation, the turns and tokens the request spent and the elapsed time; without an
+/// answer, the same object with `answer: null` and the exit code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_output_json_is_one_result_object() {
+    use fuseforks_core::llm::Wire;
+    use fuseforks_testkit::stub::{StubReply, StubServer};
+    use fuseforks_testkit::wire_replies;
+    let stub = StubServer::start(vec![
+        wire_replies::text(Wire::OpenAiCompat, "the answer", crate::headless::U),
+        StubReply::json(
+            401,
+            &json!({"error": {"message": "bad key", "type": "invalid_request_error"}}),
+        ),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url()).write(&data);
+    let dir = data.data_dir().display().to_string();
+    let line = format!("ask --data-dir {dir} --start reception --secrets env --output json hello");
+    let out = crate::headless::run(crate::words(&line), true).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (
+            result["answer"].as_str(),
+            result["outcome"].as_str(),
+            result["exitCode"].as_u64()
+        ),
+        (Some("the answer"), Some("answered"), Some(0))
+    );
+    assert_eq!(result["turns"], 1);
+    let u = crate::headless::U;
+    assert_eq!(
+        (
+            result["usage"]["prompt"].as_u64(),
+            result["usage"]["completion"].as_u64()
+        ),
+        (Some(u.prompt), Some(u.completion))
+    );
+    assert!(
+        result["sessionId"].is_string() && result["elapsedMs"].is_u64(),
+        "{result}"
+    );
+    let failed = crate::headless::run(crate::words(&line), true).await;
+    let result: Value = serde_json::from_str(&stdout(&failed)).unwrap();
+    assert_eq!(failed.status.code(), Some(6), "{}", stderr(&failed));
+    assert_eq!(
+        (result["answer"].clone(), result["exitCode"].as_u64()),
+        (Value::Null, Some(6))
+    );
+    assert!(
+        stderr(&failed).contains("LLM_HTTP"),
+        "the cause is still said on stderr"
+    );
+}
