@@ -7,7 +7,7 @@ mod output;
 mod signals;
 mod terminal;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use fuseforks_core::safety::SwitchCommand;
 
 use crate::output::Out;
@@ -86,6 +86,10 @@ enum Command {
     Sessions(cmd::sessions::SessionsArgs),
     /// Tokens, effective tokens and ≈ $ from the turn records, by agent, model or stop.
     Stats(cmd::stats::StatsArgs),
+    /// The shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(cmd::completions::CompletionsArgs),
+    /// The man page (roff) on stdout: `fuseforks-cli man > fuseforks-cli.1`.
+    Man,
     /// Make a path-rewritten copy of a GUI village for a container (seed 004; exit 2, 3, 4, 5,
     /// 10, 11 write nothing).
     Bake(cmd::bake::BakeArgs),
@@ -144,6 +148,8 @@ fn main() -> std::process::ExitCode {
         Command::Audit(args) => cmd::audit::run(&args, &out),
         Command::Sessions(args) => cmd::sessions::run(&args, &out),
         Command::Stats(args) => cmd::stats::run(&args, &out),
+        Command::Completions(args) => cmd::completions::completions(&args, Cli::command()),
+        Command::Man => cmd::completions::man(Cli::command(), &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {
             cmd::ask::run(&args, &out, signals).await
         }),

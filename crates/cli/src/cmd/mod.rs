@@ -5,6 +5,7 @@ pub mod ask_result;
 pub mod audit;
 pub mod bake;
 pub mod check;
+pub mod completions;
 pub mod control;
 pub mod demo;
 pub mod gui;

@@ -4,6 +4,7 @@
 
 mod bake;
 mod children;
+mod completions;
 mod demo;
 mod door;
 mod errors;
