@@ -39,6 +39,11 @@ fn start(data: &TempDataDir, envs: &[(&str, &str)]) -> Running {
     for (k, v) in envs {
         c.env(k, v);
     }
+    start_command(c)
+}
+
+/// Starts `c` (a `gui` command line) and reads the URL from its first stdout line.
+fn start_command(mut c: Command) -> Running {
     let mut child: Child = c
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -196,26 +201,7 @@ async fn an_api_key_saved_from_the_page_lands_in_the_os_store_and_is_never_shown
         true,
     );
     c.env("FUSEFORKS_KEYRING", "keyutils");
-    let mut child = c
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let rest = line
-        .trim()
-        .strip_prefix("http://127.0.0.1:")
-        .unwrap()
-        .to_owned();
-    let (port, token) = rest.split_once("/?token=").unwrap();
-    let mut gui = Running {
-        child: KillOnDrop::new(child),
-        port: port.parse().unwrap(),
-        token: token.into(),
-    };
+    let mut gui = start_command(c);
     let cookie = cookie(&gui);
     let origin = format!("http://127.0.0.1:{}", gui.port);
     let value = "sk-FROM-THE-PAGE-0c1d";
