@@ -12,6 +12,7 @@ pub(crate) mod json_budget;
 pub(crate) mod probe;
 pub(crate) mod proxy;
 pub(crate) mod retry;
+pub mod sse;
 pub(crate) mod usage;
 pub(crate) mod wire;
 

@@ -22,6 +22,7 @@ mod llm_fixtures;
 mod llm_limits;
 mod llm_probe;
 mod llm_retry;
+mod llm_stream;
 mod llm_support;
 mod mcp_client;
 mod orch_support;

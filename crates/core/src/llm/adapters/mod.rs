@@ -5,6 +5,7 @@ pub mod anthropic;
 pub mod gemini;
 pub mod ollama;
 pub mod openai_chat;
+pub mod openai_chat_stream;
 pub mod responses;
 
 use std::cell::Cell;
