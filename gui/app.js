@@ -763,7 +763,32 @@ function claimProvisional(id, content) {
   return chat ? chat.messages.some((m) => !m.local && endpoint(m.from).kind === 'user' && m.content === content) : false;
 }
 
+/** A streamed answer's next piece: shown in one growing row until the whole message comes. */
+function onDelta(agentId, text) {
+  const list = S.locals.get(agentId) || [];
+  const open = list.find((r) => r.kind === 'streaming');
+  if (open) {
+    open.text += text;
+    if (S.page === 'chat' && S.chatAgent === agentId) renderChat();
+  } else {
+    addLocal(agentId, { kind: 'streaming', text });
+  }
+}
+
+/** The streamed row of an agent ends (its whole message came, or the turn ended). */
+function endDelta(agentId) {
+  const list = S.locals.get(agentId);
+  if (!list) return;
+  const kept = list.filter((r) => r.kind !== 'streaming');
+  if (kept.length !== list.length) {
+    S.locals.set(agentId, kept);
+    if (S.page === 'chat' && S.chatAgent === agentId) renderChat();
+  }
+}
+
 function onMessage(m) {
+  const sender = endpoint(m.from);
+  if (sender.kind === 'agent') endDelta(sender.id);
   window.__fuseforksLastEventLagMs = Date.now() - m.tsMs;
   window.__lastEventAt = performance.now();
   const from = endpoint(m.from);
@@ -824,6 +849,12 @@ function reconcile(box, items, draw) {
 
 function drawChatItem(it) {
   if (it.kind === 'tool') return drawToolRow(it);
+  if (it.kind === 'streaming') {
+    const name = endpointName({ kind: 'agent', id: S.chatAgent });
+    return el('div', { class: 'msg msg-agent', 'aria-busy': 'true' },
+      el('div', { class: 'meta' }, el('span', { class: 'who', text: name }), ' ', el('span', { class: 'pending', text: t('chat.writing') })),
+      el('div', { class: 'text', text: it.text }));
+  }
   if (it.kind === 'interrupted') return el('div', { class: 'note', text: t('chat.interrupted') });
   if (it.kind === 'failed') {
     const row = el('div', { class: 'note note-error', role: 'alert' }, el('strong', { text: t('chat.failed') }), ' ');
@@ -1283,6 +1314,9 @@ function onCore(e) {
       }
       break;
     }
+    case 'messageDelta':
+      onDelta(id, e.text || '');
+      break;
     case 'messageSent':
       if (e.message) onMessage(e.message);
       refreshVillage();
@@ -1306,6 +1340,7 @@ function onCore(e) {
       break;
     }
     case 'turnInterrupted':
+      endDelta(id);
       addLocal(id, { kind: 'interrupted', turnSeq: e.turnSeq });
       break;
     case 'agentFailed':

@@ -46,6 +46,10 @@ pub enum CoreEvent {
     },
     /// A message was delivered.
     MessageSent { message: Box<AgentMessage> },
+    /// Text of an answer being written (a streaming template): the next piece, in order; the
+    /// whole answer follows as `messageSent`. Not a variant of the original.
+    #[serde(rename_all = "camelCase")]
+    MessageDelta { agent_id: String, text: String },
     /// An agent failed to start, or a turn of it failed (then with the code, the HTTP status
     /// or network class, the template and the endpoint's host — never a key or a body).
     #[serde(rename_all = "camelCase")]

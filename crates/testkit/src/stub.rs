@@ -58,6 +58,22 @@ impl StubReply {
         }
     }
 
+    /// A 200 stream of Server-Sent Events, one `data:` event per chunk, then `[DONE]`.
+    pub fn sse(chunks: &[Value]) -> Self {
+        let mut body = String::new();
+        for chunk in chunks {
+            body.push_str(&format!("data: {chunk}\n\n"));
+        }
+        body.push_str("data: [DONE]\n\n");
+        Self {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body: body.into_bytes(),
+            delay: Duration::ZERO,
+            fill: None,
+        }
+    }
+
     /// Adds a header.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_owned(), value.to_owned()));

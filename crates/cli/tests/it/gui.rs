@@ -286,8 +286,18 @@ async fn the_pages_work_in_a_real_browser() {
         }
     };
     let text = |t: &str| wire_replies::text(Wire::OpenAiCompat, t, U);
+    // The first answer streams (the template's `streaming`): pieces as `messageDelta`, then
+    // the whole message; the others come whole (a server may ignore `stream: true`).
+    let piece = |t: &str| json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": t}, "finish_reason": null}]});
+    let streamed = StubReply::sse(&[
+        piece("Hello "),
+        piece("from the "),
+        piece("stub."),
+        json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45}}),
+    ]);
     let stub = StubServer::start(vec![
-        text("Hello from the stub."),
+        streamed,
         run_call("c1"),
         text("Waiting for approval."),
         run_call("c2"),
@@ -310,6 +320,7 @@ async fn the_pages_work_in_a_real_browser() {
         })
         .reception("reception")
         .budget(Some(1_000_000))
+        .world(|w| w.model_templates[0].streaming = true)
         .write(&data);
     let mut gui = start(&data, &[]);
     let url = format!("http://127.0.0.1:{}/?token={}", gui.port, gui.token);

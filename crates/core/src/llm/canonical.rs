@@ -272,6 +272,16 @@ pub enum InFlight {
     Abort,
 }
 
+/// Where a streamed answer's text goes as it arrives (the orchestrator's `messageDelta`).
+#[derive(Clone)]
+pub struct DeltaSink(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for DeltaSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeltaSink")
+    }
+}
+
 /// One call to a model.
 #[derive(Debug, Clone)]
 pub struct ChatRequest {
@@ -305,6 +315,8 @@ pub struct ChatRequest {
     /// The hard stop (the close grace ran out): cuts the call at once even when `in_flight`
     /// says finish; its usage is then unknown.
     pub abort: CancellationToken,
+    /// Receives the answer's text as it arrives when the endpoint streams.
+    pub on_delta: Option<DeltaSink>,
 }
 
 impl ChatRequest {
@@ -329,6 +341,7 @@ impl ChatRequest {
             cancel,
             in_flight: InFlight::Finish,
             abort: CancellationToken::new(),
+            on_delta: None,
         }
     }
 

@@ -73,6 +73,8 @@ pub struct Endpoint {
     /// Plain `http` to a host that is not loopback is allowed (the template's
     /// `allowInsecureHttp`).
     pub allow_insecure_http: bool,
+    /// Answers are streamed (the template's `streaming`; the OpenAI-compatible wire).
+    pub stream: bool,
 }
 
 impl Endpoint {
@@ -92,6 +94,14 @@ impl Endpoint {
         if template.credential != Credential::NotRequired && api_key.is_none() {
             return Err(LlmError::KeyMissing(template.id.to_string()));
         }
+        let wire = Wire::of_template(template);
+        if template.streaming && wire != Wire::OpenAiCompat {
+            return Err(LlmError::InvalidRequest(format!(
+                "template {}: streaming is implemented for the OpenAI-compatible wire only, not {}; set \"streaming\": false",
+                template.id,
+                wire.as_str()
+            )));
+        }
         Ok(Self {
             template_id: template.id.to_string(),
             wire: Wire::of_template(template),
@@ -108,6 +118,7 @@ impl Endpoint {
             output_limit: template.max_output_tokens,
             max_response_bytes: template.response_cap(),
             allow_insecure_http: template.allow_insecure_http,
+            stream: template.streaming,
         })
     }
 
@@ -202,14 +213,18 @@ impl LlmClient {
             base_url: &endpoint.base_url,
             cache_ttl: endpoint.cache_ttl,
         };
-        let body = adapters::encode(request, &ctx)?;
+        let mut body = adapters::encode(request, &ctx)?;
+        if endpoint.stream {
+            body["stream"] = serde_json::json!(true);
+            body["stream_options"] = serde_json::json!({"include_usage": true});
+        }
         let url = endpoint.url(&request.model);
         let attempts = endpoint.max_attempts.max(1);
         for attempt in 0..attempts {
             if request.cancel.is_cancelled() || request.abort.is_cancelled() {
                 return Ok(ChatResponse::aborted());
             }
-            let send = self.send(endpoint, &url, &body);
+            let send = self.send(endpoint, &url, &body, request.on_delta.as_ref());
             let outcome = match request.in_flight {
                 InFlight::Abort => tokio::select! {
                     outcome = send => outcome,
@@ -274,7 +289,13 @@ impl LlmClient {
     }
 
     /// One attempt: the answer's JSON, or why there is none.
-    async fn send(&self, endpoint: &Endpoint, url: &str, body: &Value) -> Result<Value, Failed> {
+    async fn send(
+        &self,
+        endpoint: &Endpoint,
+        url: &str,
+        body: &Value,
+        on_delta: Option<&super::DeltaSink>,
+    ) -> Result<Value, Failed> {
         let mut builder = self
             .http
             .post(url)
@@ -288,6 +309,13 @@ impl LlmClient {
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let ok = (200..300).contains(&status);
+        let streamed = headers
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if ok && endpoint.stream && streamed {
+            return super::stream_read::read_stream(response, endpoint, on_delta).await;
+        }
         let cap = if ok {
             endpoint.max_response_bytes
         } else {
@@ -326,7 +354,7 @@ impl LlmClient {
 }
 
 /// Why an attempt brought no answer.
-enum Failed {
+pub(super) enum Failed {
     /// The provider failed (retried per its class).
     Provider(ProviderError),
     /// A failure another attempt cannot fix (an answer over the cap).

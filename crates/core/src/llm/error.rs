@@ -217,6 +217,15 @@ pub enum LlmError {
         /// The cap, bytes.
         limit: u64,
     },
+    /// A streamed answer stopped before its end (the connection broke, a chunk was not JSON);
+    /// what was shown of it stays shown. Not retried: its text was already seen.
+    #[error("the streamed answer stopped before its end (template {template}): {reason}")]
+    StreamInterrupted {
+        /// The template.
+        template: String,
+        /// What happened (a transport class or the chunk's problem; never the body).
+        reason: String,
+    },
     /// The answer would parse into more JSON values than a turn may hold. Never retried.
     #[error(
         "the model's answer holds more than {limit} JSON values (template {template}); it was not parsed"
@@ -248,6 +257,7 @@ impl crate::error::Coded for LlmError {
             Self::KeyMissing(_) => Some("store the key under the template id, or set its FUSEFORKS_SECRET_ variable with --secrets env".into()),
             Self::ResponseTooLarge { .. } => Some("raise maxResponseBytes of the template, or ask for a shorter answer".into()),
             Self::ResponseTooComplex { .. } => Some("ask for a shorter answer or smaller tool arguments".into()),
+            Self::StreamInterrupted { .. } => Some("send the request again; if it recurs, set \"streaming\": false on the template".into()),
             Self::Endpoint { problem, .. } => Some(problem_fix(problem).into()),
             Self::Provider(_) | Self::Decode(_) | Self::InvalidRequest(_) => None,
         }
@@ -274,9 +284,10 @@ impl LlmError {
     /// decodable, a 2xx that is not JSON, a timeout while waiting).
     pub fn maybe_billed(&self) -> bool {
         match self {
-            Self::ResponseTooLarge { .. } | Self::ResponseTooComplex { .. } | Self::Decode(_) => {
-                true
-            }
+            Self::ResponseTooLarge { .. }
+            | Self::ResponseTooComplex { .. }
+            | Self::StreamInterrupted { .. }
+            | Self::Decode(_) => true,
             Self::Provider(failure) => {
                 (200..300).contains(&failure.status) || failure.class == RetryClass::Timeout
             }
@@ -294,6 +305,7 @@ impl LlmError {
             Self::ResponseTooLarge { .. } | Self::ResponseTooComplex { .. } => {
                 "LLM_RESPONSE_TOO_LARGE"
             }
+            Self::StreamInterrupted { .. } => "LLM_STREAM_INTERRUPTED",
             Self::Endpoint { problem, .. } => problem.code(),
         }
     }

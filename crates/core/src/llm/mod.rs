@@ -13,13 +13,14 @@ pub(crate) mod probe;
 pub(crate) mod proxy;
 pub(crate) mod retry;
 pub mod sse;
+pub(crate) mod stream_read;
 pub(crate) mod usage;
 pub(crate) mod wire;
 
 pub use canonical::{
-    Attachment, AttachmentKind, ChatMessage, ChatRequest, ChatResponse, ContentBlock, Grounding,
-    GroundingSource, InFlight, ProviderSkills, ResponseFormat, Role, StopReason, ToolCall,
-    ToolChoice, ToolResult, ToolSpec,
+    Attachment, AttachmentKind, ChatMessage, ChatRequest, ChatResponse, ContentBlock, DeltaSink,
+    Grounding, GroundingSource, InFlight, ProviderSkills, ResponseFormat, Role, StopReason,
+    ToolCall, ToolChoice, ToolResult, ToolSpec,
 };
 pub use capability::Capabilities;
 pub use client::{ApiKey, Endpoint, LlmClient};

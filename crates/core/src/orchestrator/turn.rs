@@ -281,6 +281,16 @@ impl<'a> Turn<'a> {
         }
         let cut = self.cut.clone();
         let mut request = request_for(p, messages, self.control);
+        if p.endpoint.stream {
+            // The answer's text reaches the surfaces as it is written (events only, never the log).
+            let (inner, agent_id) = (Arc::clone(self.inner), self.agent_id.to_owned());
+            request.on_delta = Some(crate::llm::DeltaSink(Arc::new(move |text: &str| {
+                inner.event(CoreEvent::MessageDelta {
+                    agent_id: agent_id.clone(),
+                    text: text.to_owned(),
+                });
+            })));
+        }
         let (abort, _bridge) = super::safety::either(&self.control.abort, &cut);
         request.abort = abort;
         let chars: usize = messages

@@ -231,6 +231,11 @@ pub struct ModelTemplate {
     /// when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub allow_insecure_http: bool,
+    /// Answers are streamed (Server-Sent Events), so that their text is seen as it is written
+    /// (`messageDelta` events); the OpenAI-compatible wire only, for now. Not a field of the
+    /// original: omitted when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub streaming: bool,
     /// Fields this version does not know.
     #[serde(flatten)]
     pub extra: Extra,
@@ -277,6 +282,7 @@ impl ModelTemplate {
             pricing_as_of: None,
             max_response_bytes: None,
             allow_insecure_http: false,
+            streaming: false,
             extra: Extra::new(),
         }
     }

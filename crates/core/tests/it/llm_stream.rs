@@ -126,10 +126,24 @@ fn a_stream_made_of_a_whole_answer_decodes_the_same() {
     }
     body.push_str("data: [DONE]\r\n\r\n");
     let (_, rebuilt) = fold(body.as_bytes(), 5);
-    let (mut streamed, mut direct) = (decode(rebuilt).unwrap(), decode(whole).unwrap());
-    streamed.raw = Value::Null;
-    direct.raw = Value::Null;
-    assert_eq!(streamed, direct);
+    let (streamed, direct) = (decode(rebuilt).unwrap(), decode(whole).unwrap());
+    // Everything but the provider's own JSON (kept for logs only) is equal.
+    assert_eq!(streamed.content, direct.content);
+    assert_eq!(
+        (
+            streamed.stop,
+            streamed.usage,
+            streamed.model,
+            streamed.reasoning_summary
+        ),
+        (
+            direct.stop,
+            direct.usage,
+            direct.model,
+            direct.reasoning_summary
+        )
+    );
+    assert_eq!(streamed.grounding, direct.grounding);
 }
 
 #[test]
@@ -139,4 +153,129 @@ fn a_chunk_that_is_not_json_is_a_located_error_and_an_empty_stream_too() {
     let err = stream.push("{not json").unwrap_err();
     assert!(err.to_string().contains("chunk 2"), "{err}");
     assert!(ChatStream::default().finish().is_err());
+}
+
+fn chunk(delta: Value, finish: Value) -> Value {
+    json!({"object": "chat.completion.chunk", "model": "stub-model", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+fn streamed_text(pieces: &[&str]) -> Vec<Value> {
+    let mut chunks: Vec<Value> = pieces
+        .iter()
+        .map(|p| chunk(json!({"content": p}), Value::Null))
+        .collect();
+    chunks.push(chunk(json!({}), json!("stop")));
+    chunks.push(json!({"object": "chat.completion.chunk", "choices": [],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 7, "total_tokens": 57}}));
+    chunks
+}
+
+/// Through the client over real HTTP: a streaming template asks with `stream: true` and
+/// `include_usage`, the sink gets the pieces in order, the response is the whole answer's.
+#[tokio::test]
+async fn the_client_streams_hands_out_the_pieces_and_returns_the_whole_answer() {
+    use fuseforks_core::llm::{DeltaSink, Endpoint, LlmClient, Wire};
+    use fuseforks_testkit::stub::{StubReply, StubServer};
+    use std::sync::{Arc, Mutex};
+    let stub = StubServer::start(vec![StubReply::sse(&streamed_text(&[
+        "Hel", "lo ", "there.",
+    ]))])
+    .await;
+    let mut template = crate::llm_support::template(Wire::OpenAiCompat, stub.base_url());
+    template.streaming = true;
+    let endpoint =
+        Endpoint::for_template(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut request = crate::llm_support::task_request();
+    let sink = Arc::clone(&seen);
+    request.on_delta = Some(DeltaSink(Arc::new(move |t: &str| {
+        sink.lock().unwrap().push(t.to_owned())
+    })));
+    let response = LlmClient::new()
+        .unwrap()
+        .chat(&endpoint, &request)
+        .await
+        .unwrap();
+    assert_eq!(response.text().as_deref(), Some("Hello there."));
+    assert_eq!(*seen.lock().unwrap(), ["Hel", "lo ", "there."]);
+    let usage = response.usage.unwrap();
+    assert_eq!((usage.prompt, usage.completion), (50, 7));
+    let sent = &stub.requests()[0].body;
+    assert_eq!(
+        (
+            sent["stream"].as_bool(),
+            sent["stream_options"]["include_usage"].as_bool()
+        ),
+        (Some(true), Some(true))
+    );
+}
+
+/// A stream cut inside an event is `LLM_STREAM_INTERRUPTED`; a streaming template on a wire
+/// whose stream is not read yet is refused before anything is sent.
+#[tokio::test]
+async fn a_cut_stream_is_said_and_an_unsupported_wire_is_refused() {
+    use fuseforks_core::llm::{Endpoint, LlmClient, Wire};
+    use fuseforks_testkit::stub::{StubReply, StubServer};
+    let mut cut = StubReply::sse(&streamed_text(&["Half"]));
+    let at = cut.body.len() / 2;
+    cut.body.truncate(at);
+    let stub = StubServer::start(vec![cut]).await;
+    let mut template = crate::llm_support::template(Wire::OpenAiCompat, stub.base_url());
+    template.streaming = true;
+    let endpoint =
+        Endpoint::for_template(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
+    let err = LlmClient::new()
+        .unwrap()
+        .chat(&endpoint, &crate::llm_support::task_request())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        fuseforks_core::Coded::code(&err),
+        "LLM_STREAM_INTERRUPTED",
+        "{err}"
+    );
+    assert!(err.maybe_billed());
+    let mut other = crate::llm_support::template(Wire::Anthropic, stub.base_url());
+    other.streaming = true;
+    let refused =
+        Endpoint::for_template(&other, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap_err();
+    assert_eq!(fuseforks_core::Coded::code(&refused), "LLM_REQUEST_INVALID");
+}
+
+/// In a running village, a streaming template's answer reaches the surfaces as `messageDelta`
+/// pieces, then whole as `messageSent`; the log holds neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streaming_agent_sends_message_deltas_then_the_whole_message() {
+    use fuseforks_core::events::CoreEvent;
+    use fuseforks_core::llm::Wire;
+    use fuseforks_core::sessions::Endpoint as From;
+    use fuseforks_testkit::stub::{StubReply, StubServer};
+    let stub = StubServer::start(vec![StubReply::sse(&streamed_text(&[
+        "One ", "two ", "three.",
+    ]))])
+    .await;
+    let v = crate::orch_support::Village::new(Wire::OpenAiCompat, stub.base_url(), None);
+    v.data.edit_world(|w| w.model_templates[0].streaming = true);
+    let orch = v.open();
+    let mut events = orch.events();
+    orch.start_agent("a1").unwrap();
+    let outcome = orch
+        .deliver_and_wait("a1", From::User, "count")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer.as_deref(), Some("One two three."));
+    let mut pieces = Vec::new();
+    let mut whole_after_pieces = false;
+    while let Ok(e) = events.try_recv() {
+        match e {
+            CoreEvent::MessageDelta { agent_id, text } if agent_id == "a1" => pieces.push(text),
+            CoreEvent::MessageSent { message } if message.content == "One two three." => {
+                whole_after_pieces = pieces.len() == 3;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(pieces, ["One ", "two ", "three."]);
+    assert!(whole_after_pieces, "messageSent comes after the pieces");
+    assert!(!v.log().contains("three."), "no answer text in the log");
 }
