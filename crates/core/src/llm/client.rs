@@ -95,9 +95,9 @@ impl Endpoint {
             return Err(LlmError::KeyMissing(template.id.to_string()));
         }
         let wire = Wire::of_template(template);
-        if template.streaming && wire != Wire::OpenAiCompat {
+        if template.streaming && !super::stream_read::streams(wire) {
             return Err(LlmError::InvalidRequest(format!(
-                "template {}: streaming is implemented for the OpenAI-compatible wire only, not {}; set \"streaming\": false",
+                "template {}: streaming is implemented for the OpenAI-compatible and Anthropic wires only, not {}; set \"streaming\": false",
                 template.id,
                 wire.as_str()
             )));
@@ -215,8 +215,7 @@ impl LlmClient {
         };
         let mut body = adapters::encode(request, &ctx)?;
         if endpoint.stream {
-            body["stream"] = serde_json::json!(true);
-            body["stream_options"] = serde_json::json!({"include_usage": true});
+            super::stream_read::ask_to_stream(wire, &mut body);
         }
         let url = endpoint.url(&request.model);
         let attempts = endpoint.max_attempts.max(1);

@@ -1,5 +1,5 @@
-//! Reading a streamed answer (the OpenAI-compatible wire with `stream: true`): the body chunk
-//! by chunk through the SSE framing, each event folded by the adapter's stream assembler, the
+//! Reading a streamed answer (template `streaming`; the OpenAI-compatible and Anthropic wires):
+//! the body chunk by chunk through the SSE framing, each event folded by the wire's assembler, the
 //! text handed to the request's delta sink as it arrives, at most the template's
 //! `maxResponseBytes` in all; the end is the body a whole answer would have had, for the one
 //! decoder. A stream that breaks is `LLM_STREAM_INTERRUPTED` (not retried: its text was seen).
@@ -7,10 +7,47 @@
 use serde_json::Value;
 
 use super::DeltaSink;
+use super::Wire;
+use super::adapters::anthropic_stream::MessagesStream;
 use super::adapters::openai_chat_stream::{ChatStream, Delta};
 use super::client::{Endpoint, Failed};
 use super::error::LlmError;
 use super::sse::SseParser;
+
+/// Whether answers of `wire` can stream here.
+pub(super) fn streams(wire: Wire) -> bool {
+    matches!(wire, Wire::OpenAiCompat | Wire::Anthropic)
+}
+
+/// Asks a request body of `wire` for a streamed answer (with the usage at its end).
+pub(super) fn ask_to_stream(wire: Wire, body: &mut Value) {
+    body["stream"] = serde_json::json!(true);
+    if wire == Wire::OpenAiCompat {
+        body["stream_options"] = serde_json::json!({"include_usage": true});
+    }
+}
+
+/// The wire's assembler.
+enum Fold {
+    Chat(Box<ChatStream>),
+    Messages(MessagesStream),
+}
+
+impl Fold {
+    fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
+        match self {
+            Self::Chat(s) => s.push(data),
+            Self::Messages(s) => s.push(data),
+        }
+    }
+
+    fn finish(self) -> Result<Value, LlmError> {
+        match self {
+            Self::Chat(s) => (*s).finish(),
+            Self::Messages(s) => s.finish(),
+        }
+    }
+}
 
 fn interrupted(endpoint: &Endpoint, reason: impl Into<String>) -> Failed {
     Failed::Fatal(LlmError::StreamInterrupted {
@@ -25,8 +62,12 @@ pub(super) async fn read_stream(
     endpoint: &Endpoint,
     on_delta: Option<&DeltaSink>,
 ) -> Result<Value, Failed> {
-    let (mut parser, mut stream, mut read) = (SseParser::default(), ChatStream::default(), 0u64);
-    let fold = |stream: &mut ChatStream, data: &str| -> Result<(), Failed> {
+    let mut stream = match endpoint.wire {
+        Wire::Anthropic => Fold::Messages(MessagesStream::default()),
+        _ => Fold::Chat(Box::default()),
+    };
+    let (mut parser, mut read) = (SseParser::default(), 0u64);
+    let fold = |stream: &mut Fold, data: &str| -> Result<(), Failed> {
         let deltas = stream
             .push(data)
             .map_err(|e| interrupted(endpoint, e.to_string()))?;

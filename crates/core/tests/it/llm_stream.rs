@@ -235,7 +235,7 @@ async fn a_cut_stream_is_said_and_an_unsupported_wire_is_refused() {
         "{err}"
     );
     assert!(err.maybe_billed());
-    let mut other = crate::llm_support::template(Wire::Anthropic, stub.base_url());
+    let mut other = crate::llm_support::template(Wire::Gemini, stub.base_url());
     other.streaming = true;
     let refused =
         Endpoint::for_template(&other, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap_err();
@@ -278,4 +278,92 @@ async fn a_streaming_agent_sends_message_deltas_then_the_whole_message() {
     assert_eq!(pieces, ["One ", "two ", "three."]);
     assert!(whole_after_pieces, "messageSent comes after the pieces");
     assert!(!v.log().contains("three."), "no answer text in the log");
+}
+
+/// Anthropic's recorded streams (`message_start` … `message_stop`) fold into the body a whole
+/// answer has: the text equal to its deltas, a tool call's input joined from its fragments, the
+/// usage of `message_delta` over the start's.
+#[test]
+fn recorded_anthropic_streams_decode_text_tools_and_usage() {
+    use fuseforks_core::llm::adapters::anthropic::decode as decode_messages;
+    use fuseforks_core::llm::adapters::anthropic_stream::MessagesStream;
+    let fold_messages = |file: &str, size: usize| {
+        let body = sse_body(file);
+        let (mut parser, mut stream, mut deltas) =
+            (SseParser::default(), MessagesStream::default(), Vec::new());
+        for piece in body.chunks(size) {
+            for event in parser.push(piece).unwrap() {
+                if event.data != "[DONE]" {
+                    deltas.extend(stream.push(&event.data).unwrap());
+                }
+            }
+        }
+        (deltas, decode_messages(stream.finish().unwrap()).unwrap())
+    };
+    let (deltas, text) = fold_messages("anthropic/anthropic-text.chunks.txt", 9);
+    assert_eq!(text.text().unwrap(), joined(&deltas, false));
+    assert_eq!(text.stop, StopReason::End);
+    assert_eq!(text.usage.unwrap().prompt, 12);
+    let (_, tool) = fold_messages("anthropic/anthropic-json-tool.1.chunks.txt", 33);
+    let call = tool
+        .content
+        .iter()
+        .find_map(|b| match b {
+            ContentBlock::ToolUse(c) => Some(c.clone()),
+            _ => None,
+        })
+        .expect("a tool call");
+    assert_eq!(call.name, "json");
+    assert_eq!(call.args["elements"][0]["location"], "San Francisco");
+    assert_eq!(tool.stop, StopReason::ToolUse);
+    let usage = tool.usage.unwrap();
+    assert_eq!((usage.prompt, usage.completion), (849, 47));
+    let (_, cached) = fold_messages(
+        "anthropic/anthropic-code-execution-20260120-prompt-cache.1.chunks.txt",
+        64,
+    );
+    let usage = cached.usage.unwrap();
+    assert_eq!(usage.cache_read, 6289, "{usage:?}");
+}
+
+/// Through the client: an Anthropic streaming template asks with `stream: true` and reads the
+/// events into the whole answer, the text pieces handed out in order.
+#[tokio::test]
+async fn the_client_streams_the_anthropic_wire() {
+    use fuseforks_core::llm::{DeltaSink, Endpoint, LlmClient, Wire};
+    use fuseforks_testkit::stub::{StubReply, StubServer};
+    use std::sync::{Arc, Mutex};
+    let events = [
+        json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "claude-x", "content": [], "stop_reason": null, "usage": {"input_tokens": 30, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "ping"}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Bon"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "jour."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 4}}),
+        json!({"type": "message_stop"}),
+    ];
+    let stub = StubServer::start(vec![StubReply::sse(&events)]).await;
+    let mut template = crate::llm_support::template(Wire::Anthropic, stub.base_url());
+    template.streaming = true;
+    let endpoint =
+        Endpoint::for_template(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut request = crate::llm_support::task_request();
+    let sink = Arc::clone(&seen);
+    request.on_delta = Some(DeltaSink(Arc::new(move |t: &str| {
+        sink.lock().unwrap().push(t.to_owned())
+    })));
+    let response = LlmClient::new()
+        .unwrap()
+        .chat(&endpoint, &request)
+        .await
+        .unwrap();
+    assert_eq!(response.text().as_deref(), Some("Bonjour."));
+    assert_eq!(*seen.lock().unwrap(), ["Bon", "jour."]);
+    let usage = response.usage.unwrap();
+    assert_eq!((usage.prompt, usage.completion), (30, 4));
+    let sent = &stub.requests()[0].body;
+    assert_eq!(sent["stream"], true);
+    assert!(sent.get("stream_options").is_none());
 }

@@ -2,6 +2,7 @@
 //! JSON. No HTTP here; the client (`llm/client.rs`) sends what these build.
 
 pub mod anthropic;
+pub mod anthropic_stream;
 pub mod gemini;
 pub mod ollama;
 pub mod openai_chat;
