@@ -97,7 +97,7 @@ impl Endpoint {
         let wire = Wire::of_template(template);
         if template.streaming && !super::stream_read::streams(wire) {
             return Err(LlmError::InvalidRequest(format!(
-                "template {}: streaming is implemented for the OpenAI-compatible and Anthropic wires only, not {}; set \"streaming\": false",
+                "template {}: streaming is not implemented for the {} wire yet; set \"streaming\": false",
                 template.id,
                 wire.as_str()
             )));

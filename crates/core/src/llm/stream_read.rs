@@ -1,4 +1,4 @@
-//! Reading a streamed answer (template `streaming`; the OpenAI-compatible and Anthropic wires):
+//! Reading a streamed answer (template `streaming`; every wire but Gemini and Ollama's own):
 //! the body chunk by chunk through the SSE framing, each event folded by the wire's assembler, the
 //! text handed to the request's delta sink as it arrives, at most the template's
 //! `maxResponseBytes` in all; the end is the body a whole answer would have had, for the one
@@ -10,13 +10,14 @@ use super::DeltaSink;
 use super::Wire;
 use super::adapters::anthropic_stream::MessagesStream;
 use super::adapters::openai_chat_stream::{ChatStream, Delta};
+use super::adapters::responses_stream::ResponsesStream;
 use super::client::{Endpoint, Failed};
 use super::error::LlmError;
 use super::sse::SseParser;
 
 /// Whether answers of `wire` can stream here.
 pub(super) fn streams(wire: Wire) -> bool {
-    matches!(wire, Wire::OpenAiCompat | Wire::Anthropic)
+    !matches!(wire, Wire::Gemini | Wire::OllamaNative)
 }
 
 /// Asks a request body of `wire` for a streamed answer (with the usage at its end).
@@ -31,6 +32,7 @@ pub(super) fn ask_to_stream(wire: Wire, body: &mut Value) {
 enum Fold {
     Chat(Box<ChatStream>),
     Messages(MessagesStream),
+    Responses(ResponsesStream),
 }
 
 impl Fold {
@@ -38,6 +40,7 @@ impl Fold {
         match self {
             Self::Chat(s) => s.push(data),
             Self::Messages(s) => s.push(data),
+            Self::Responses(s) => s.push(data),
         }
     }
 
@@ -45,6 +48,7 @@ impl Fold {
         match self {
             Self::Chat(s) => (*s).finish(),
             Self::Messages(s) => s.finish(),
+            Self::Responses(s) => s.finish(),
         }
     }
 }
@@ -64,6 +68,10 @@ pub(super) async fn read_stream(
 ) -> Result<Value, Failed> {
     let mut stream = match endpoint.wire {
         Wire::Anthropic => Fold::Messages(MessagesStream::default()),
+        Wire::OpenAiResponses
+        | Wire::XaiResponses
+        | Wire::MetaResponses
+        | Wire::PerplexityResponses => Fold::Responses(ResponsesStream::default()),
         _ => Fold::Chat(Box::default()),
     };
     let (mut parser, mut read) = (SseParser::default(), 0u64);

@@ -236,6 +236,7 @@ async fn a_cut_stream_is_said_and_an_unsupported_wire_is_refused() {
     );
     assert!(err.maybe_billed());
     let mut other = crate::llm_support::template(Wire::Gemini, stub.base_url());
+    // Gemini's stream (another URL) is not read yet: refused, never a silent whole answer.
     other.streaming = true;
     let refused =
         Endpoint::for_template(&other, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap_err();
@@ -366,4 +367,82 @@ async fn the_client_streams_the_anthropic_wire() {
     let sent = &stub.requests()[0].body;
     assert_eq!(sent["stream"], true);
     assert!(sent.get("stream_options").is_none());
+}
+
+/// Responses wires: the recorded stream's `response.completed` is the whole answer (the last
+/// one, where a file holds several), and the text deltas are its text.
+#[test]
+fn recorded_responses_streams_decode_to_their_completed_response() {
+    use fuseforks_core::llm::Wire;
+    use fuseforks_core::llm::adapters::decode as decode_wire;
+    use fuseforks_core::llm::adapters::responses_stream::ResponsesStream;
+    let body = sse_body("openai-responses/azure-tool-call.1.chunks.txt");
+    let (mut parser, mut stream) = (SseParser::default(), ResponsesStream::default());
+    for piece in body.chunks(17) {
+        for event in parser.push(piece).unwrap() {
+            stream.push(&event.data).unwrap();
+        }
+    }
+    let response = decode_wire(Wire::OpenAiResponses, stream.finish().unwrap()).unwrap();
+    assert!(
+        response
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolUse(_))),
+        "{:?}",
+        response.content
+    );
+    assert!(response.usage.unwrap().prompt > 0);
+    let mut failed = ResponsesStream::default();
+    let err = failed
+        .push(r#"{"type":"response.failed","response":{"error":{"message":"overloaded"}}}"#)
+        .unwrap_err();
+    assert!(err.to_string().contains("overloaded"));
+    assert!(
+        ResponsesStream::default().finish().is_err(),
+        "no completed response"
+    );
+}
+
+/// Through the client on a Responses wire: the deltas in order, the completed response whole.
+#[tokio::test]
+async fn the_client_streams_a_responses_wire() {
+    use fuseforks_core::llm::{DeltaSink, Endpoint, LlmClient, Wire};
+    use fuseforks_testkit::stub::{StubReply, StubServer};
+    use fuseforks_testkit::wire_replies::{ScriptUsage, text};
+    use std::sync::{Arc, Mutex};
+    let usage = ScriptUsage {
+        prompt: 70,
+        completion: 6,
+        cache_read: 0,
+        reasoning: 0,
+    };
+    let whole: Value =
+        serde_json::from_slice(&text(Wire::OpenAiResponses, "Hi there.", usage).body).unwrap();
+    let events = [
+        json!({"type": "response.created", "response": {"id": "r", "status": "in_progress", "output": []}}),
+        json!({"type": "response.output_text.delta", "delta": "Hi "}),
+        json!({"type": "response.output_text.delta", "delta": "there."}),
+        json!({"type": "response.completed", "response": whole}),
+    ];
+    let stub = StubServer::start(vec![StubReply::sse(&events)]).await;
+    let mut template = crate::llm_support::template(Wire::OpenAiResponses, stub.base_url());
+    template.streaming = true;
+    let endpoint =
+        Endpoint::for_template(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut request = crate::llm_support::task_request();
+    let sink = Arc::clone(&seen);
+    request.on_delta = Some(DeltaSink(Arc::new(move |t: &str| {
+        sink.lock().unwrap().push(t.to_owned())
+    })));
+    let response = LlmClient::new()
+        .unwrap()
+        .chat(&endpoint, &request)
+        .await
+        .unwrap();
+    assert_eq!(response.text().as_deref(), Some("Hi there."));
+    assert_eq!(*seen.lock().unwrap(), ["Hi ", "there."]);
+    assert_eq!(response.usage.unwrap().prompt, 70);
+    assert_eq!(stub.requests()[0].body["stream"], true);
 }

@@ -8,6 +8,7 @@ pub mod ollama;
 pub mod openai_chat;
 pub mod openai_chat_stream;
 pub mod responses;
+pub mod responses_stream;
 
 use std::cell::Cell;
 
