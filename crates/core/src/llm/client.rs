@@ -217,7 +217,10 @@ impl LlmClient {
         if endpoint.stream {
             super::stream_read::ask_to_stream(wire, &mut body);
         }
-        let url = endpoint.url(&request.model);
+        let url = match endpoint.stream {
+            true => super::stream_read::stream_url(wire, endpoint.url(&request.model)),
+            false => endpoint.url(&request.model),
+        };
         let attempts = endpoint.max_attempts.max(1);
         for attempt in 0..attempts {
             if request.cancel.is_cancelled() || request.abort.is_cancelled() {

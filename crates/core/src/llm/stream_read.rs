@@ -1,4 +1,4 @@
-//! Reading a streamed answer (template `streaming`; every wire but Gemini and Ollama's own):
+//! Reading a streamed answer (template `streaming`; every wire but Ollama's own):
 //! the body chunk by chunk through the SSE framing, each event folded by the wire's assembler, the
 //! text handed to the request's delta sink as it arrives, at most the template's
 //! `maxResponseBytes` in all; the end is the body a whole answer would have had, for the one
@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::DeltaSink;
 use super::Wire;
 use super::adapters::anthropic_stream::MessagesStream;
+use super::adapters::gemini_stream::GeminiStream;
 use super::adapters::openai_chat_stream::{ChatStream, Delta};
 use super::adapters::responses_stream::ResponsesStream;
 use super::client::{Endpoint, Failed};
@@ -17,11 +18,25 @@ use super::sse::SseParser;
 
 /// Whether answers of `wire` can stream here.
 pub(super) fn streams(wire: Wire) -> bool {
-    !matches!(wire, Wire::Gemini | Wire::OllamaNative)
+    wire != Wire::OllamaNative
+}
+
+/// The URL of a streamed call: Gemini streams at another method, as SSE.
+pub(super) fn stream_url(wire: Wire, url: String) -> String {
+    if wire == Wire::Gemini {
+        return format!(
+            "{}?alt=sse",
+            url.replacen(":generateContent", ":streamGenerateContent", 1)
+        );
+    }
+    url
 }
 
 /// Asks a request body of `wire` for a streamed answer (with the usage at its end).
 pub(super) fn ask_to_stream(wire: Wire, body: &mut Value) {
+    if wire == Wire::Gemini {
+        return; // the method says it
+    }
     body["stream"] = serde_json::json!(true);
     if wire == Wire::OpenAiCompat {
         body["stream_options"] = serde_json::json!({"include_usage": true});
@@ -33,6 +48,7 @@ enum Fold {
     Chat(Box<ChatStream>),
     Messages(MessagesStream),
     Responses(ResponsesStream),
+    Gemini(GeminiStream),
 }
 
 impl Fold {
@@ -41,6 +57,7 @@ impl Fold {
             Self::Chat(s) => s.push(data),
             Self::Messages(s) => s.push(data),
             Self::Responses(s) => s.push(data),
+            Self::Gemini(s) => s.push(data),
         }
     }
 
@@ -49,6 +66,7 @@ impl Fold {
             Self::Chat(s) => (*s).finish(),
             Self::Messages(s) => s.finish(),
             Self::Responses(s) => s.finish(),
+            Self::Gemini(s) => s.finish(),
         }
     }
 }
@@ -68,6 +86,7 @@ pub(super) async fn read_stream(
 ) -> Result<Value, Failed> {
     let mut stream = match endpoint.wire {
         Wire::Anthropic => Fold::Messages(MessagesStream::default()),
+        Wire::Gemini => Fold::Gemini(GeminiStream::default()),
         Wire::OpenAiResponses
         | Wire::XaiResponses
         | Wire::MetaResponses

@@ -235,8 +235,8 @@ async fn a_cut_stream_is_said_and_an_unsupported_wire_is_refused() {
         "{err}"
     );
     assert!(err.maybe_billed());
-    let mut other = crate::llm_support::template(Wire::Gemini, stub.base_url());
-    // Gemini's stream (another URL) is not read yet: refused, never a silent whole answer.
+    let mut other = crate::llm_support::template(Wire::OllamaNative, stub.base_url());
+    // Ollama's own stream (NDJSON) is not read yet: refused, never a silent whole answer.
     other.streaming = true;
     let refused =
         Endpoint::for_template(&other, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap_err();
@@ -445,4 +445,79 @@ async fn the_client_streams_a_responses_wire() {
     assert_eq!(*seen.lock().unwrap(), ["Hi ", "there."]);
     assert_eq!(response.usage.unwrap().prompt, 70);
     assert_eq!(stub.requests()[0].body["stream"], true);
+}
+
+/// Gemini's recorded streams join into one response: the text equal to its deltas, the tool
+/// call with its thought signature kept (replayed on the next request as before), the usage.
+#[test]
+fn recorded_gemini_streams_join_parts_and_keep_signatures() {
+    use fuseforks_core::llm::adapters::gemini::decode as decode_gemini;
+    use fuseforks_core::llm::adapters::gemini_stream::GeminiStream;
+    let fold_gemini = |file: &str| {
+        let body = sse_body(file);
+        let (mut parser, mut stream, mut deltas) =
+            (SseParser::default(), GeminiStream::default(), Vec::new());
+        for piece in body.chunks(100) {
+            for event in parser.push(piece).unwrap() {
+                deltas.extend(stream.push(&event.data).unwrap());
+            }
+        }
+        (deltas, decode_gemini(stream.finish().unwrap()).unwrap())
+    };
+    let (deltas, text) = fold_gemini("gemini/google-text.chunks.txt");
+    assert_eq!(text.text().unwrap(), joined(&deltas, false));
+    assert!(text.usage.unwrap().prompt > 0);
+    let (_, tool) = fold_gemini("gemini/google-tool-call-gemini3.chunks.txt");
+    let call = tool
+        .content
+        .iter()
+        .find_map(|b| match b {
+            ContentBlock::ToolUse(c) => Some(c.clone()),
+            _ => None,
+        })
+        .expect("a tool call");
+    assert_eq!(call.name, "weather");
+    assert_eq!(call.args["location"], "San Francisco");
+    assert!(
+        format!("{:?}", call.extra).contains("thoughtSignature"),
+        "{:?}",
+        call.extra
+    );
+}
+
+/// Through the client on Gemini: the stream method and `alt=sse`, the pieces, the whole.
+#[tokio::test]
+async fn the_client_streams_gemini_at_its_stream_method() {
+    use fuseforks_core::llm::{DeltaSink, Endpoint, LlmClient, Wire};
+    use fuseforks_testkit::stub::{StubReply, StubServer};
+    use std::sync::{Arc, Mutex};
+    let part =
+        |t: &str| json!({"candidates": [{"content": {"role": "model", "parts": [{"text": t}]}}]});
+    let events = [
+        part("Gut"),
+        part("en Tag."),
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP"}],
+               "usageMetadata": {"promptTokenCount": 22, "candidatesTokenCount": 3, "totalTokenCount": 25}}),
+    ];
+    let stub = StubServer::start(vec![StubReply::sse(&events)]).await;
+    let mut template = crate::llm_support::template(Wire::Gemini, stub.base_url());
+    template.streaming = true;
+    let endpoint =
+        Endpoint::for_template(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut request = crate::llm_support::task_request();
+    let sink = Arc::clone(&seen);
+    request.on_delta = Some(DeltaSink(Arc::new(move |t: &str| {
+        sink.lock().unwrap().push(t.to_owned())
+    })));
+    let response = LlmClient::new()
+        .unwrap()
+        .chat(&endpoint, &request)
+        .await
+        .unwrap();
+    assert_eq!(response.text().as_deref(), Some("Guten Tag."));
+    assert_eq!(*seen.lock().unwrap(), ["Gut", "en Tag."]);
+    assert_eq!(response.usage.unwrap().prompt, 22);
+    let path = &stub.requests()[0].path;
+    assert!(path.ends_with(":streamGenerateContent?alt=sse"), "{path}");
 }

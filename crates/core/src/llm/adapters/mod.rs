@@ -4,6 +4,7 @@
 pub mod anthropic;
 pub mod anthropic_stream;
 pub mod gemini;
+pub mod gemini_stream;
 pub mod ollama;
 pub mod openai_chat;
 pub mod openai_chat_stream;
