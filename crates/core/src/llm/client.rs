@@ -94,14 +94,6 @@ impl Endpoint {
         if template.credential != Credential::NotRequired && api_key.is_none() {
             return Err(LlmError::KeyMissing(template.id.to_string()));
         }
-        let wire = Wire::of_template(template);
-        if template.streaming && !super::stream_read::streams(wire) {
-            return Err(LlmError::InvalidRequest(format!(
-                "template {}: streaming is not implemented for the {} wire yet; set \"streaming\": false",
-                template.id,
-                wire.as_str()
-            )));
-        }
         Ok(Self {
             template_id: template.id.to_string(),
             wire: Wire::of_template(template),
@@ -314,7 +306,7 @@ impl LlmClient {
         let streamed = headers
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
+            .is_some_and(|v| super::stream_read::is_stream(endpoint.wire, v));
         if ok && endpoint.stream && streamed {
             return super::stream_read::read_stream(response, endpoint, on_delta).await;
         }

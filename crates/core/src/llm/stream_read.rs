@@ -1,5 +1,6 @@
-//! Reading a streamed answer (template `streaming`; every wire but Ollama's own):
-//! the body chunk by chunk through the SSE framing, each event folded by the wire's assembler, the
+//! Reading a streamed answer (template `streaming`; every wire): the body chunk by chunk
+//! through the SSE framing (one JSON per line for Ollama's own API), each event folded by the
+//! wire's assembler, the
 //! text handed to the request's delta sink as it arrives, at most the template's
 //! `maxResponseBytes` in all; the end is the body a whole answer would have had, for the one
 //! decoder. A stream that breaks is `LLM_STREAM_INTERRUPTED` (not retried: its text was seen).
@@ -10,15 +11,17 @@ use super::DeltaSink;
 use super::Wire;
 use super::adapters::anthropic_stream::MessagesStream;
 use super::adapters::gemini_stream::GeminiStream;
+use super::adapters::ollama_stream::OllamaStream;
 use super::adapters::openai_chat_stream::{ChatStream, Delta};
 use super::adapters::responses_stream::ResponsesStream;
 use super::client::{Endpoint, Failed};
 use super::error::LlmError;
 use super::sse::SseParser;
 
-/// Whether answers of `wire` can stream here.
-pub(super) fn streams(wire: Wire) -> bool {
-    wire != Wire::OllamaNative
+/// Whether an answer's content type is a stream this wire sends: SSE, or NDJSON (Ollama's own).
+pub(super) fn is_stream(wire: Wire, content_type: &str) -> bool {
+    content_type.starts_with("text/event-stream")
+        || (wire == Wire::OllamaNative && content_type.starts_with("application/x-ndjson"))
 }
 
 /// The URL of a streamed call: Gemini streams at another method, as SSE.
@@ -37,9 +40,49 @@ pub(super) fn ask_to_stream(wire: Wire, body: &mut Value) {
     if wire == Wire::Gemini {
         return; // the method says it
     }
+    // Ollama's own API streams unless told not to; its encoder says `false`.
     body["stream"] = serde_json::json!(true);
     if wire == Wire::OpenAiCompat {
         body["stream_options"] = serde_json::json!({"include_usage": true});
+    }
+}
+
+/// How a stream's body is cut into events: SSE, or one JSON per line (Ollama's own).
+enum Framing {
+    Sse(SseParser),
+    Lines(Vec<u8>),
+}
+
+impl Framing {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<String>, ()> {
+        match self {
+            Self::Sse(parser) => parser
+                .push(bytes)
+                .map(|events| events.into_iter().map(|e| e.data).collect())
+                .map_err(|_| ()),
+            Self::Lines(pending) => {
+                let mut out = Vec::new();
+                for &b in bytes {
+                    if b == b'\n' {
+                        out.push(String::from_utf8_lossy(&std::mem::take(pending)).into_owned());
+                    } else if pending.len() >= super::sse::MAX_EVENT_BYTES {
+                        return Err(());
+                    } else {
+                        pending.push(b);
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    fn finish(self) -> Result<Option<String>, ()> {
+        match self {
+            Self::Sse(parser) => parser.finish().map(|e| e.map(|e| e.data)).map_err(|_| ()),
+            Self::Lines(pending) => {
+                Ok((!pending.is_empty()).then(|| String::from_utf8_lossy(&pending).into_owned()))
+            }
+        }
     }
 }
 
@@ -49,6 +92,7 @@ enum Fold {
     Messages(MessagesStream),
     Responses(ResponsesStream),
     Gemini(GeminiStream),
+    Ollama(OllamaStream),
 }
 
 impl Fold {
@@ -58,6 +102,7 @@ impl Fold {
             Self::Messages(s) => s.push(data),
             Self::Responses(s) => s.push(data),
             Self::Gemini(s) => s.push(data),
+            Self::Ollama(s) => s.push(data),
         }
     }
 
@@ -67,6 +112,7 @@ impl Fold {
             Self::Messages(s) => s.finish(),
             Self::Responses(s) => s.finish(),
             Self::Gemini(s) => s.finish(),
+            Self::Ollama(s) => s.finish(),
         }
     }
 }
@@ -87,13 +133,18 @@ pub(super) async fn read_stream(
     let mut stream = match endpoint.wire {
         Wire::Anthropic => Fold::Messages(MessagesStream::default()),
         Wire::Gemini => Fold::Gemini(GeminiStream::default()),
+        Wire::OllamaNative => Fold::Ollama(OllamaStream::default()),
         Wire::OpenAiResponses
         | Wire::XaiResponses
         | Wire::MetaResponses
         | Wire::PerplexityResponses => Fold::Responses(ResponsesStream::default()),
         _ => Fold::Chat(Box::default()),
     };
-    let (mut parser, mut read) = (SseParser::default(), 0u64);
+    let mut parser = match endpoint.wire {
+        Wire::OllamaNative => Framing::Lines(Vec::new()),
+        _ => Framing::Sse(SseParser::default()),
+    };
+    let mut read = 0u64;
     let fold = |stream: &mut Fold, data: &str| -> Result<(), Failed> {
         let deltas = stream
             .push(data)
@@ -129,15 +180,15 @@ pub(super) async fn read_stream(
         let events = parser
             .push(&chunk)
             .map_err(|_| interrupted(endpoint, "an event over 4 MiB"))?;
-        for event in events {
-            fold(&mut stream, &event.data)?;
+        for data in events {
+            fold(&mut stream, &data)?;
         }
     }
     let last = parser
         .finish()
         .map_err(|_| interrupted(endpoint, "an event over 4 MiB"))?;
-    if let Some(event) = last {
-        fold(&mut stream, &event.data)?;
+    if let Some(data) = last {
+        fold(&mut stream, &data)?;
     }
     stream
         .finish()

@@ -232,7 +232,7 @@ pub struct ModelTemplate {
     #[serde(default, skip_serializing_if = "is_false")]
     pub allow_insecure_http: bool,
     /// Answers are streamed (Server-Sent Events), so that their text is seen as it is written
-    /// (`messageDelta` events); every wire but Ollama's own, for now. Not a field of the
+    /// (`messageDelta` events); on every wire. Not a field of the
     /// original: omitted when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub streaming: bool,

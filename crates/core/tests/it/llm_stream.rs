@@ -210,10 +210,9 @@ async fn the_client_streams_hands_out_the_pieces_and_returns_the_whole_answer() 
     );
 }
 
-/// A stream cut inside an event is `LLM_STREAM_INTERRUPTED`; a streaming template on a wire
-/// whose stream is not read yet is refused before anything is sent.
+/// A stream cut inside an event is `LLM_STREAM_INTERRUPTED` (maybe billed, not retried).
 #[tokio::test]
-async fn a_cut_stream_is_said_and_an_unsupported_wire_is_refused() {
+async fn a_cut_stream_is_said() {
     use fuseforks_core::llm::{Endpoint, LlmClient, Wire};
     use fuseforks_testkit::stub::{StubReply, StubServer};
     let mut cut = StubReply::sse(&streamed_text(&["Half"]));
@@ -235,12 +234,6 @@ async fn a_cut_stream_is_said_and_an_unsupported_wire_is_refused() {
         "{err}"
     );
     assert!(err.maybe_billed());
-    let mut other = crate::llm_support::template(Wire::OllamaNative, stub.base_url());
-    // Ollama's own stream (NDJSON) is not read yet: refused, never a silent whole answer.
-    other.streaming = true;
-    let refused =
-        Endpoint::for_template(&other, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap_err();
-    assert_eq!(fuseforks_core::Coded::code(&refused), "LLM_REQUEST_INVALID");
 }
 
 /// In a running village, a streaming template's answer reaches the surfaces as `messageDelta`
@@ -520,4 +513,42 @@ async fn the_client_streams_gemini_at_its_stream_method() {
     assert_eq!(response.usage.unwrap().prompt, 22);
     let path = &stub.requests()[0].path;
     assert!(path.ends_with(":streamGenerateContent?alt=sse"), "{path}");
+}
+
+/// Ollama's own API streams NDJSON: the pieces, then the `done` line's counts.
+#[tokio::test]
+async fn the_client_streams_ollamas_ndjson() {
+    use fuseforks_core::llm::{DeltaSink, Endpoint, LlmClient, Wire};
+    use fuseforks_testkit::stub::{StubReply, StubServer};
+    use std::sync::{Arc, Mutex};
+    let lines = [
+        json!({"model": "llama", "message": {"role": "assistant", "content": "Ho"}, "done": false}),
+        json!({"model": "llama", "message": {"role": "assistant", "content": "la."}, "done": false}),
+        json!({"model": "llama", "message": {"role": "assistant", "content": ""}, "done": true,
+               "done_reason": "stop", "prompt_eval_count": 18, "eval_count": 2}),
+    ];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut reply = StubReply::json(200, &json!({}));
+    reply.body = body.into_bytes();
+    let reply = reply.header("content-type", "application/x-ndjson");
+    let stub = StubServer::start(vec![reply]).await;
+    let mut template = crate::llm_support::template(Wire::OllamaNative, stub.base_url());
+    template.streaming = true;
+    let endpoint = Endpoint::for_template(&template, None).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut request = crate::llm_support::task_request();
+    let sink = Arc::clone(&seen);
+    request.on_delta = Some(DeltaSink(Arc::new(move |t: &str| {
+        sink.lock().unwrap().push(t.to_owned())
+    })));
+    let response = LlmClient::new()
+        .unwrap()
+        .chat(&endpoint, &request)
+        .await
+        .unwrap();
+    assert_eq!(response.text().as_deref(), Some("Hola."));
+    assert_eq!(*seen.lock().unwrap(), ["Ho", "la."]);
+    let usage = response.usage.unwrap();
+    assert_eq!((usage.prompt, usage.completion), (18, 2));
+    assert_eq!(stub.requests()[0].body["stream"], true);
 }

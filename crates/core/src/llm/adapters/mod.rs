@@ -6,6 +6,7 @@ pub mod anthropic_stream;
 pub mod gemini;
 pub mod gemini_stream;
 pub mod ollama;
+pub mod ollama_stream;
 pub mod openai_chat;
 pub mod openai_chat_stream;
 pub mod responses;
