@@ -27,6 +27,19 @@ pub enum OutputArg {
     Text,
     /// One JSON object: answer, outcome, exit code, session, turns, usage, ≈ $, elapsed.
     Json,
+    /// JSON lines as the request runs (answer pieces, tool calls), then the result object.
+    StreamJson,
+}
+
+/// How the outcome is shown.
+#[derive(Clone, Copy)]
+struct Shown<'a> {
+    /// The result object (`--output json|stream-json`), with what it needs.
+    json: Option<(&'a Orchestrator, super::ask_result::Started)>,
+    /// The result object carries `"type": "result"` (stream-json).
+    tagged: bool,
+    /// The answer was printed piece by piece already (`--stream`).
+    streamed: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 /// Arguments of `ask`.
@@ -43,6 +56,9 @@ pub struct AskArgs {
     /// What stdout carries.
     #[arg(long, value_enum, default_value = "text")]
     pub output: OutputArg,
+    /// Print the reception's answer as it is written (templates with `streaming`; text output).
+    #[arg(long)]
+    pub stream: bool,
     /// The client name the reception sees (the village's externalName wins).
     #[arg(long, default_value = "fuseforks-cli")]
     pub client: String,
@@ -154,11 +170,34 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
         log: village_log.as_ref(),
     };
     let started = super::ask_result::Started::now();
-    let asking = asked(request, goal_spec(args), *out);
+    let streamer = match (args.output, args.stream) {
+        (OutputArg::StreamJson, _) => Some(super::ask_stream::start(
+            &orchestrator,
+            super::ask_stream::Mode::Json,
+        )),
+        (OutputArg::Text, true) => Some(super::ask_stream::start(
+            &orchestrator,
+            super::ask_stream::Mode::Text,
+        )),
+        _ => None,
+    };
+    let printed = streamer.as_ref().map(|s| std::sync::Arc::clone(&s.printed));
+    let ask = asked(request, goal_spec(args), *out);
+    let asking = async move {
+        let asked = ask.await;
+        if let Some(streamer) = streamer {
+            streamer.stop().await;
+        }
+        asked
+    };
     let language = report.language;
-    let json = (args.output == OutputArg::Json).then_some((&orchestrator, started));
+    let shown = Shown {
+        json: (args.output != OutputArg::Text).then_some((&orchestrator, started)),
+        tagged: args.output == OutputArg::StreamJson,
+        streamed: printed.as_deref(),
+    };
     let code = answer_then_close(&orchestrator, asking, signals, out, |outcome| {
-        let code = report_asked(outcome, language, out, json);
+        let code = report_asked(outcome, language, out, shown);
         if orchestrator.switch_state() == fuseforks_core::safety::SwitchState::Halted {
             return super::control::report_halted(&args.common.data_dir, out);
         }
@@ -227,12 +266,8 @@ pub(crate) async fn answer_then_close(
 }
 
 /// Prints the answer (or the no-answer line) and how the goal loop ended; gives the exit code.
-fn report_asked(
-    asked: Asked,
-    language: Language,
-    out: &Out,
-    json: Option<(&Orchestrator, super::ask_result::Started)>,
-) -> u8 {
+fn report_asked(asked: Asked, language: Language, out: &Out, shown: Shown<'_>) -> u8 {
+    let json = shown.json;
     let (outcome, goal) = match asked {
         Asked::Plain(outcome) => (outcome, None),
         Asked::Goal(Ok(goal)) => (goal.last.clone(), Some(Ok(goal))),
@@ -247,8 +282,13 @@ fn report_asked(
             (none, Some(Err(())))
         }
     };
+    let streamed = shown
+        .streamed
+        .is_some_and(|p| p.load(std::sync::atomic::Ordering::SeqCst));
     if json.is_none() {
         match &outcome.answer {
+            // Its pieces are on the screen already: end the line.
+            Some(_) if streamed => println!(),
             Some(text) => println!("{}", crate::terminal::for_stdout(text)),
             None => println!("{}", outcome.state.no_answer_line(language)),
         }
@@ -260,7 +300,10 @@ fn report_asked(
         Some(Err(())) => exit::CORE_ERROR,
     };
     if let Some((orchestrator, started)) = json {
-        let result = super::ask_result::result(orchestrator, &outcome, code, started);
+        let mut result = super::ask_result::result(orchestrator, &outcome, code, started);
+        if shown.tagged {
+            result["type"] = serde_json::json!("result");
+        }
         out.result(&format!("{result}\n"));
     }
     code

@@ -347,3 +347,63 @@ async fn ask_output_json_is_one_result_object() {
         "the cause is still said on stderr"
     );
 }
+
+/// `ask --output stream-json`: a line per tool call (with `run`'s exit code) and per answer
+/// piece as they happen, then the result object; `--stream`: the pieces as text, one line end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_streams_json_lines_and_text_pieces() {
+    use fuseforks_core::llm::Wire;
+    use fuseforks_testkit::stub::{StubReply, StubServer};
+    use fuseforks_testkit::wire_replies::{self, ScriptCall};
+    let piece = |t: &str| json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": t}, "finish_reason": null}]});
+    let done = json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}});
+    let run = ScriptCall {
+        id: "r1".into(),
+        name: "run".into(),
+        args: json!({"command": "sh", "args": ["-c", "exit 3"]}),
+    };
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(Wire::OpenAiCompat, &[run], crate::headless::U),
+        StubReply::sse(&[piece("Al"), piece("l done."), done.clone()]),
+        StubReply::sse(&[piece("Sec"), piece("ond."), done]),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    let work = TempDataDir::new();
+    let at = work.data_dir().display().to_string();
+    stub_village(stub.base_url())
+        .world(|w| {
+            w.model_templates[0].streaming = true;
+            w.agents[0].work_dir = Some(at);
+            w.agents[0].enabled_tools = Some(vec!["run".into()]);
+        })
+        .write(&data);
+    data.write(
+        "agents/rec/run.json",
+        r#"{"version": 1, "allow": ["sh *"], "deny": []}"#,
+    );
+    let dir = data.data_dir().display().to_string();
+    let line =
+        format!("ask --data-dir {dir} --start reception --secrets env --output stream-json go");
+    let out = crate::headless::run(crate::words(&line), true).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["tool", "delta", "delta", "result"], "{lines:?}");
+    assert_eq!(
+        (lines[0]["tool"].as_str(), lines[0]["exitCode"].as_i64()),
+        (Some("run"), Some(3))
+    );
+    assert_eq!(
+        (lines[1]["text"].as_str(), lines[2]["text"].as_str()),
+        (Some("Al"), Some("l done."))
+    );
+    assert_eq!(lines[3]["answer"], "All done.");
+    let text = format!("ask --data-dir {dir} --start reception --secrets env --stream again");
+    let out = crate::headless::run(crate::words(&text), true).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Second.\n", "the pieces, then one line end");
+}
