@@ -1,0 +1,86 @@
+//! Streaming figures (issue 18): the decode throughput of a recorded OpenAI chat stream
+//! (303 chunks, SSE framing + folding into the whole body + the one decoder), and what our
+//! pipeline adds before the first piece is handed out (framing and folding the first event:
+//! the latency a person sees added to the provider's first byte; target ≤ 2 ms). Median and p99.
+//!
+//! Run with `cargo bench -p fuseforks-core --bench stream`.
+
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use fuseforks_core::llm::adapters::openai_chat::decode;
+use fuseforks_core::llm::adapters::openai_chat_stream::ChatStream;
+use fuseforks_core::llm::sse::SseParser;
+
+fn summary(name: &str, mut samples: Vec<Duration>, bytes: Option<usize>) {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
+    let rate = bytes.map_or(String::new(), |b| {
+        format!("   {:.0} MB/s", b as f64 / at(0.5).as_secs_f64() / 1e6)
+    });
+    println!(
+        "{name:<58} median {:>9.1} µs   p99 {:>9.1} µs{rate}",
+        at(0.5).as_secs_f64() * 1e6,
+        at(0.99).as_secs_f64() * 1e6
+    );
+}
+
+fn main() {
+    let path = fuseforks_testkit::reference("wire-fixtures/openai-chat/openai-text.chunks.txt");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut body = String::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        body.push_str(&format!("data: {line}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    let body = body.into_bytes();
+    let whole: Vec<Duration> = (0..300)
+        .map(|_| {
+            let began = Instant::now();
+            let (mut parser, mut stream) = (SseParser::default(), ChatStream::default());
+            // 1 KiB network reads, as a socket would hand them over.
+            for piece in black_box(&body).chunks(1024) {
+                for event in parser.push(piece).unwrap() {
+                    black_box(stream.push(&event.data).unwrap());
+                }
+            }
+            black_box(decode(stream.finish().unwrap()).unwrap());
+            began.elapsed()
+        })
+        .collect();
+    summary(
+        &format!(
+            "decode a recorded stream (303 chunks, {} bytes)",
+            body.len()
+        ),
+        whole,
+        Some(body.len()),
+    );
+    let first_event_end = body.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+    let second_event_end = first_event_end
+        + body[first_event_end..]
+            .windows(2)
+            .position(|w| w == b"\n\n")
+            .unwrap()
+        + 2;
+    let first = &body[..second_event_end];
+    let added: Vec<Duration> = (0..5_000)
+        .map(|_| {
+            let began = Instant::now();
+            let (mut parser, mut stream) = (SseParser::default(), ChatStream::default());
+            let mut handed = 0;
+            for event in parser.push(black_box(first)).unwrap() {
+                handed += stream.push(&event.data).unwrap().len();
+            }
+            black_box(handed);
+            began.elapsed()
+        })
+        .collect();
+    summary(
+        "added before the first piece (frame + fold 2 events)",
+        added,
+        None,
+    );
+}
