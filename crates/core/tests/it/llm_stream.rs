@@ -174,30 +174,17 @@ fn streamed_text(pieces: &[&str]) -> Vec<Value> {
 /// `include_usage`, the sink gets the pieces in order, the response is the whole answer's.
 #[tokio::test]
 async fn the_client_streams_hands_out_the_pieces_and_returns_the_whole_answer() {
-    use fuseforks_core::llm::{DeltaSink, Endpoint, LlmClient, Wire};
-    use fuseforks_testkit::stub::{StubReply, StubServer};
-    use std::sync::{Arc, Mutex};
-    let stub = StubServer::start(vec![StubReply::sse(&streamed_text(&[
-        "Hel", "lo ", "there.",
-    ]))])
+    use fuseforks_core::llm::Wire;
+    use fuseforks_testkit::stub::StubReply;
+
+    let (response, seen, stub) = through_client(
+        Wire::OpenAiCompat,
+        StubReply::sse(&streamed_text(&["Hel", "lo ", "there."])),
+        true,
+    )
     .await;
-    let mut template = crate::llm_support::template(Wire::OpenAiCompat, stub.base_url());
-    template.streaming = true;
-    let endpoint =
-        Endpoint::for_template(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
-    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    let mut request = crate::llm_support::task_request();
-    let sink = Arc::clone(&seen);
-    request.on_delta = Some(DeltaSink(Arc::new(move |t: &str| {
-        sink.lock().unwrap().push(t.to_owned())
-    })));
-    let response = LlmClient::new()
-        .unwrap()
-        .chat(&endpoint, &request)
-        .await
-        .unwrap();
     assert_eq!(response.text().as_deref(), Some("Hello there."));
-    assert_eq!(*seen.lock().unwrap(), ["Hel", "lo ", "there."]);
+    assert_eq!(seen, ["Hel", "lo ", "there."]);
     let usage = response.usage.unwrap();
     assert_eq!((usage.prompt, usage.completion), (50, 7));
     let sent = &stub.requests()[0].body;
@@ -324,9 +311,9 @@ fn recorded_anthropic_streams_decode_text_tools_and_usage() {
 /// events into the whole answer, the text pieces handed out in order.
 #[tokio::test]
 async fn the_client_streams_the_anthropic_wire() {
-    use fuseforks_core::llm::{DeltaSink, Endpoint, LlmClient, Wire};
-    use fuseforks_testkit::stub::{StubReply, StubServer};
-    use std::sync::{Arc, Mutex};
+    use fuseforks_core::llm::Wire;
+    use fuseforks_testkit::stub::StubReply;
+
     let events = [
         json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "claude-x", "content": [], "stop_reason": null, "usage": {"input_tokens": 30, "output_tokens": 1}}}),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
@@ -337,24 +324,10 @@ async fn the_client_streams_the_anthropic_wire() {
         json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 4}}),
         json!({"type": "message_stop"}),
     ];
-    let stub = StubServer::start(vec![StubReply::sse(&events)]).await;
-    let mut template = crate::llm_support::template(Wire::Anthropic, stub.base_url());
-    template.streaming = true;
-    let endpoint =
-        Endpoint::for_template(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
-    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    let mut request = crate::llm_support::task_request();
-    let sink = Arc::clone(&seen);
-    request.on_delta = Some(DeltaSink(Arc::new(move |t: &str| {
-        sink.lock().unwrap().push(t.to_owned())
-    })));
-    let response = LlmClient::new()
-        .unwrap()
-        .chat(&endpoint, &request)
-        .await
-        .unwrap();
+    let (response, seen, stub) =
+        through_client(Wire::Anthropic, StubReply::sse(&events), true).await;
     assert_eq!(response.text().as_deref(), Some("Bonjour."));
-    assert_eq!(*seen.lock().unwrap(), ["Bon", "jour."]);
+    assert_eq!(seen, ["Bon", "jour."]);
     let usage = response.usage.unwrap();
     assert_eq!((usage.prompt, usage.completion), (30, 4));
     let sent = &stub.requests()[0].body;
@@ -400,10 +373,10 @@ fn recorded_responses_streams_decode_to_their_completed_response() {
 /// Through the client on a Responses wire: the deltas in order, the completed response whole.
 #[tokio::test]
 async fn the_client_streams_a_responses_wire() {
-    use fuseforks_core::llm::{DeltaSink, Endpoint, LlmClient, Wire};
-    use fuseforks_testkit::stub::{StubReply, StubServer};
+    use fuseforks_core::llm::Wire;
+    use fuseforks_testkit::stub::StubReply;
     use fuseforks_testkit::wire_replies::{ScriptUsage, text};
-    use std::sync::{Arc, Mutex};
+
     let usage = ScriptUsage {
         prompt: 70,
         completion: 6,
@@ -418,24 +391,10 @@ async fn the_client_streams_a_responses_wire() {
         json!({"type": "response.output_text.delta", "delta": "there."}),
         json!({"type": "response.completed", "response": whole}),
     ];
-    let stub = StubServer::start(vec![StubReply::sse(&events)]).await;
-    let mut template = crate::llm_support::template(Wire::OpenAiResponses, stub.base_url());
-    template.streaming = true;
-    let endpoint =
-        Endpoint::for_template(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
-    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    let mut request = crate::llm_support::task_request();
-    let sink = Arc::clone(&seen);
-    request.on_delta = Some(DeltaSink(Arc::new(move |t: &str| {
-        sink.lock().unwrap().push(t.to_owned())
-    })));
-    let response = LlmClient::new()
-        .unwrap()
-        .chat(&endpoint, &request)
-        .await
-        .unwrap();
+    let (response, seen, stub) =
+        through_client(Wire::OpenAiResponses, StubReply::sse(&events), true).await;
     assert_eq!(response.text().as_deref(), Some("Hi there."));
-    assert_eq!(*seen.lock().unwrap(), ["Hi ", "there."]);
+    assert_eq!(seen, ["Hi ", "there."]);
     assert_eq!(response.usage.unwrap().prompt, 70);
     assert_eq!(stub.requests()[0].body["stream"], true);
 }
@@ -481,9 +440,9 @@ fn recorded_gemini_streams_join_parts_and_keep_signatures() {
 /// Through the client on Gemini: the stream method and `alt=sse`, the pieces, the whole.
 #[tokio::test]
 async fn the_client_streams_gemini_at_its_stream_method() {
-    use fuseforks_core::llm::{DeltaSink, Endpoint, LlmClient, Wire};
-    use fuseforks_testkit::stub::{StubReply, StubServer};
-    use std::sync::{Arc, Mutex};
+    use fuseforks_core::llm::Wire;
+    use fuseforks_testkit::stub::StubReply;
+
     let part =
         |t: &str| json!({"candidates": [{"content": {"role": "model", "parts": [{"text": t}]}}]});
     let events = [
@@ -492,24 +451,9 @@ async fn the_client_streams_gemini_at_its_stream_method() {
         json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP"}],
                "usageMetadata": {"promptTokenCount": 22, "candidatesTokenCount": 3, "totalTokenCount": 25}}),
     ];
-    let stub = StubServer::start(vec![StubReply::sse(&events)]).await;
-    let mut template = crate::llm_support::template(Wire::Gemini, stub.base_url());
-    template.streaming = true;
-    let endpoint =
-        Endpoint::for_template(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
-    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    let mut request = crate::llm_support::task_request();
-    let sink = Arc::clone(&seen);
-    request.on_delta = Some(DeltaSink(Arc::new(move |t: &str| {
-        sink.lock().unwrap().push(t.to_owned())
-    })));
-    let response = LlmClient::new()
-        .unwrap()
-        .chat(&endpoint, &request)
-        .await
-        .unwrap();
+    let (response, seen, stub) = through_client(Wire::Gemini, StubReply::sse(&events), true).await;
     assert_eq!(response.text().as_deref(), Some("Guten Tag."));
-    assert_eq!(*seen.lock().unwrap(), ["Gut", "en Tag."]);
+    assert_eq!(seen, ["Gut", "en Tag."]);
     assert_eq!(response.usage.unwrap().prompt, 22);
     let path = &stub.requests()[0].path;
     assert!(path.ends_with(":streamGenerateContent?alt=sse"), "{path}");
@@ -518,9 +462,9 @@ async fn the_client_streams_gemini_at_its_stream_method() {
 /// Ollama's own API streams NDJSON: the pieces, then the `done` line's counts.
 #[tokio::test]
 async fn the_client_streams_ollamas_ndjson() {
-    use fuseforks_core::llm::{DeltaSink, Endpoint, LlmClient, Wire};
-    use fuseforks_testkit::stub::{StubReply, StubServer};
-    use std::sync::{Arc, Mutex};
+    use fuseforks_core::llm::Wire;
+    use fuseforks_testkit::stub::StubReply;
+
     let lines = [
         json!({"model": "llama", "message": {"role": "assistant", "content": "Ho"}, "done": false}),
         json!({"model": "llama", "message": {"role": "assistant", "content": "la."}, "done": false}),
@@ -531,10 +475,32 @@ async fn the_client_streams_ollamas_ndjson() {
     let mut reply = StubReply::json(200, &json!({}));
     reply.body = body.into_bytes();
     let reply = reply.header("content-type", "application/x-ndjson");
-    let stub = StubServer::start(vec![reply]).await;
-    let mut template = crate::llm_support::template(Wire::OllamaNative, stub.base_url());
+    let (response, seen, stub) = through_client(Wire::OllamaNative, reply, false).await;
+    assert_eq!(response.text().as_deref(), Some("Hola."));
+    assert_eq!(seen, ["Ho", "la."]);
+    let usage = response.usage.unwrap();
+    assert_eq!((usage.prompt, usage.completion), (18, 2));
+    assert_eq!(stub.requests()[0].body["stream"], true);
+}
+
+/// One streamed call through the client over HTTP: the stub answering `reply`, a template of
+/// `wire` with `streaming` (with a key when `keyed`); the response, the pieces handed to the
+/// sink in order, and the stub (for the request it saw).
+async fn through_client(
+    wire: fuseforks_core::llm::Wire,
+    reply: fuseforks_testkit::stub::StubReply,
+    keyed: bool,
+) -> (
+    fuseforks_core::llm::ChatResponse,
+    Vec<String>,
+    fuseforks_testkit::stub::StubServer,
+) {
+    use fuseforks_core::llm::{ApiKey, DeltaSink, Endpoint, LlmClient};
+    use std::sync::{Arc, Mutex};
+    let stub = fuseforks_testkit::stub::StubServer::start(vec![reply]).await;
+    let mut template = crate::llm_support::template(wire, stub.base_url());
     template.streaming = true;
-    let endpoint = Endpoint::for_template(&template, None).unwrap();
+    let endpoint = Endpoint::for_template(&template, keyed.then(|| ApiKey::new("k"))).unwrap();
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut request = crate::llm_support::task_request();
     let sink = Arc::clone(&seen);
@@ -546,9 +512,6 @@ async fn the_client_streams_ollamas_ndjson() {
         .chat(&endpoint, &request)
         .await
         .unwrap();
-    assert_eq!(response.text().as_deref(), Some("Hola."));
-    assert_eq!(*seen.lock().unwrap(), ["Ho", "la."]);
-    let usage = response.usage.unwrap();
-    assert_eq!((usage.prompt, usage.completion), (18, 2));
-    assert_eq!(stub.requests()[0].body["stream"], true);
+    let pieces = seen.lock().unwrap().clone();
+    (response, pieces, stub)
 }

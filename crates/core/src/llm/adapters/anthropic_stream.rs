@@ -28,15 +28,9 @@ fn get_str<'a>(v: &'a Value, key: &str) -> &'a str {
 impl MessagesStream {
     /// Folds one event's `data` in.
     pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
-        let data = data.trim();
-        // `[DONE]` is the OpenAI wire's end mark; a proxy may add it here too.
-        if data.is_empty() || data == "[DONE]" {
+        let Some(event) = super::stream_event::parse(data, &mut self.events, "event")? else {
             return Ok(Vec::new());
-        }
-        let event: Value = serde_json::from_str(data).map_err(|e| {
-            LlmError::Decode(format!("stream event {} is not JSON: {e}", self.events + 1))
-        })?;
-        self.events += 1;
+        };
         let index = event
             .get("index")
             .and_then(Value::as_u64)
@@ -59,13 +53,8 @@ impl MessagesStream {
             "content_block_delta" => return Ok(self.delta(index, event.get("delta"))),
             "message_delta" => self.message_delta(&event),
             "error" => {
-                let message = event
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("an error");
-                return Err(LlmError::Decode(format!(
-                    "the stream ended with an error: {message}"
-                )));
+                let message = event.pointer("/error/message").and_then(Value::as_str);
+                return Err(super::stream_event::ended_with(message));
             }
             _ => {}
         }

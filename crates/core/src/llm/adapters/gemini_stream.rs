@@ -32,22 +32,13 @@ fn thought(part: &Map<String, Value>) -> bool {
 impl GeminiStream {
     /// Folds one event's `data` in.
     pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
-        let data = data.trim();
-        if data.is_empty() || data == "[DONE]" {
+        let Some(event) = super::stream_event::parse(data, &mut self.events, "event")? else {
             return Ok(Vec::new());
-        }
-        let event: Value = serde_json::from_str(data).map_err(|e| {
-            LlmError::Decode(format!("stream event {} is not JSON: {e}", self.events + 1))
-        })?;
-        self.events += 1;
+        };
         if let Some(error) = event.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("an error");
-            return Err(LlmError::Decode(format!(
-                "the stream ended with an error: {message}"
-            )));
+            return Err(super::stream_event::ended_with(
+                error.get("message").and_then(Value::as_str),
+            ));
         }
         for key in [
             "usageMetadata",

@@ -11,6 +11,7 @@ pub mod openai_chat;
 pub mod openai_chat_stream;
 pub mod responses;
 pub mod responses_stream;
+mod stream_event;
 
 use std::cell::Cell;
 

@@ -23,18 +23,11 @@ pub struct OllamaStream {
 impl OllamaStream {
     /// Folds one line in.
     pub fn push(&mut self, line: &str) -> Result<Vec<Delta>, LlmError> {
-        let line = line.trim();
-        if line.is_empty() {
+        let Some(chunk) = super::stream_event::parse(line, &mut self.lines, "line")? else {
             return Ok(Vec::new());
-        }
-        let chunk: Value = serde_json::from_str(line).map_err(|e| {
-            LlmError::Decode(format!("stream line {} is not JSON: {e}", self.lines + 1))
-        })?;
-        self.lines += 1;
+        };
         if let Some(error) = chunk.get("error").and_then(Value::as_str) {
-            return Err(LlmError::Decode(format!(
-                "the stream ended with an error: {error}"
-            )));
+            return Err(super::stream_event::ended_with(Some(error)));
         }
         let mut deltas = Vec::new();
         if let Some(message) = chunk.get("message") {

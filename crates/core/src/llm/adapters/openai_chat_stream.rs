@@ -44,22 +44,13 @@ pub struct ChatStream {
 impl ChatStream {
     /// Folds one event's `data` in; `[DONE]` and blank data add nothing.
     pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
-        let data = data.trim();
-        if data.is_empty() || data == "[DONE]" {
+        let Some(chunk) = super::stream_event::parse(data, &mut self.chunks, "chunk")? else {
             return Ok(Vec::new());
-        }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            LlmError::Decode(format!("stream chunk {} is not JSON: {e}", self.chunks + 1))
-        })?;
-        self.chunks += 1;
+        };
         if let Some(error) = chunk.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("an error");
-            return Err(LlmError::Decode(format!(
-                "the stream ended with an error: {message}"
-            )));
+            return Err(super::stream_event::ended_with(
+                error.get("message").and_then(Value::as_str),
+            ));
         }
         for (key, slot) in [
             ("model", &mut self.model),

@@ -19,14 +19,9 @@ pub struct ResponsesStream {
 impl ResponsesStream {
     /// Folds one event's `data` in.
     pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
-        let data = data.trim();
-        if data.is_empty() || data == "[DONE]" {
+        let Some(event) = super::stream_event::parse(data, &mut self.events, "event")? else {
             return Ok(Vec::new());
-        }
-        let event: Value = serde_json::from_str(data).map_err(|e| {
-            LlmError::Decode(format!("stream event {} is not JSON: {e}", self.events + 1))
-        })?;
-        self.events += 1;
+        };
         let text = || {
             event
                 .get("delta")
@@ -45,11 +40,8 @@ impl ResponsesStream {
                     .pointer("/response/error/message")
                     .or_else(|| event.get("message"))
                     .or_else(|| event.pointer("/error/message"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("an error");
-                return Err(LlmError::Decode(format!(
-                    "the stream ended with an error: {message}"
-                )));
+                    .and_then(Value::as_str);
+                return Err(super::stream_event::ended_with(message));
             }
             _ => {}
         }
