@@ -1315,7 +1315,8 @@ function onCore(e) {
       break;
     }
     case 'messageDelta':
-      onDelta(id, e.text || '');
+      if (e.restart) endDelta(id); // the stream broke and is sent again: its pieces are void
+      else onDelta(id, e.text || '');
       break;
     case 'messageSent':
       if (e.message) onMessage(e.message);

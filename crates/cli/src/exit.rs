@@ -50,7 +50,10 @@ pub const TABLE: [(u8, &str); 15] = [
         USAGE,
         "usage error (init: also a --base-url the endpoint rule refuses)",
     ),
-    (REJECTED, "preflight rejected"),
+    (
+        REJECTED,
+        "preflight rejected (judge validate: a broken judge file; bake: an unmapped path)",
+    ),
     (LOCKED, "village locked by another process"),
     (
         BOOT_FAILED,
@@ -58,10 +61,10 @@ pub const TABLE: [(u8, &str); 15] = [
     ),
     (
         NO_ANSWER,
-        "no answer; stderr says why (a failed model call with its code, HTTP status or\n      network class, template and host; the tool-round cap maxToolIterations; the repeat\n      guard), and stdout has a line of its own",
+        "no answer; stderr says why (a failed model call with its code, HTTP status or\n      network class, template and host; the tool-round cap maxToolIterations; the repeat\n      guard), and stdout has a line of its own; judge try: undecided; demo: the work\n      was not done",
     ),
     (TIMED_OUT, "timed out"),
-    (INTERRUPTED, "interrupted"),
+    (INTERRUPTED, "interrupted (Ctrl+C), or no at a confirmation"),
     (BUDGET_EXHAUSTED, "budget exhausted"),
     (
         PLAINTEXT_HEADERS,
@@ -69,7 +72,7 @@ pub const TABLE: [(u8, &str); 15] = [
     ),
     (
         OUTPUT_EXISTS,
-        "init: a village already exists; bake: --out / --env-out not in the state needed",
+        "the output already holds state (init: a village; bake: --out / --env-out;\n      sessions export --out, demo --keep: the path exists)",
     ),
     (
         GOAL_NOT_REACHED,
@@ -157,7 +160,7 @@ mod tests {
         assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
         let help = help_table();
         assert!(
-            help.contains("\n  11  init: a village already exists"),
+            help.contains("\n  11  the output already holds state (init: a village;"),
             "{help}"
         );
     }

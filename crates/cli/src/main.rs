@@ -3,11 +3,12 @@
 
 mod cmd;
 mod exit;
+mod help;
 mod output;
 mod signals;
 mod terminal;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use fuseforks_core::safety::SwitchCommand;
 
 use crate::output::Out;
@@ -50,7 +51,6 @@ struct Cli {
 enum Command {
     /// Create a new village in DATA_DIR/workspace: a model template, a reception agent with
     /// its construct and skill, an ordinance and a village id.
-    #[command(after_help = cmd::init::EXAMPLES)]
     Init(cmd::init::InitArgs),
     /// Check whether the village can run headless (no model call, no writes, no lock).
     Check(cmd::check::CheckArgs),
@@ -109,7 +109,10 @@ fn jsonl_requested(args: &[String]) -> bool {
 fn main() -> std::process::ExitCode {
     let raw: Vec<String> = std::env::args().collect();
     let jsonl = jsonl_requested(&raw);
-    let cli = match Cli::try_parse_from(&raw) {
+    let parsed = help::with_help(Cli::command())
+        .try_get_matches_from(&raw)
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let code = e.exit_code();
@@ -134,6 +137,12 @@ fn main() -> std::process::ExitCode {
         jsonl: cli.events.is_some(),
         verbose,
     };
+    if matches!(
+        cli.command,
+        Command::Ask(_) | Command::Serve(_) | Command::Gui(_)
+    ) {
+        traces_on(&out);
+    }
     let code = match cli.command {
         Command::Init(args) => cmd::init::run(&args, &out),
         Command::Secrets(args) => cmd::secrets::run(&args, &out),
@@ -148,8 +157,10 @@ fn main() -> std::process::ExitCode {
         Command::Audit(args) => cmd::audit::run(&args, &out),
         Command::Sessions(args) => cmd::sessions::run(&args, &out),
         Command::Stats(args) => cmd::stats::run(&args, &out),
-        Command::Completions(args) => cmd::completions::completions(&args, Cli::command()),
-        Command::Man => cmd::completions::man(Cli::command(), &out),
+        Command::Completions(args) => {
+            cmd::completions::completions(&args, help::with_help(Cli::command()))
+        }
+        Command::Man => cmd::completions::man(help::with_help(Cli::command()), &out),
         Command::Ask(args) => with_runtime(&out, |signals| async move {
             cmd::ask::run(&args, &out, signals).await
         }),
@@ -163,7 +174,17 @@ fn main() -> std::process::ExitCode {
             cmd::demo::run(&args, &out, signals).await
         }),
     };
+    fuseforks_host::telemetry::shutdown();
     std::process::ExitCode::from(code)
+}
+
+/// Installs the OTLP exporter when the environment asks for traces (before the runtime: its
+/// client blocks on a thread of its own); a failure is said and the work goes on without.
+fn traces_on(out: &Out) {
+    if let Err(e) = fuseforks_host::telemetry::install_from_env() {
+        use fuseforks_core::Coded as _;
+        out.cli("warning", e.code(), &e.to_string(), e.fix().as_deref());
+    }
 }
 
 /// Runs an async command with its signal handlers registered first; the runtime is shut down

@@ -63,6 +63,7 @@ fn open(data: &TempDataDir) -> Orchestrator {
         os_locale: None,
         trash: TrashTarget::Folder(data.data_dir().join("trash")),
         mcp_child_output: None,
+        tracer: None,
     })
     .unwrap_or_else(|e| panic!("{e}"))
 }

@@ -74,6 +74,7 @@ fn main() {
         os_locale: None,
         trash: TrashTarget::Folder(data.data_dir().join("trash")),
         mcp_child_output: None,
+        tracer: None,
     })
     .unwrap_or_else(|e| panic!("{e}"));
     let zone = resolve_process_zone(Some("America/New_York")).unwrap_or_else(|e| panic!("{e}"));

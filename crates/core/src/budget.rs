@@ -66,6 +66,9 @@ pub struct CausalBudget {
     root: String,
     ceiling: Option<u64>,
     ledger: Mutex<Ledger>,
+    /// The causal root's trace span, opened by its first turn; it ends when the last turn of
+    /// the chain lets go of the root.
+    span: std::sync::OnceLock<crate::trace::Span>,
 }
 
 impl CausalBudget {
@@ -75,7 +78,13 @@ impl CausalBudget {
             root: uuid::Uuid::new_v4().simple().to_string(),
             ceiling,
             ledger: Mutex::new(Ledger::default()),
+            span: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The causal root's span, opened by `open` the first time.
+    pub(crate) fn span(&self, open: impl FnOnce() -> crate::trace::Span) -> &crate::trace::Span {
+        self.span.get_or_init(open)
     }
 
     /// The causal root's id (random, per budget).

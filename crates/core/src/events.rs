@@ -47,9 +47,15 @@ pub enum CoreEvent {
     /// A message was delivered.
     MessageSent { message: Box<AgentMessage> },
     /// Text of an answer being written (a streaming template): the next piece, in order; the
-    /// whole answer follows as `messageSent`. Not a variant of the original.
+    /// whole answer follows as `messageSent`. With `restart` (and no text) the stream broke
+    /// and the call is sent again: the pieces so far are void. Not a variant of the original.
     #[serde(rename_all = "camelCase")]
-    MessageDelta { agent_id: String, text: String },
+    MessageDelta {
+        agent_id: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        restart: bool,
+    },
     /// An agent failed to start, or a turn of it failed (then with the code, the HTTP status
     /// or network class, the template and the endpoint's host — never a key or a body).
     #[serde(rename_all = "camelCase")]

@@ -42,6 +42,7 @@ pub mod sessions;
 pub mod stats;
 mod sync;
 pub mod tools;
+pub mod trace;
 pub mod village;
 
 pub use budget::{BudgetStop, CausalBudget, RESERVATION_FLOOR, effective_tokens};

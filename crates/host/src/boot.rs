@@ -256,6 +256,7 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
             fallback: workspace.join(".trash"),
         },
         mcp_child_output: options.mcp_child_output.clone(),
+        tracer: crate::telemetry::tracer(),
     })
     .map_err(|e| match e {
         CoreError::Sessions(s @ SessionError::Locked(_)) => HostError::SessionStoreLocked(s),

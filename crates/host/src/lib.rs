@@ -15,6 +15,7 @@ pub mod secret_names;
 pub mod secret_store;
 pub mod secrets;
 pub mod surface_audit;
+pub mod telemetry;
 
 pub use boot::{Host, HostBootOptions, HostError, ScheduleLoop, SecretSource, build_host};
 pub use paths::HostPaths;

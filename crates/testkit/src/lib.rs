@@ -13,6 +13,7 @@ pub mod maximal;
 pub mod stub;
 pub mod village;
 pub mod wire_replies;
+pub mod wire_streams;
 
 pub use village::{TestVillage, TestVillageBuilder, provider, stub_template};
 
@@ -68,6 +69,34 @@ pub fn python_mcp() -> bool {
             "python3 with the `mcp` package is required (python3 -m pip install 'mcp==2.3.0')"
         );
         eprintln!("skipped: python3 with the `mcp` package is not installed");
+    }
+    present
+}
+
+/// The OTLP/HTTP trace receiver script (`crates/testkit/otlp/receiver.py`).
+pub fn otlp_receiver_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("otlp")
+        .join("receiver.py")
+}
+
+/// Whether `python3` with `opentelemetry-proto` is here for the trace export test; as
+/// [`python_mcp`], `FUSEFORKS_REQUIRE_PYTHON_OTLP` turns its absence into a failure.
+pub fn python_otlp() -> bool {
+    let present = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "from opentelemetry.proto.collector.trace.v1 import trace_service_pb2",
+        ])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !present {
+        assert!(
+            std::env::var_os("FUSEFORKS_REQUIRE_PYTHON_OTLP").is_none(),
+            "python3 with opentelemetry-proto is required (python3 -m pip install 'opentelemetry-proto==1.45.2')"
+        );
+        eprintln!("skipped: python3 with opentelemetry-proto is not installed");
     }
     present
 }

@@ -27,6 +27,18 @@ pub struct StubReply {
     /// `(marker, bytes)`: the first `marker` in `body` is replaced by that many `a`s, streamed
     /// in 1 MiB chunks (no `content-length`).
     pub fill: Option<(String, u64)>,
+    /// `(at, end)`: only the first `at` bytes of the body are sent, then the connection breaks
+    /// or stalls for ever.
+    pub stop: Option<(usize, StreamEnd)>,
+}
+
+/// How a body sent in part ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The connection breaks (the body's framing is never finished).
+    Break,
+    /// Nothing more comes, ever.
+    Stall,
 }
 
 /// One chunk of a padded body.
@@ -41,6 +53,7 @@ impl StubReply {
             body: body.to_string().into_bytes(),
             delay: Duration::ZERO,
             fill: None,
+            stop: None,
         }
     }
 
@@ -55,6 +68,7 @@ impl StubReply {
             body,
             delay: Duration::ZERO,
             fill: None,
+            stop: None,
         }
     }
 
@@ -71,6 +85,7 @@ impl StubReply {
             body: body.into_bytes(),
             delay: Duration::ZERO,
             fill: None,
+            stop: None,
         }
     }
 
@@ -90,6 +105,12 @@ impl StubReply {
     /// 100 MB answer costs the stub 1 MiB of memory. The marker must sit inside a JSON string.
     pub fn fill(mut self, marker: &str, bytes: u64) -> Self {
         self.fill = Some((marker.to_owned(), bytes));
+        self
+    }
+
+    /// Sends only the first `at` bytes of the body, then ends as `end` says.
+    pub fn stop_at(mut self, at: usize, end: StreamEnd) -> Self {
+        self.stop = Some((at, end));
         self
     }
 
@@ -228,9 +249,10 @@ async fn answer(
     if !reply.delay.is_zero() {
         tokio::time::sleep(reply.delay).await;
     }
-    let body = match &reply.fill {
-        None => axum::body::Body::from(reply.body),
-        Some((marker, bytes)) => padded(&reply.body, marker, *bytes),
+    let body = match (&reply.fill, reply.stop) {
+        (_, Some((at, end))) => stopped(&reply.body, at, end),
+        (None, None) => axum::body::Body::from(reply.body),
+        (Some((marker, bytes)), None) => padded(&reply.body, marker, *bytes),
     };
     let mut response = Response::new(body);
     *response.status_mut() =
@@ -249,6 +271,22 @@ async fn answer(
         }
     }
     response
+}
+
+/// The first `at` bytes of `body`, then a broken connection or nothing for ever.
+fn stopped(body: &[u8], at: usize, end: StreamEnd) -> axum::body::Body {
+    use futures_util::StreamExt;
+    let head = Bytes::copy_from_slice(&body[..at.min(body.len())]);
+    let first = futures_util::stream::once(async move { Ok::<Bytes, std::io::Error>(head) });
+    let rest = futures_util::stream::once(async move {
+        // Let the client read the head before the end comes.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if end == StreamEnd::Stall {
+            std::future::pending::<()>().await;
+        }
+        Err(std::io::Error::other("the stub breaks the connection"))
+    });
+    axum::body::Body::from_stream(first.chain(rest))
 }
 
 /// `body` with `marker` replaced by `bytes` `a`s, as a stream of shared 1 MiB chunks.

@@ -2,8 +2,9 @@
 //! on stdout as it happens. `stream-json`: one JSON line per answer piece (`{"type":"delta",
 //! agentId, text}`, from templates with `streaming`) and per tool call (`{"type":"tool",
 //! agentId, tool, ok}`, with `exitCode` for `run`), then the result object with `"type":
-//! "result"`. `--stream` (text): the reception's answer pieces as they arrive, then a line end
-//! instead of the whole answer.
+//! "result"`; a stream sent again after its connection broke says `"restart": true`.
+//! `--stream` (text): the reception's answer pieces as they arrive, then a line end instead of
+//! the whole answer.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -47,14 +48,30 @@ fn say(
 ) {
     let mut stdout = std::io::stdout().lock();
     match (event, mode) {
-        (CoreEvent::MessageDelta { agent_id, text }, Mode::Json) => {
-            let _ = writeln!(
-                stdout,
-                "{}",
-                json!({"type": "delta", "agentId": agent_id, "text": text})
-            );
+        (
+            CoreEvent::MessageDelta {
+                agent_id,
+                text,
+                restart,
+            },
+            Mode::Json,
+        ) => {
+            let mut line = json!({"type": "delta", "agentId": agent_id, "text": text});
+            if *restart {
+                line["restart"] = json!(true);
+            }
+            let _ = writeln!(stdout, "{line}");
         }
-        (CoreEvent::MessageDelta { agent_id, text }, Mode::Text) if agent_id == reception => {
+        (
+            CoreEvent::MessageDelta {
+                agent_id,
+                text,
+                restart,
+            },
+            Mode::Text,
+        ) if agent_id == reception => {
+            // A stream sent again starts on a line of its own: what was printed stays printed.
+            let text = if *restart { "\n" } else { text.as_str() };
             let _ = write!(stdout, "{}", crate::terminal::for_stdout(text));
             printed.store(true, Ordering::SeqCst);
         }

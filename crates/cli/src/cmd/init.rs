@@ -19,15 +19,8 @@ use fuseforks_host::secret_names::env_var_name;
 use crate::exit;
 use crate::output::Out;
 
-/// Examples shown by `init --help`.
-pub const EXAMPLES: &str = "\
-Examples:
-  fuseforks-cli init --data-dir ~/villages/demo
-  fuseforks-cli init --data-dir ./village --language ja --provider anthropic
-  fuseforks-cli init --data-dir ./village --provider ollama     # local model, no key
-  fuseforks-cli init --data-dir ./village --base-url http://127.0.0.1:8080/v1 --model qwen3
-  fuseforks-cli init --data-dir ./village --provider anthropic --model claude-opus-5
-
+/// What `init --help` says of the providers and `--base-url`, after the examples.
+pub const PROVIDERS: &str = "\
 Providers: openai, openai-responses, anthropic, gemini, xai, meta, perplexity, ollama, lmstudio.
 --base-url points the template at another server (with --model, required then); without
 --provider its wire is detected from the URL (api.anthropic.com: anthropic, else

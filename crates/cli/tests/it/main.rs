@@ -76,3 +76,4 @@ mod outcomes;
 mod secret_values;
 mod secrets;
 mod start_set;
+mod traces;

@@ -266,15 +266,26 @@ impl ProviderSkills {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum InFlight {
     /// Let it finish so that its usage is recorded; only waits between retries are cut short.
+    /// An answer that is streaming is cut instead (its text is being watched, and what its
+    /// stream reported of its usage so far is kept).
     #[default]
     Finish,
     /// Drop the connection at once (its usage is then unknown).
     Abort,
 }
 
+/// What a streamed answer hands out as it arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// The next piece of the answer's text.
+    Text(&'a str),
+    /// The stream broke and the call is sent again: the pieces so far are void.
+    Restart,
+}
+
 /// Where a streamed answer's text goes as it arrives (the orchestrator's `messageDelta`).
 #[derive(Clone)]
-pub struct DeltaSink(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+pub struct DeltaSink(pub std::sync::Arc<dyn Fn(Piece<'_>) + Send + Sync>);
 
 impl std::fmt::Debug for DeltaSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -378,6 +389,19 @@ pub enum StopReason {
     Refusal,
 }
 
+impl StopReason {
+    /// The GenAI spelling (`gen_ai.response.finish_reasons`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::End => "stop",
+            Self::ToolUse => "tool_calls",
+            Self::MaxTokens => "length",
+            Self::Aborted => "cancelled",
+            Self::Refusal => "content_filter",
+        }
+    }
+}
+
 /// A source the answer was grounded on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroundingSource {
@@ -422,10 +446,17 @@ pub struct ChatResponse {
 impl ChatResponse {
     /// An aborted call: no content, no usage.
     pub fn aborted() -> Self {
+        Self::aborted_with(None)
+    }
+
+    /// An aborted call with the usage its stream reported before the cut (`Some`, maybe zero,
+    /// only for a call cut while its answer streamed or after a paid broken stream: its usage
+    /// is then unknown beyond that).
+    pub fn aborted_with(usage: Option<Usage>) -> Self {
         Self {
             content: Vec::new(),
             stop: StopReason::Aborted,
-            usage: None,
+            usage,
             grounding: None,
             reasoning_summary: Vec::new(),
             model: None,

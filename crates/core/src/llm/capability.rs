@@ -31,7 +31,7 @@ pub struct Capabilities {
     pub pdf: bool,
     /// Structured output (a JSON Schema for the answer).
     pub structured_output: bool,
-    /// The provider can stream (this client asks for whole answers only).
+    /// The wire streams (a template's `streaming` asks for it).
     pub streaming: bool,
     /// Context window, tokens.
     pub context_limit: u64,

@@ -16,6 +16,8 @@ use super::canonical::{ChatRequest, ChatResponse, InFlight};
 use super::capability::Capabilities;
 use super::error::{LlmError, ProviderError, RetryClass, classify};
 use super::retry::{self, HintSource, MAX_HINT};
+use super::stream_read::StreamState;
+use super::usage::Usage;
 use super::wire::Wire;
 use crate::log::{LogSink, TracingSink};
 use crate::village::template::endpoint_security;
@@ -73,7 +75,7 @@ pub struct Endpoint {
     /// Plain `http` to a host that is not loopback is allowed (the template's
     /// `allowInsecureHttp`).
     pub allow_insecure_http: bool,
-    /// Answers are streamed (the template's `streaming`; the OpenAI-compatible wire).
+    /// Answers are streamed (the template's `streaming`, where the wire streams).
     pub stream: bool,
 }
 
@@ -157,12 +159,18 @@ pub struct LlmClient {
 static CRYPTO: Once = Once::new();
 
 impl LlmClient {
-    /// An HTTP client with rustls (ring), shared by the model wires and remote MCP servers.
-    pub fn http_client() -> Result<reqwest::Client, LlmError> {
+    /// Installs rustls' ring provider for the process (once): every HTTP client of the
+    /// process is built after it (this one's, and the trace exporter's).
+    pub fn install_crypto() {
         CRYPTO.call_once(|| {
             // Another part of the process may have installed one first; either is fine.
             let _ = rustls::crypto::ring::default_provider().install_default();
         });
+    }
+
+    /// An HTTP client with rustls (ring), shared by the model wires and remote MCP servers.
+    pub fn http_client() -> Result<reqwest::Client, LlmError> {
+        Self::install_crypto();
         // No redirects: a model API does not redirect, and a redirect would carry the key
         // headers (`x-api-key`, `x-goog-api-key`, MCP `${secret:}` headers) and the whole
         // conversation to another host, perhaps over plain http.
@@ -190,8 +198,10 @@ impl LlmClient {
         self
     }
 
-    /// Sends one request, retrying as Spec 52 says. A cancelled call returns
-    /// [`StopReason::Aborted`](super::StopReason::Aborted) with no usage.
+    /// Sends one request, retrying as Spec 52 says (a stream whose connection broke as a
+    /// network failure). A cancelled call returns
+    /// [`StopReason::Aborted`](super::StopReason::Aborted) with the usage its streams reported
+    /// so far (`None` when none did).
     pub async fn chat(
         &self,
         endpoint: &Endpoint,
@@ -214,72 +224,124 @@ impl LlmClient {
             false => endpoint.url(&request.model),
         };
         let attempts = endpoint.max_attempts.max(1);
+        // What broken streams reported before they broke: paid for, so counted.
+        let mut paid: Option<Usage> = None;
         for attempt in 0..attempts {
             if request.cancel.is_cancelled() || request.abort.is_cancelled() {
-                return Ok(ChatResponse::aborted());
+                return Ok(ChatResponse::aborted_with(paid));
             }
-            let send = self.send(endpoint, &url, &body, request.on_delta.as_ref());
+            let state = StreamState::default();
+            let send = self.send(endpoint, &url, &body, request.on_delta.as_ref(), &state);
             let outcome = match request.in_flight {
                 InFlight::Abort => tokio::select! {
-                    outcome = send => outcome,
-                    () = request.cancel.cancelled() => return Ok(ChatResponse::aborted()),
-                    () = request.abort.cancelled() => return Ok(ChatResponse::aborted()),
+                    outcome = send => Some(outcome),
+                    () = request.cancel.cancelled() => None,
+                    () = request.abort.cancelled() => None,
                 },
                 InFlight::Finish => tokio::select! {
-                    outcome = send => outcome,
-                    () = request.abort.cancelled() => return Ok(ChatResponse::aborted()),
+                    outcome = send => Some(outcome),
+                    () = request.abort.cancelled() => None,
+                    () = state.cancelled_mid_stream(&request.cancel), if endpoint.stream => None,
                 },
             };
+            let Some(outcome) = outcome else {
+                return Ok(ChatResponse::aborted_with(state.cut(paid)));
+            };
             let failure = match outcome {
-                Ok(value) => return adapters::decode(wire, value),
-                Err(Failed::Fatal(e)) => return Err(e),
+                Ok(value) => {
+                    let mut response = adapters::decode(wire, value)?;
+                    if let Some(before) = paid {
+                        response.usage = sum(Some(before), response.usage);
+                    }
+                    return Ok(response);
+                }
+                Err(Failed::Fatal(e)) => {
+                    return Err(with_usage(e, sum(paid, state.usage_so_far())));
+                }
                 Err(Failed::Provider(failure)) => failure,
+                Err(Failed::Broken(reason)) => {
+                    paid = sum(paid, state.usage_so_far());
+                    if attempt + 1 == attempts {
+                        return Err(LlmError::StreamInterrupted {
+                            template: endpoint.template_id.clone(),
+                            reason,
+                            usage: paid,
+                        });
+                    }
+                    if let Some(sink) = &request.on_delta {
+                        (sink.0)(super::Piece::Restart);
+                    }
+                    broken_stream(reason)
+                }
             };
             let last = attempt + 1 == attempts;
             if !failure.class.retries() || last {
                 return Err(LlmError::Provider(Box::new(failure)));
             }
             if let Some(hint) = failure.retry_after.filter(|h| *h > MAX_HINT) {
-                self.log.line(&format!(
-                    "llm retry stop: model={} attempt={}/{} status={} class={} code={} hint={}s reason=hint_too_long",
-                    request.model,
-                    attempt + 1,
-                    attempts,
-                    failure.status,
-                    failure.class.as_str(),
-                    failure.code.as_deref().unwrap_or("-"),
-                    hint.as_secs()
-                ));
-                let mut failure = failure;
-                failure.message = format!(
-                    "{} (the provider asked to wait {} s, over the 60 s limit)",
-                    failure.message,
-                    hint.as_secs()
-                );
-                return Err(LlmError::Provider(Box::new(failure)));
+                return Err(self.hint_too_long(request, attempt, attempts, failure, hint));
             }
             let wait = retry::backoff(attempt, failure.retry_after, retry::jitter(attempt, &url));
-            self.log.line(&format!(
-                "llm retry: model={} attempt={}/{} status={} class={} code={} hint={} src={} wait={}ms",
-                request.model,
-                attempt + 1,
-                attempts,
-                failure.status,
-                failure.class.as_str(),
-                failure.code.as_deref().unwrap_or("-"),
-                failure
-                    .retry_after
-                    .map_or_else(|| "-".to_owned(), |h| format!("{}ms", h.as_millis())),
-                failure.hint_source.as_str(),
-                wait.as_millis()
-            ));
+            self.retry_line(request, attempt, attempts, &failure, wait);
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
-                () = request.cancel.cancelled() => return Ok(ChatResponse::aborted()),
-                () = request.abort.cancelled() => return Ok(ChatResponse::aborted()),
+                () = request.cancel.cancelled() => return Ok(ChatResponse::aborted_with(paid)),
+                () = request.abort.cancelled() => return Ok(ChatResponse::aborted_with(paid)),
             }
         }
-        Ok(ChatResponse::aborted())
+        Ok(ChatResponse::aborted_with(paid))
+    }
+
+    /// The `llm retry stop:` line of a hint over the limit, and the error it ends with.
+    fn hint_too_long(
+        &self,
+        request: &ChatRequest,
+        attempt: u32,
+        attempts: u32,
+        mut failure: ProviderError,
+        hint: Duration,
+    ) -> LlmError {
+        self.log.line(&format!(
+            "llm retry stop: model={} attempt={}/{} status={} class={} code={} hint={}s reason=hint_too_long",
+            request.model,
+            attempt + 1,
+            attempts,
+            failure.status,
+            failure.class.as_str(),
+            failure.code.as_deref().unwrap_or("-"),
+            hint.as_secs()
+        ));
+        failure.message = format!(
+            "{} (the provider asked to wait {} s, over the 60 s limit)",
+            failure.message,
+            hint.as_secs()
+        );
+        LlmError::Provider(Box::new(failure))
+    }
+
+    /// The `llm retry:` line before a wait.
+    fn retry_line(
+        &self,
+        request: &ChatRequest,
+        attempt: u32,
+        attempts: u32,
+        failure: &ProviderError,
+        wait: Duration,
+    ) {
+        self.log.line(&format!(
+            "llm retry: model={} attempt={}/{} status={} class={} code={} hint={} src={} wait={}ms",
+            request.model,
+            attempt + 1,
+            attempts,
+            failure.status,
+            failure.class.as_str(),
+            failure.code.as_deref().unwrap_or("-"),
+            failure
+                .retry_after
+                .map_or_else(|| "-".to_owned(), |h| format!("{}ms", h.as_millis())),
+            failure.hint_source.as_str(),
+            wait.as_millis()
+        ));
     }
 
     /// One attempt: the answer's JSON, or why there is none.
@@ -289,6 +351,7 @@ impl LlmClient {
         url: &str,
         body: &Value,
         on_delta: Option<&super::DeltaSink>,
+        state: &StreamState,
     ) -> Result<Value, Failed> {
         let mut builder = self
             .http
@@ -308,7 +371,7 @@ impl LlmClient {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| super::stream_read::is_stream(endpoint.wire, v));
         if ok && endpoint.stream && streamed {
-            return super::stream_read::read_stream(response, endpoint, on_delta).await;
+            return super::stream_read::read_stream(response, endpoint, on_delta, state).await;
         }
         let cap = if ok {
             endpoint.max_response_bytes
@@ -353,6 +416,45 @@ pub(super) enum Failed {
     Provider(ProviderError),
     /// A failure another attempt cannot fix (an answer over the cap).
     Fatal(LlmError),
+    /// A stream's connection broke (retried as a network failure is).
+    Broken(String),
+}
+
+/// Two usages added up (`None` only when both are).
+fn sum(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
+    match (a, b) {
+        (Some(mut a), Some(b)) => {
+            a.add(&b);
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    }
+}
+
+/// A stream error with the usage seen before it.
+fn with_usage(error: LlmError, seen: Option<Usage>) -> LlmError {
+    match error {
+        LlmError::StreamInterrupted {
+            template, reason, ..
+        } => LlmError::StreamInterrupted {
+            template,
+            reason,
+            usage: seen,
+        },
+        other => other,
+    }
+}
+
+/// A broken stream as the failure the retry policy reads (a network failure, no status).
+fn broken_stream(reason: String) -> ProviderError {
+    ProviderError {
+        status: 0,
+        class: RetryClass::Network,
+        code: Some("stream_interrupted".into()),
+        message: reason,
+        retry_after: None,
+        hint_source: HintSource::None,
+    }
 }
 
 /// Reads a body chunk by chunk, at most `cap` bytes; `false` = there was more (reading stopped

@@ -217,14 +217,16 @@ pub enum LlmError {
         /// The cap, bytes.
         limit: u64,
     },
-    /// A streamed answer stopped before its end (the connection broke, a chunk was not JSON);
-    /// what was shown of it stays shown. Not retried: its text was already seen.
+    /// A streamed answer stopped before its end (the connection broke on every attempt, a
+    /// chunk was not JSON, the provider ended it with an error).
     #[error("the streamed answer stopped before its end (template {template}): {reason}")]
     StreamInterrupted {
         /// The template.
         template: String,
         /// What happened (a transport class or the chunk's problem; never the body).
         reason: String,
+        /// The usage the broken streams reported before they stopped (paid for).
+        usage: Option<crate::llm::Usage>,
     },
     /// The answer would parse into more JSON values than a turn may hold. Never retried.
     #[error(
@@ -294,6 +296,14 @@ impl LlmError {
             _ => false,
         }
     }
+    /// The usage reported before the failure (a stream that broke), to be counted.
+    pub fn usage_so_far(&self) -> Option<&crate::llm::Usage> {
+        match self {
+            Self::StreamInterrupted { usage, .. } => usage.as_ref(),
+            _ => None,
+        }
+    }
+
     /// The stable machine code.
     pub fn code(&self) -> &'static str {
         match self {

@@ -19,7 +19,7 @@ pub(crate) mod wire;
 
 pub use canonical::{
     Attachment, AttachmentKind, ChatMessage, ChatRequest, ChatResponse, ContentBlock, DeltaSink,
-    Grounding, GroundingSource, InFlight, ProviderSkills, ResponseFormat, Role, StopReason,
+    Grounding, GroundingSource, InFlight, Piece, ProviderSkills, ResponseFormat, Role, StopReason,
     ToolCall, ToolChoice, ToolResult, ToolSpec,
 };
 pub use capability::Capabilities;

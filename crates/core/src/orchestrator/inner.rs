@@ -58,6 +58,7 @@ pub(crate) struct Inner {
     approval: RwLock<RunApproval>,
     trash: TrashTarget,
     mcp_child_output: Option<Arc<dyn ChildOutput>>,
+    tracer: Option<Arc<dyn crate::trace::Tracer>>,
     square: Square,
     plans: PlanBook,
     plan_bypass: AtomicBool,
@@ -131,6 +132,7 @@ impl Inner {
             approval: RwLock::new(RunApproval::Required),
             trash: config.trash,
             mcp_child_output: config.mcp_child_output,
+            tracer: config.tracer,
             square: Square::default(),
             plans: PlanBook::default(),
             plan_bypass: AtomicBool::new(false),
@@ -217,6 +219,11 @@ impl Inner {
     }
 
     /// Where MCP children's stderr goes.
+    /// Where trace spans go (`None`: off).
+    pub(super) fn tracer(&self) -> Option<&Arc<dyn crate::trace::Tracer>> {
+        self.tracer.as_ref()
+    }
+
     pub(super) fn mcp_child_output(&self) -> Option<Arc<dyn ChildOutput>> {
         self.mcp_child_output.clone()
     }

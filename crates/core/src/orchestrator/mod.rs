@@ -72,6 +72,8 @@ pub struct OrchestratorConfig {
     pub trash: TrashTarget,
     /// Where MCP children's stderr goes (inherited when `None`).
     pub mcp_child_output: Option<Arc<dyn crate::mcp::ChildOutput>>,
+    /// Where the trace spans go (`None`: tracing off).
+    pub tracer: Option<Arc<dyn crate::trace::Tracer>>,
 }
 
 /// A message waiting in an agent's mailbox.

@@ -11,6 +11,7 @@
 
 mod call;
 mod prepare;
+mod trace_spans;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -111,6 +112,8 @@ pub(crate) struct Turn<'a> {
     /// The kill switch's cut token as this turn began: an abort cancels it, so this turn (and
     /// none started after the abort) ends at its next call.
     cut: tokio_util::sync::CancellationToken,
+    /// The turn's trace span, inside its causal root's (nothing when tracing is off).
+    pub(super) span: crate::trace::Span,
 }
 
 impl<'a> Turn<'a> {
@@ -132,6 +135,7 @@ impl<'a> Turn<'a> {
             started: Instant::now(),
             started_ms: now_ms(),
             cut: inner.safety().switch().cut_token(),
+            span: trace_spans::turn_span(inner, agent_id, delivery),
         }
     }
 
@@ -284,10 +288,15 @@ impl<'a> Turn<'a> {
         if p.endpoint.stream {
             // The answer's text reaches the surfaces as it is written (events only, never the log).
             let (inner, agent_id) = (Arc::clone(self.inner), self.agent_id.to_owned());
-            request.on_delta = Some(crate::llm::DeltaSink(Arc::new(move |text: &str| {
+            request.on_delta = Some(crate::llm::DeltaSink(Arc::new(move |piece| {
+                let (text, restart) = match piece {
+                    crate::llm::Piece::Text(text) => (text.to_owned(), false),
+                    crate::llm::Piece::Restart => (String::new(), true),
+                };
                 inner.event(CoreEvent::MessageDelta {
                     agent_id: agent_id.clone(),
-                    text: text.to_owned(),
+                    text,
+                    restart,
                 });
             })));
         }
@@ -310,13 +319,19 @@ impl<'a> Turn<'a> {
         let intent = intent(self.agent_id, p, round, reservation.amount());
         self.inner.record(vec![intent]).await;
         let asked = Instant::now();
+        let mut span = trace_spans::call_span(&self.span, p);
         let result = self.inner.llm().chat(&p.endpoint, &request).await;
+        trace_spans::call_ended(&mut span, &result);
+        drop(span);
         self.tally.model_time += asked.elapsed();
         self.tally.rounds += 1;
         let response = match result {
             Ok(response) => response,
             Err(e) => {
                 drop(reservation); // an unknown cost is charged in full
+                if let Some(u) = e.usage_so_far() {
+                    self.tally.usage.add(u); // what a broken stream reported before it broke
+                }
                 self.tally.usage_unknown |= e.maybe_billed();
                 let template = p.template.id.as_str();
                 let failure = TurnFailure::llm(self.agent_id, template, &p.template.base_url, &e);
@@ -325,12 +340,18 @@ impl<'a> Turn<'a> {
                 return Err(RoundsEnd::Stopped(stop));
             }
         };
-        reservation.settle(response.usage.as_ref());
+        if response.stop == StopReason::Aborted {
+            drop(reservation); // a cut call's usage (a stream's so far) is a lower bound
+        } else {
+            reservation.settle(response.usage.as_ref());
+        }
         if let Some(u) = &response.usage {
             self.tally.usage.add(u);
         }
         if response.stop == StopReason::Aborted {
-            self.tally.usage_unknown |= self.control.abort.is_cancelled() || cut.is_cancelled();
+            // A call cut mid-stream reports what its stream had said: a lower bound.
+            self.tally.usage_unknown |=
+                self.control.abort.is_cancelled() || cut.is_cancelled() || response.usage.is_some();
             return Err(interrupted());
         }
         Ok(response)
@@ -374,7 +395,7 @@ impl<'a> Turn<'a> {
 
     /// Records the turn (the exchange, the reply, the `turn` record in one commit), writes its
     /// log lines and events, and says how it went.
-    async fn finish(self, ran: Ran, history: &mut VecDeque<Exchange>) -> TurnOutcome {
+    async fn finish(mut self, ran: Ran, history: &mut VecDeque<Exchange>) -> TurnOutcome {
         let language = self.inner.language();
         let stop = ran.end.stop();
         let handed_off = ran.end.handed_off();
@@ -405,6 +426,7 @@ impl<'a> Turn<'a> {
             .map(|answer| self.reply(answer, &ran.with.agent_name));
         batch.extend(reply.iter().cloned().map(Record::Message));
         let record = self.turn_record(stop.clone(), ran.with, elapsed_ms);
+        trace_spans::turn_ended(&mut self.span, &record);
         batch.push(Record::Turn(record));
         let session = self.inner.record(batch).await;
         if let Some(reply) = reply {

@@ -205,6 +205,11 @@ pub(crate) async fn blocking<T: Send + 'static>(
 pub const BLOCKING_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A string argument.
+/// Whether `name` is a bundled tool's.
+pub(crate) fn is_bundled(name: &str) -> bool {
+    table::find(name).is_some()
+}
+
 pub(crate) fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
 }

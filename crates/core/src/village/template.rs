@@ -231,10 +231,12 @@ pub struct ModelTemplate {
     /// when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub allow_insecure_http: bool,
-    /// Answers are streamed (Server-Sent Events), so that their text is seen as it is written
-    /// (`messageDelta` events); on every wire. Not a field of the
-    /// original: omitted when false.
-    #[serde(default, skip_serializing_if = "is_false")]
+    /// Answers are streamed (Server-Sent Events; Ollama's own API: JSON lines), so that their
+    /// text is seen as it is written (`messageDelta` events); on by default, as every wire
+    /// streams. `false`: whole answers (for a server that refuses `stream` or
+    /// `stream_options`). Not a field of the original: omitted when true (the original's
+    /// files, which lack it, read as on and are written back unchanged).
+    #[serde(default = "on", skip_serializing_if = "is_true")]
     pub streaming: bool,
     /// Fields this version does not know.
     #[serde(flatten)]
@@ -282,7 +284,7 @@ impl ModelTemplate {
             pricing_as_of: None,
             max_response_bytes: None,
             allow_insecure_http: false,
-            streaming: false,
+            streaming: true,
             extra: Extra::new(),
         }
     }
@@ -448,6 +450,14 @@ fn default_max_retries() -> u32 {
 fn yes() -> bool {
     true
 }
+fn on() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }

@@ -1,15 +1,18 @@
 //! Seed 002's Phase 1 criterion: the same scripted task through every wire's stub gives the
 //! same canonical shape — a user message with one image, the model calls one tool, gets the
-//! result, answers. Also: the opaque provider data of the first answer goes back verbatim.
+//! result, answers. Also: the opaque provider data of the first answer goes back verbatim. Each
+//! wire runs twice, whole and streamed (the same answers cut into the wire's stream), and the
+//! two must give the same canonical responses.
 
 use fuseforks_core::llm::{
     ChatMessage, ContentBlock, LlmClient, Role, StopReason, ToolResult, Usage, Wire,
 };
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage, opaque};
+use fuseforks_testkit::wire_streams::streamed;
 use serde_json::{Value, json};
 
-use crate::llm_support::{FIRST, KEY, PNG, SECOND, endpoint, task_request};
+use crate::llm_support::{FIRST, KEY, PNG, SECOND, endpoint, task_request, template};
 
 #[derive(Debug, PartialEq)]
 struct Shape {
@@ -41,22 +44,44 @@ fn expected_usage(wire: Wire, u: ScriptUsage) -> Usage {
     }
 }
 
+/// The canonical response less the provider's own JSON (for logs only).
+fn canonical(r: &fuseforks_core::llm::ChatResponse) -> impl PartialEq + std::fmt::Debug + use<> {
+    (
+        r.content.clone(),
+        r.stop,
+        r.usage,
+        r.grounding.clone(),
+        r.reasoning_summary.clone(),
+        r.model.clone(),
+    )
+}
+
 #[tokio::test]
 async fn the_same_task_through_every_wire_gives_the_same_shape() {
     let client = LlmClient::new().unwrap();
     let mut shapes = Vec::new();
-    for wire in Wire::ALL {
+    let mut answers = Vec::new();
+    for (wire, streaming) in Wire::ALL.into_iter().flat_map(|w| [(w, false), (w, true)]) {
         let call = ScriptCall {
             id: "call_1".into(),
             name: "weather".into(),
             args: json!({"city": "Paris"}),
         };
-        let stub = StubServer::start(vec![
+        let mut replies = vec![
             wire_replies::tool_calls(wire, &[call], FIRST),
             wire_replies::text(wire, "It is sunny in Paris.", SECOND),
-        ])
-        .await;
-        let endpoint = endpoint(wire, stub.base_url());
+        ];
+        if streaming {
+            replies = replies.iter().map(|r| streamed(wire, r)).collect();
+        }
+        let stub = StubServer::start(replies).await;
+        let mut template = template(wire, stub.base_url());
+        template.streaming = streaming;
+        let endpoint = fuseforks_core::llm::Endpoint::for_template(
+            &template,
+            Some(fuseforks_core::llm::ApiKey::new(KEY)),
+        )
+        .unwrap();
         let first_request = task_request();
         let first = client
             .chat(&endpoint, &first_request)
@@ -77,11 +102,26 @@ async fn the_same_task_through_every_wire_gives_the_same_shape() {
                 is_error: false,
             })],
         });
+        let pieces = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = std::sync::Arc::clone(&pieces);
+        second_request.on_delta = Some(fuseforks_core::llm::DeltaSink(std::sync::Arc::new(
+            move |piece| {
+                if let fuseforks_core::llm::Piece::Text(t) = piece {
+                    sink.lock().unwrap().push_str(t);
+                }
+            },
+        )));
         let second = client
             .chat(&endpoint, &second_request)
             .await
             .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
         assert_eq!(second.usage, Some(expected_usage(wire, SECOND)), "{wire:?}");
+        // Streamed, the text came in pieces first (the stream was read, not a whole answer).
+        let shown = match streaming {
+            true => "It is sunny in Paris.",
+            false => "",
+        };
+        assert_eq!(*pieces.lock().unwrap(), shown, "{wire:?}");
 
         let requests = stub.requests();
         assert_eq!(requests.len(), 2, "{wire:?}");
@@ -95,8 +135,15 @@ async fn the_same_task_through_every_wire_gives_the_same_shape() {
             second_sent.contains("sunny, 21 °C") || second_sent.contains("sunny, 21 \\u00b0C"),
             "{wire:?}: {second_sent}"
         );
-        assert_auth(wire, &requests[0]);
+        assert_auth(wire, streaming, &requests[0]);
         assert_extra_returned(wire, &requests[1].body, &second_sent);
+        let asked = requests[0].body.get("stream").and_then(Value::as_bool);
+        match (wire, streaming) {
+            (Wire::Gemini, _) => assert_eq!(asked, None), // the method says it
+            (_, true) => assert_eq!(asked, Some(true), "{wire:?}"),
+            (_, false) => assert_ne!(asked, Some(true), "{wire:?}"),
+        }
+        answers.push(((wire, streaming), canonical(&first), canonical(&second)));
         assert!(!format!("{first:?}").contains(KEY));
 
         shapes.push((
@@ -129,9 +176,23 @@ async fn the_same_task_through_every_wire_gives_the_same_shape() {
     for (wire, shape) in &shapes[1..] {
         assert_eq!(shape, reference, "{wire:?} differs from {first_wire:?}");
     }
+    // Streamed equals whole, wire by wire: text, tool calls, provider data, usage, model.
+    for pair in answers.chunks(2) {
+        let [(whole_at, whole_1, whole_2), (_, streamed_1, streamed_2)] = pair else {
+            panic!("two modes per wire");
+        };
+        assert_eq!(
+            streamed_1, whole_1,
+            "{whole_at:?}: the first answer streamed"
+        );
+        assert_eq!(
+            streamed_2, whole_2,
+            "{whole_at:?}: the second answer streamed"
+        );
+    }
 }
 
-fn assert_auth(wire: Wire, request: &fuseforks_testkit::stub::Captured) {
+fn assert_auth(wire: Wire, streaming: bool, request: &fuseforks_testkit::stub::Captured) {
     match wire {
         Wire::Anthropic => {
             assert_eq!(request.header("x-api-key"), Some(KEY));
@@ -153,6 +214,7 @@ fn assert_auth(wire: Wire, request: &fuseforks_testkit::stub::Captured) {
     let expected = match wire {
         Wire::OpenAiCompat => "/v1/chat/completions",
         Wire::Anthropic => "/v1/messages",
+        Wire::Gemini if streaming => "/v1beta/models/stub-model:streamGenerateContent?alt=sse",
         Wire::Gemini => "/v1beta/models/stub-model:generateContent",
         Wire::OllamaNative => "/api/chat",
         _ => "/v1/responses",

@@ -12,7 +12,7 @@ use fuseforks_testkit::reference;
 use serde_json::{Value, json};
 
 /// The recorded chunks (one JSON per line) as an SSE body, `[DONE]` at the end.
-fn sse_body(file: &str) -> Vec<u8> {
+pub(crate) fn sse_body(file: &str) -> Vec<u8> {
     let text = std::fs::read_to_string(reference(&format!("wire-fixtures/{file}"))).unwrap();
     let mut body = String::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -249,7 +249,7 @@ async fn a_streaming_agent_sends_message_deltas_then_the_whole_message() {
     let mut whole_after_pieces = false;
     while let Ok(e) = events.try_recv() {
         match e {
-            CoreEvent::MessageDelta { agent_id, text } if agent_id == "a1" => pieces.push(text),
+            CoreEvent::MessageDelta { agent_id, text, .. } if agent_id == "a1" => pieces.push(text),
             CoreEvent::MessageSent { message } if message.content == "One two three." => {
                 whole_after_pieces = pieces.len() == 3;
             }
@@ -486,7 +486,7 @@ async fn the_client_streams_ollamas_ndjson() {
 /// One streamed call through the client over HTTP: the stub answering `reply`, a template of
 /// `wire` with `streaming` (with a key when `keyed`); the response, the pieces handed to the
 /// sink in order, and the stub (for the request it saw).
-async fn through_client(
+pub(crate) async fn through_client(
     wire: fuseforks_core::llm::Wire,
     reply: fuseforks_testkit::stub::StubReply,
     keyed: bool,
@@ -495,7 +495,7 @@ async fn through_client(
     Vec<String>,
     fuseforks_testkit::stub::StubServer,
 ) {
-    use fuseforks_core::llm::{ApiKey, DeltaSink, Endpoint, LlmClient};
+    use fuseforks_core::llm::{ApiKey, DeltaSink, Endpoint, LlmClient, Piece};
     use std::sync::{Arc, Mutex};
     let stub = fuseforks_testkit::stub::StubServer::start(vec![reply]).await;
     let mut template = crate::llm_support::template(wire, stub.base_url());
@@ -504,8 +504,9 @@ async fn through_client(
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut request = crate::llm_support::task_request();
     let sink = Arc::clone(&seen);
-    request.on_delta = Some(DeltaSink(Arc::new(move |t: &str| {
-        sink.lock().unwrap().push(t.to_owned())
+    request.on_delta = Some(DeltaSink(Arc::new(move |piece| match piece {
+        Piece::Text(t) => sink.lock().unwrap().push(t.to_owned()),
+        Piece::Restart => sink.lock().unwrap().push("<restart>".to_owned()),
     })));
     let response = LlmClient::new()
         .unwrap()

@@ -23,6 +23,8 @@ mod llm_limits;
 mod llm_probe;
 mod llm_retry;
 mod llm_stream;
+mod llm_stream_breaks;
+mod llm_stream_cassettes;
 mod llm_support;
 mod mcp_client;
 mod orch_support;

@@ -70,6 +70,7 @@ impl Village {
             os_locale: None,
             trash: TrashTarget::Folder(self.data.data_dir().join("trash")),
             mcp_child_output: None,
+            tracer: None,
         })
         .unwrap()
     }

@@ -92,6 +92,7 @@ impl Town {
             os_locale: None,
             trash: TrashTarget::Folder(self.data.data_dir().join("trash")),
             mcp_child_output: None,
+            tracer: None,
         })
         .unwrap();
         for (id, _) in &self.stubs {

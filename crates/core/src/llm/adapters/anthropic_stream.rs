@@ -26,6 +26,12 @@ fn get_str<'a>(v: &'a Value, key: &str) -> &'a str {
 }
 
 impl MessagesStream {
+    /// The usage reported so far: `message_start`'s input usage, then `message_delta`'s.
+    pub fn usage_so_far(&self) -> Option<crate::llm::Usage> {
+        let usage = self.message.as_ref()?.get("usage")?;
+        Some(super::anthropic::usage(usage))
+    }
+
     /// Folds one event's `data` in.
     pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
         let Some(event) = super::stream_event::parse(data, &mut self.events, "event")? else {

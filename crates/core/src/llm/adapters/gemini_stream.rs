@@ -30,6 +30,11 @@ fn thought(part: &Map<String, Value>) -> bool {
 }
 
 impl GeminiStream {
+    /// The usage reported so far (every event repeats `usageMetadata`).
+    pub fn usage_so_far(&self) -> Option<crate::llm::Usage> {
+        self.body.get("usageMetadata").map(super::gemini::usage)
+    }
+
     /// Folds one event's `data` in.
     pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
         let Some(event) = super::stream_event::parse(data, &mut self.events, "event")? else {

@@ -149,13 +149,7 @@ pub fn decode(body: Value) -> Result<ChatResponse, LlmError> {
         .filter(|t| !t.is_empty())
         .map(|t| vec![t.to_owned()])
         .unwrap_or_default();
-    // Metrics are omitempty: report usage only when the server counted something.
-    let reported = body.get("prompt_eval_count").is_some() || body.get("eval_count").is_some();
-    let usage = reported.then(|| Usage {
-        prompt: count(&body, &["prompt_eval_count"]),
-        completion: count(&body, &["eval_count"]),
-        ..Usage::default()
-    });
+    let usage = usage(&body);
     Ok(ChatResponse {
         content,
         stop,
@@ -164,5 +158,15 @@ pub fn decode(body: Value) -> Result<ChatResponse, LlmError> {
         reasoning_summary,
         model: body.get("model").and_then(Value::as_str).map(str::to_owned),
         raw: body,
+    })
+}
+
+/// The counts of a reply; metrics are omitempty: `None` when the server counted nothing.
+pub(crate) fn usage(body: &Value) -> Option<Usage> {
+    let reported = body.get("prompt_eval_count").is_some() || body.get("eval_count").is_some();
+    reported.then(|| Usage {
+        prompt: count(body, &["prompt_eval_count"]),
+        completion: count(body, &["eval_count"]),
+        ..Usage::default()
     })
 }

@@ -21,6 +21,14 @@ pub struct OllamaStream {
 }
 
 impl OllamaStream {
+    /// The usage reported so far: only the done line carries the counts.
+    pub fn usage_so_far(&self) -> Option<crate::llm::Usage> {
+        if !self.done {
+            return None;
+        }
+        super::ollama::usage(&Value::Object(self.last.clone()))
+    }
+
     /// Folds one line in.
     pub fn push(&mut self, line: &str) -> Result<Vec<Delta>, LlmError> {
         let Some(chunk) = super::stream_event::parse(line, &mut self.lines, "line")? else {

@@ -42,6 +42,11 @@ pub struct ChatStream {
 }
 
 impl ChatStream {
+    /// The usage reported so far (the `include_usage` chunk comes last).
+    pub fn usage_so_far(&self) -> Option<crate::llm::Usage> {
+        self.usage.as_ref().map(super::openai_chat::usage)
+    }
+
     /// Folds one event's `data` in; `[DONE]` and blank data add nothing.
     pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
         let Some(chunk) = super::stream_event::parse(data, &mut self.chunks, "chunk")? else {

@@ -17,6 +17,12 @@ pub struct ResponsesStream {
 }
 
 impl ResponsesStream {
+    /// The usage reported so far: only `response.completed` carries it.
+    pub fn usage_so_far(&self) -> Option<crate::llm::Usage> {
+        let usage = self.whole.as_ref()?.get("usage").filter(|u| !u.is_null())?;
+        Some(super::responses::usage(usage))
+    }
+
     /// Folds one event's `data` in.
     pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
         let Some(event) = super::stream_event::parse(data, &mut self.events, "event")? else {

@@ -77,6 +77,8 @@ impl Turn<'_> {
         let mut args = call.args.clone();
         let synthetic = p.synthetic.get(&call.name).cloned();
         let is_mcp = synthetic.is_none() && self.mcp.has(&call.name);
+        let known = synthetic.is_some() || is_mcp || crate::tools::is_bundled(&call.name);
+        let mut span = super::trace_spans::tool_span(&self.span, call, known, is_mcp);
         let reason = if synthetic.is_some() || self.mcp.has(&call.name) {
             ReasonState::Unsupported
         } else {
@@ -116,6 +118,10 @@ impl Turn<'_> {
             }
             Some(other) => self.synthetic_call(&other, &args, p).await,
         };
+        if !output.ok {
+            span.fail("tool_error");
+        }
+        drop(span);
         super::super::safety::audit_tool(self, &call.name, &args, is_mcp, &output, p.tools.dry_run)
             .await;
         // Kept before the event, so that a surface that reads it on the event finds it.
