@@ -22,7 +22,7 @@ fn turn(i: usize) -> Record {
         hop: 0,
         rounds: 1 + (i % 5) as u32,
         waves: 0,
-        stop: if i % 17 == 0 {
+        stop: if i.is_multiple_of(17) {
             TurnStop::ToolLimit
         } else {
             TurnStop::Completed
