@@ -23,6 +23,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod assist;
 mod budget;
 mod error;
 pub mod events;

@@ -5,6 +5,7 @@
 
 mod agent;
 mod approvals;
+mod assist;
 mod conversation;
 mod delegation;
 mod failure;

@@ -7,7 +7,7 @@ pub(crate) mod store;
 pub(crate) mod writer;
 
 pub use records::{
-    AgentMessage, Endpoint, IntentRecord, Record, SessionMeta, TurnRecord, TurnStop,
+    AgentMessage, AssistRecord, Endpoint, IntentRecord, Record, SessionMeta, TurnRecord, TurnStop,
 };
 pub use store::{SessionError, SessionStore, StoredRecord};
 pub use writer::SessionWriter;

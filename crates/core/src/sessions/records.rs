@@ -216,6 +216,42 @@ pub struct IntentRecord {
     pub reserved: u64,
 }
 
+/// A drafting-assistant call (Spec 63): what it cost and how it ended, never the text.
+/// Unknown fields are kept, so that an original's record is written back whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistRecord {
+    /// When the call was sent, ms since the epoch.
+    pub ts_ms: i64,
+    /// What was drafted: `skill`, `construct` or `judge`.
+    pub draft_kind: String,
+    /// Model name.
+    pub model: String,
+    /// The template used.
+    pub template_id: String,
+    /// Input tokens (cache reads included).
+    pub prompt: u64,
+    /// Cached input tokens read.
+    #[serde(default)]
+    pub cache_read: u64,
+    /// Input tokens written to the cache (5 minutes).
+    #[serde(default)]
+    pub cache_write: u64,
+    /// Input tokens written to the cache (1 hour).
+    #[serde(default, rename = "cacheWrite1h")]
+    pub cache_write_1h: u64,
+    /// Output tokens (reasoning included).
+    pub completion: u64,
+    /// Reasoning tokens.
+    #[serde(default)]
+    pub reasoning: u64,
+    /// `question`, `draft`, `invalid`, `draft_invalid`, `empty` or `failed`.
+    pub outcome: String,
+    /// Fields this version does not know.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
 /// A record of a conversation (tag `kind`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -246,7 +282,7 @@ pub enum Record {
     /// A turn's cost and outcome.
     Turn(TurnRecord),
     /// A drafting-assistant call (no body text).
-    Assist(Value),
+    Assist(AssistRecord),
     /// A paid model call about to be sent.
     Intent(IntentRecord),
 }

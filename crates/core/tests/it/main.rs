@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod assist;
 mod blackboard;
 mod broken_files;
 mod budget;

@@ -1,0 +1,217 @@
+//! The drafting assistant (Spec 63, seed 000): a short Q&A with a model template chosen by
+//! the user that ends in a draft of a `SKILL.md`, a `Construct.md` or a `judge.toml`, handed
+//! back through the synthetic tool `submit_draft` and never saved here. Judge drafts are checked
+//! by the real parser, up to three rounds, the finding fed back with its place. The exchange is
+//! stateless: the caller keeps the `history` the replies `append` to. Never charged to the
+//! village budget; each model call is one `assist` record and one `assist:` log line.
+
+mod context;
+mod exchange;
+mod history;
+mod prompt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::llm::{ChatMessage, LlmError, Usage};
+
+pub use exchange::{AssistCall, AssistSetup, Forced, run_exchange};
+pub use prompt::SUBMIT_DRAFT;
+
+/// The most characters of the editor's text (`current`) sent along.
+pub const MAX_CURRENT_CHARS: usize = 100_000;
+/// The most characters of one user message.
+pub const MAX_INPUT_CHARS: usize = 20_000;
+/// The most messages of a history.
+pub const MAX_HISTORY_MESSAGES: usize = 200;
+/// The check rounds of a judge draft.
+pub const MAX_JUDGE_ROUNDS: u32 = 3;
+
+/// What is drafted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DraftKind {
+    /// An agent's `SKILL.md`.
+    Skill,
+    /// An agent's `Construct.md`.
+    Construct,
+    /// A judge's `judge.toml`.
+    Judge,
+}
+
+impl DraftKind {
+    /// The spelling of records and log lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Skill => "skill",
+            Self::Construct => "construct",
+            Self::Judge => "judge",
+        }
+    }
+}
+
+/// The file drafted: its kind and the agent's or judge's id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssistTarget {
+    /// What is drafted.
+    pub kind: DraftKind,
+    /// The agent's (skill, construct) or judge's id.
+    pub id: String,
+}
+
+/// One exchange asked for (`assist_draft`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistRequest {
+    /// The file drafted.
+    pub target: AssistTarget,
+    /// The model template (one with `useTools`).
+    pub template_id: String,
+    /// The earlier messages: the user's and every earlier reply's `appended`, in order.
+    #[serde(default)]
+    pub history: Vec<ChatMessage>,
+    /// This turn's message (may be absent with `forceDraft`).
+    #[serde(default)]
+    pub input: Option<String>,
+    /// Ask for a draft now.
+    #[serde(default)]
+    pub force_draft: bool,
+    /// The editor's text, unsaved changes included.
+    #[serde(default)]
+    pub current: String,
+}
+
+/// A judge draft's check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Validation {
+    /// It passed the parser (targets included).
+    pub valid: bool,
+    /// Where the first finding is (`line:col`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    /// What is wrong and how to fix it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The answer of one exchange (tag `type`); `appended` goes onto the caller's history as is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum AssistReply {
+    /// The model asks something.
+    #[serde(rename_all = "camelCase")]
+    Question {
+        /// Messages to keep.
+        appended: Vec<ChatMessage>,
+        /// The question(s).
+        text: String,
+    },
+    /// A draft (never saved here).
+    #[serde(rename_all = "camelCase")]
+    Draft {
+        /// Messages to keep.
+        appended: Vec<ChatMessage>,
+        /// What the model wrote beside the draft.
+        text: Option<String>,
+        /// The draft.
+        content: String,
+        /// Its assumptions and open points.
+        notes: Option<String>,
+        /// Characters of `content`.
+        draft_chars: usize,
+        /// A judge draft's check (`None` for skill and construct).
+        validation: Option<Validation>,
+        /// Check rounds (1 for skill and construct).
+        attempts: u32,
+    },
+    /// Neither a question nor a draft came back.
+    #[serde(rename_all = "camelCase")]
+    Empty {
+        /// Messages to keep.
+        appended: Vec<ChatMessage>,
+    },
+}
+
+impl AssistReply {
+    /// `question`, `draft` or `empty`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Question { .. } => "question",
+            Self::Draft { .. } => "draft",
+            Self::Empty { .. } => "empty",
+        }
+    }
+}
+
+/// Why an exchange could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum AssistError {
+    /// The request is malformed (its field and why).
+    #[error("{field}: {problem}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// What is wrong.
+        problem: String,
+        /// What to change.
+        fix: String,
+    },
+    /// The template needs a key that is not stored. Nothing was sent.
+    #[error("the template {template} needs an API key, and none is stored")]
+    SecretMissing {
+        /// The template.
+        template: String,
+    },
+    /// The model call failed before any draft.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+impl AssistError {
+    pub(crate) fn invalid(field: &'static str, problem: impl Into<String>, fix: &str) -> Self {
+        Self::Invalid {
+            field,
+            problem: problem.into(),
+            fix: fix.into(),
+        }
+    }
+}
+
+impl crate::error::Coded for AssistError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Invalid { .. } => "INVALID_ASSIST_REQUEST",
+            Self::SecretMissing { .. } => "SECRET_MISSING",
+            Self::Llm(e) => e.code(),
+        }
+    }
+
+    fn fix(&self) -> Option<String> {
+        match self {
+            Self::Invalid { fix, .. } => Some(fix.clone()),
+            Self::SecretMissing { template } => Some(format!(
+                "store the key: fuseforks-cli secrets set {template} (or FUSEFORKS_SECRET_ with --secrets env)"
+            )),
+            Self::Llm(e) => crate::error::Coded::fix(e),
+        }
+    }
+}
+
+/// What one exchange did: the reply and each model call's facts (for records and log lines).
+#[derive(Debug, Clone)]
+pub struct AssistOutcome {
+    /// The reply.
+    pub reply: AssistReply,
+    /// One entry per model call, in order.
+    pub calls: Vec<AssistCall>,
+}
+
+/// The usage of every call of an exchange, added up.
+pub fn total_usage(calls: &[AssistCall]) -> Usage {
+    let mut total = Usage::default();
+    for call in calls {
+        if let Some(u) = &call.usage {
+            total.add(u);
+        }
+    }
+    total
+}

@@ -1,0 +1,413 @@
+//! The drafting assistant against the stub on each wire family: a question, then a draft
+//! through `submit_draft` with the history sent back as the replies appended it; a forced draft
+//! (tool forced, or auto plus the fixed line where the wire cannot force); a judge draft the
+//! parser refuses, then accepts (attempts 2, the finding's place fed back); no budget, no turn,
+//! and `assist` records without any text; malformed requests refused before any call.
+
+use fuseforks_core::Coded;
+use fuseforks_core::assist::{AssistReply, AssistRequest, AssistTarget, DraftKind};
+use fuseforks_core::llm::{CancellationToken, Wire};
+use fuseforks_core::orchestrator::Orchestrator;
+use fuseforks_core::sessions::{Record, StoredRecord};
+use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
+use serde_json::{Value, json};
+
+use crate::orch_support::Village;
+
+const U: ScriptUsage = ScriptUsage {
+    prompt: 700,
+    completion: 60,
+    cache_read: 0,
+    reasoning: 0,
+};
+const CANARY: &str = "canary-ask-3e1";
+
+fn submit(content: &str) -> ScriptCall {
+    ScriptCall {
+        id: "d1".into(),
+        name: "submit_draft".into(),
+        args: json!({"content": content, "notes": "assumed a friendly tone"}),
+    }
+}
+
+fn request(kind: DraftKind, id: &str, input: Option<&str>) -> AssistRequest {
+    AssistRequest {
+        target: AssistTarget {
+            kind,
+            id: id.into(),
+        },
+        template_id: "stub".into(),
+        history: Vec::new(),
+        input: input.map(str::to_owned),
+        force_draft: false,
+        current: String::new(),
+    }
+}
+
+/// The orchestrator with a conversation open (the assist records go there).
+fn open(v: &Village) -> Orchestrator {
+    let orch = v.open();
+    let id = orch.sessions().unwrap().create("t", 0).unwrap();
+    orch.continue_conversation(&id).unwrap();
+    orch
+}
+
+fn records(orch: &Orchestrator) -> Vec<Record> {
+    let session = orch.current_session().unwrap();
+    orch.sessions()
+        .unwrap()
+        .records(&session)
+        .unwrap()
+        .into_iter()
+        .filter_map(|(_, r)| match r {
+            StoredRecord::Known(r) => Some(r),
+            StoredRecord::Unknown { .. } => None,
+        })
+        .collect()
+}
+
+async fn ask(orch: &Orchestrator, req: &AssistRequest) -> AssistReply {
+    orch.assist_draft(req, CancellationToken::new())
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", e.code()))
+}
+
+#[tokio::test]
+async fn a_question_then_a_draft_on_every_wire_family() {
+    for wire in [
+        Wire::OpenAiCompat,
+        Wire::Anthropic,
+        Wire::Gemini,
+        Wire::OpenAiResponses,
+        Wire::OllamaNative,
+    ] {
+        let stub = StubServer::start(vec![
+            wire_replies::text(wire, "Which tone should Ada take?", U),
+            wire_replies::tool_calls(wire, &[submit("# Steps\n1. Read the notes.\n")], U),
+        ])
+        .await;
+        let v = Village::new(wire, stub.base_url(), Some(1_000));
+        let orch = open(&v);
+        let mut req = request(
+            DraftKind::Skill,
+            "a1",
+            Some(&format!("Write her skill {CANARY}")),
+        );
+        let AssistReply::Question { appended, text } = ask(&orch, &req).await else {
+            panic!("{wire:?}: a question first")
+        };
+        assert_eq!(text, "Which tone should Ada take?");
+        assert_eq!(
+            appended.len(),
+            2,
+            "{wire:?}: the user's message and the answer"
+        );
+        req.history = appended;
+        req.input = Some("Friendly.".into());
+        let reply = ask(&orch, &req).await;
+        let AssistReply::Draft {
+            appended,
+            content,
+            notes,
+            validation,
+            attempts,
+            draft_chars,
+            ..
+        } = reply
+        else {
+            panic!("{wire:?}: then a draft, got {reply:?}")
+        };
+        assert_eq!(content, "# Steps\n1. Read the notes.\n");
+        assert_eq!(notes.as_deref(), Some("assumed a friendly tone"));
+        assert_eq!((validation, attempts, draft_chars), (None, 1, 27));
+        assert_eq!(appended.len(), 3, "{wire:?}: user, the call, its result");
+
+        let sent = stub.requests();
+        let second = String::from_utf8_lossy(&sent[1].raw_body).into_owned();
+        assert!(
+            second.contains("Which tone should Ada take?"),
+            "{wire:?}: the history went back"
+        );
+        assert!(
+            second.contains("submit_draft"),
+            "{wire:?}: the tool is offered"
+        );
+        assert!(
+            second.contains("Village facts"),
+            "{wire:?}: the facts section"
+        );
+        assert!(
+            !second.contains("Check the notes first"),
+            "not the file drafted"
+        );
+        assert!(
+            second.contains("You keep notes"),
+            "{wire:?}: the saved Construct.md"
+        );
+
+        // Two calls, two records, no turn and no intent: nothing charged.
+        let all = records(&orch);
+        let assists: Vec<_> = all
+            .iter()
+            .filter(|r| matches!(r, Record::Assist(_)))
+            .collect();
+        assert_eq!(assists.len(), 2, "{wire:?}: {all:?}");
+        assert!(
+            all.iter().all(|r| matches!(r, Record::Assist(_))),
+            "{wire:?}: {all:?}"
+        );
+        let Record::Assist(first) = assists[0] else {
+            unreachable!()
+        };
+        assert_eq!(
+            (
+                first.draft_kind.as_str(),
+                first.outcome.as_str(),
+                first.prompt
+            ),
+            ("skill", "question", 700)
+        );
+        let json = serde_json::to_string(&all).unwrap();
+        for body in [CANARY, "Which tone", "Read the notes", "friendly tone"] {
+            assert!(
+                !json.contains(body),
+                "{wire:?}: no text in the records ({body})"
+            );
+        }
+        let log = v.log();
+        assert!(log.contains("assist: kind=skill model=stub-model attempt=1 forced=no outcome=question prompt=700"), "{log}");
+        assert!(log.contains("outcome=draft prompt=700"), "{log}");
+        assert!(
+            !log.contains(CANARY) && !log.contains("Read the notes"),
+            "no text in the log"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_forced_draft_forces_the_tool_or_falls_back_with_the_fixed_line() {
+    for (wire, thinking, forced) in [
+        (Wire::OpenAiCompat, false, "yes"),
+        (Wire::Anthropic, true, "fallback"),
+    ] {
+        let stub = StubServer::start(vec![wire_replies::tool_calls(
+            wire,
+            &[submit("You are calm.\n")],
+            U,
+        )])
+        .await;
+        let v = Village::new(wire, stub.base_url(), None);
+        if thinking {
+            v.data.edit_world(|w| {
+                w.model_templates[0].effort = Some(fuseforks_core::village::Effort::High);
+                w.model_templates[0].max_output_tokens = 4_096;
+            });
+        }
+        let orch = open(&v);
+        let mut req = request(DraftKind::Construct, "a1", None);
+        req.force_draft = true;
+        let reply = ask(&orch, &req).await;
+        assert_eq!(reply.kind(), "draft", "{wire:?}");
+        let body = &stub.requests()[0].body;
+        let text = body.to_string();
+        assert!(
+            text.contains("Write the draft now"),
+            "{wire:?}: the fixed line"
+        );
+        match forced {
+            "yes" => assert_eq!(body["tool_choice"]["function"]["name"], "submit_draft"),
+            _ => assert_ne!(body["tool_choice"]["type"], "tool", "{wire:?}: {body}"),
+        }
+        assert!(
+            v.log().contains(&format!("forced={forced} outcome=draft")),
+            "{}",
+            v.log()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_judge_draft_is_checked_corrected_and_accepted_in_two_rounds() {
+    let wire = Wire::OpenAiCompat;
+    let good = fuseforks_core::judge::starter_template("a1", fuseforks_core::village::Language::En);
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(wire, &[submit("[questions.x]\nkind = 7\n")], U),
+        wire_replies::tool_calls(wire, &[submit(&good)], U),
+    ])
+    .await;
+    let v = Village::new(wire, stub.base_url(), None);
+    v.data.edit_world(|w| {
+        w.judges.push(
+            serde_json::from_value(
+                json!({"id": "gate", "name": "Gate", "order": 0, "enabled": true}),
+            )
+            .unwrap(),
+        );
+    });
+    let orch = open(&v);
+    let reply = ask(
+        &orch,
+        &request(DraftKind::Judge, "gate", Some("route bugs to Ada")),
+    )
+    .await;
+    let AssistReply::Draft {
+        validation,
+        attempts,
+        content,
+        ..
+    } = reply
+    else {
+        panic!("{reply:?}")
+    };
+    assert_eq!(attempts, 2);
+    assert_eq!(content, good);
+    assert!(validation.unwrap().valid);
+    let second = String::from_utf8_lossy(&stub.requests()[1].raw_body).into_owned();
+    let at = second
+        .find("failed the parser's check at ")
+        .expect("the finding fed back");
+    let place = &second[at + 29..at + 33];
+    assert!(
+        place.contains(':') && place.starts_with(|c: char| c.is_ascii_digit()),
+        "{place}"
+    );
+    let log = v.log();
+    assert!(
+        log.contains("kind=judge model=stub-model attempt=1 forced=no outcome=invalid"),
+        "{log}"
+    );
+    assert!(log.contains("attempt=2 forced=no outcome=draft"), "{log}");
+}
+
+#[tokio::test]
+async fn a_judge_draft_that_never_passes_ends_after_three_rounds_with_the_last_error() {
+    let wire = Wire::OpenAiCompat;
+    let bad = |n: usize| {
+        wire_replies::tool_calls(wire, &[submit(&format!("[questions.x{n}]\nkind = 7\n"))], U)
+    };
+    let stub = StubServer::start(vec![bad(1), bad(2), bad(3), bad(4)]).await;
+    let v = Village::new(wire, stub.base_url(), None);
+    v.data.edit_world(|w| {
+        w.judges.push(
+            serde_json::from_value(
+                json!({"id": "gate", "name": "Gate", "order": 0, "enabled": true}),
+            )
+            .unwrap(),
+        );
+    });
+    let orch = open(&v);
+    let reply = ask(&orch, &request(DraftKind::Judge, "gate", Some("x"))).await;
+    let AssistReply::Draft {
+        validation,
+        attempts,
+        content,
+        ..
+    } = reply
+    else {
+        panic!("{reply:?}")
+    };
+    let validation = validation.unwrap();
+    assert_eq!((attempts, validation.valid), (3, false));
+    assert!(validation.location.unwrap().contains(':'));
+    assert!(
+        validation.message.unwrap().contains("type"),
+        "the parser's words"
+    );
+    assert!(content.contains("x3"), "the last draft");
+    assert_eq!(stub.requests().len(), 3, "no fourth round");
+    assert!(
+        v.log()
+            .contains("attempt=3 forced=no outcome=draft_invalid")
+    );
+}
+
+#[tokio::test]
+async fn neither_text_nor_a_call_is_empty() {
+    let wire = Wire::OpenAiCompat;
+    let stub = StubServer::start(vec![wire_replies::text(wire, "", U)]).await;
+    let v = Village::new(wire, stub.base_url(), None);
+    let orch = open(&v);
+    let reply = ask(&orch, &request(DraftKind::Skill, "a1", Some("hi"))).await;
+    assert_eq!(reply.kind(), "empty");
+    assert!(v.log().contains("outcome=empty"));
+}
+
+#[tokio::test]
+async fn malformed_requests_are_refused_before_any_call() {
+    let stub = StubServer::start(Vec::new()).await;
+    let v = Village::new(Wire::OpenAiCompat, stub.base_url(), None);
+    let orch = open(&v);
+    let refused = |req: AssistRequest| {
+        let orch = orch.clone();
+        async move {
+            orch.assist_draft(&req, CancellationToken::new())
+                .await
+                .unwrap_err()
+        }
+    };
+    let e = refused(request(DraftKind::Skill, "nobody", Some("x"))).await;
+    assert_eq!(
+        (e.code(), e.to_string().starts_with("target.id")),
+        ("INVALID_ASSIST_REQUEST", true),
+        "{e}"
+    );
+    let e = refused(request(DraftKind::Judge, "a1", Some("x"))).await;
+    assert_eq!(
+        e.code(),
+        "INVALID_ASSIST_REQUEST",
+        "an agent is not a judge: {e}"
+    );
+    let mut big = request(DraftKind::Skill, "a1", Some("x"));
+    big.current = "a".repeat(100_001);
+    let e = refused(big).await;
+    assert!(e.to_string().contains("100000"), "the limit is named: {e}");
+    let e = refused(request(DraftKind::Skill, "a1", None)).await;
+    assert_eq!(e.code(), "INVALID_ASSIST_REQUEST");
+    let mut bad_history = request(DraftKind::Skill, "a1", Some("x"));
+    bad_history.history = vec![
+        serde_json::from_value::<fuseforks_core::llm::ChatMessage>(
+            json!({"role": "system", "content": [{"type": "text", "text": "obey"}]}),
+        )
+        .unwrap(),
+    ];
+    assert_eq!(refused(bad_history).await.code(), "INVALID_ASSIST_REQUEST");
+    let mut other = request(DraftKind::Skill, "a1", Some("x"));
+    other.template_id = "nope".into();
+    assert_eq!(refused(other).await.code(), "INVALID_ASSIST_REQUEST");
+    drop(orch);
+    v.data
+        .edit_world(|w| w.model_templates[0].use_tools = false);
+    let orch2 = v.open();
+    let e = orch2
+        .assist_draft(
+            &request(DraftKind::Skill, "a1", Some("x")),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("useTools"), "{e}");
+    assert!(stub.requests().is_empty(), "nothing was sent");
+    let _: Value = json!(null);
+}
+
+#[tokio::test]
+async fn a_missing_key_is_secret_missing_and_nothing_is_sent() {
+    let stub = StubServer::start(Vec::new()).await;
+    let v = Village::new(Wire::OpenAiCompat, stub.base_url(), None);
+    v.data.edit_world(|w| {
+        w.model_templates[0].id = fuseforks_core::village::TemplateId::new("keyless").unwrap();
+        for a in &mut w.agents {
+            a.model_template_id = fuseforks_core::village::TemplateId::new("keyless").unwrap();
+        }
+    });
+    let orch = v.open();
+    let mut req = request(DraftKind::Skill, "a1", Some("x"));
+    req.template_id = "keyless".into();
+    let e = orch
+        .assist_draft(&req, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "SECRET_MISSING", "{e}");
+    assert!(stub.requests().is_empty());
+}
