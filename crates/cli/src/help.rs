@@ -411,6 +411,31 @@ pub(crate) const COMMANDS: &[CommandHelp] = &[
         exits: &[exit::OK, exit::CORE_ERROR, exit::USAGE],
     },
     CommandHelp {
+        name: "assist",
+        examples: &[
+            (
+                "Draft an agent's SKILL.md in a Q&A on the terminal, then save it after a yes",
+                "fuseforks-cli assist --data-dir ~/villages/demo --kind skill --id reception \
+                 --template openai --save",
+            ),
+            (
+                "One exchange for a script, as JSON (the draft asked for now)",
+                "fuseforks-cli assist --data-dir ~/villages/demo --kind judge --id gate \
+                 --template openai --input \"route bugs to the fixer\" --force-draft --json",
+            ),
+        ],
+        exits: &[
+            exit::OK,
+            exit::USAGE,
+            exit::REJECTED,
+            exit::LOCKED,
+            exit::BOOT_FAILED,
+            exit::NO_ANSWER,
+            exit::INTERRUPTED,
+            exit::OUTPUT_EXISTS,
+        ],
+    },
+    CommandHelp {
         name: "bake",
         examples: &[
             (

@@ -90,6 +90,9 @@ enum Command {
     Completions(cmd::completions::CompletionsArgs),
     /// The man page (roff) on stdout: `fuseforks-cli man > fuseforks-cli.1`.
     Man,
+    /// The drafting assistant: a Q&A with a model template that ends in a draft of an agent's
+    /// SKILL.md or Construct.md, or a judge's judge.toml (never saved without --save and a yes).
+    Assist(cmd::assist::AssistArgs),
     /// Make a path-rewritten copy of a GUI village for a container (seed 004; exit 2, 3, 4, 5,
     /// 10, 11 write nothing).
     Bake(cmd::bake::BakeArgs),
@@ -169,6 +172,9 @@ fn main() -> std::process::ExitCode {
         }),
         Command::Gui(args) => with_runtime(&out, |signals| async move {
             cmd::gui::run(&args, &out, signals).await
+        }),
+        Command::Assist(args) => with_runtime(&out, |signals| async move {
+            cmd::assist::run(&args, &out, signals).await
         }),
         Command::Demo(args) => with_runtime(&out, |signals| async move {
             cmd::demo::run(&args, &out, signals).await

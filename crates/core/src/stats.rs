@@ -123,11 +123,31 @@ pub struct UnknownUsage {
     pub reserved: u64,
 }
 
+/// One row of the drafting assistant's table: a model × template (never charged to a budget,
+/// counted apart from the turns).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AssistRow {
+    /// Model.
+    pub model: String,
+    /// Template.
+    pub template_id: String,
+    /// Model calls.
+    pub calls: u64,
+    /// Tokens.
+    pub usage: Usage,
+    /// Effective tokens.
+    pub effective: u64,
+    /// `≈ $`, when the template is priced.
+    pub cost_usd: Option<f64>,
+}
+
 /// A stats report.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StatsReport {
     /// Rows, ordered by conversation, agent, model, stop.
     pub rows: Vec<StatsRow>,
+    /// The drafting assistant's calls, by model and template (not in `totals`).
+    pub assist: Vec<AssistRow>,
     /// Totals.
     pub totals: StatsTotals,
     /// The calls of unknown usage, in conversation order.
@@ -185,6 +205,7 @@ pub fn aggregate(
     let within = |ts: i64| bounds.is_none_or(|(start, end)| ts >= start && ts < end);
     let mut rows: BTreeMap<(String, String, String, String), StatsRow> = BTreeMap::new();
     let mut unknown = Vec::new();
+    let mut assist: BTreeMap<(String, String), AssistRow> = BTreeMap::new();
     for (session, _) in store.list()? {
         let mut open: BTreeMap<String, Vec<UnknownUsage>> = BTreeMap::new();
         for (_, record) in store.records(&session)? {
@@ -200,6 +221,12 @@ pub fn aggregate(
                             ts_ms: intent.ts_ms,
                             reserved: intent.reserved,
                         });
+                    continue;
+                }
+                StoredRecord::Known(Record::Assist(a)) => {
+                    if within(a.ts_ms) {
+                        add_assist(&mut assist, &a);
+                    }
                     continue;
                 }
                 _ => continue,
@@ -273,7 +300,37 @@ pub fn aggregate(
         }
         report.rows.push(row);
     }
+    report.assist = assist
+        .into_values()
+        .map(|mut row| {
+            row.effective = effective_tokens(&row.usage);
+            row.cost_usd = world
+                .model_templates
+                .iter()
+                .find(|t| t.id.as_str() == row.template_id)
+                .and_then(|t| cost(&row.usage, t));
+            row
+        })
+        .collect();
     Ok(report)
+}
+
+fn add_assist(rows: &mut BTreeMap<(String, String), AssistRow>, a: &crate::sessions::AssistRecord) {
+    let key = (a.model.clone(), a.template_id.clone());
+    let row = rows.entry(key).or_insert_with(|| AssistRow {
+        model: a.model.clone(),
+        template_id: a.template_id.clone(),
+        ..AssistRow::default()
+    });
+    row.calls += 1;
+    row.usage.add(&Usage {
+        prompt: a.prompt,
+        completion: a.completion,
+        cache_read: a.cache_read,
+        cache_write: a.cache_write,
+        cache_write_1h: a.cache_write_1h,
+        reasoning: a.reasoning,
+    });
 }
 
 #[cfg(test)]

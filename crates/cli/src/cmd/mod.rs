@@ -3,6 +3,7 @@
 pub mod ask;
 pub mod ask_result;
 pub mod ask_stream;
+pub mod assist;
 pub mod audit;
 pub mod bake;
 pub mod check;

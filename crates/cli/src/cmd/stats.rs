@@ -158,8 +158,19 @@ fn as_json(report: &StatsReport, groups: &BTreeMap<String, Group>) -> Value {
         })
         .collect();
     let t = &report.totals;
+    let assist: Vec<Value> = report
+        .assist
+        .iter()
+        .map(|a| {
+            json!({"model": a.model, "templateId": a.template_id, "calls": a.calls,
+                "prompt": a.usage.prompt, "cached": a.usage.cache_read,
+                "completion": a.usage.completion, "reasoning": a.usage.reasoning,
+                "effective": a.effective, "costUsd": a.cost_usd})
+        })
+        .collect();
     json!({
         "rows": rows,
+        "assist": assist,
         "totals": {"turns": t.turns, "prompt": t.usage.prompt, "cached": t.usage.cache_read,
             "completion": t.usage.completion, "reasoning": t.usage.reasoning,
             "effective": t.effective, "costUsd": t.cost_usd, "pricedRows": t.priced_rows,
@@ -212,6 +223,33 @@ fn as_text(report: &StatsReport, groups: &BTreeMap<String, Group>) -> String {
         text.push_str(&format!(
             "{} model call(s) were sent but their usage was never recorded\n",
             t.unknown_usage_calls
+        ));
+    }
+    text.push_str(&assist_text(report));
+    text
+}
+
+/// The drafting assistant's table (never charged to a budget; not in the totals).
+fn assist_text(report: &StatsReport) -> String {
+    if report.assist.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        "\ndrafting assistant (not charged to the budget)\n{:<24} {:>6} {:>12} {:>10} {:>10} {:>12} {:>10}\n",
+        "model (template)", "calls", "prompt", "cached", "output", "effective", "≈ $"
+    );
+    for a in &report.assist {
+        let name = format!("{} ({})", a.model, a.template_id);
+        let cost = a.cost_usd.map_or_else(|| "-".into(), |c| format!("{c:.4}"));
+        text.push_str(&format!(
+            "{:<24} {:>6} {:>12} {:>10} {:>10} {:>12} {:>10}\n",
+            crate::terminal::for_stdout(&name),
+            a.calls,
+            a.usage.prompt,
+            a.usage.cache_read,
+            a.usage.completion,
+            a.effective,
+            cost
         ));
     }
     text

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod assist;
 mod bake;
 mod children;
 mod completions;

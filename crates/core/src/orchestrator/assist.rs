@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{Inner, Orchestrator};
 use crate::assist::{
-    AssistCall, AssistError, AssistReply, AssistRequest, AssistSetup, run_exchange,
+    AssistCall, AssistError, AssistOutcome, AssistRequest, AssistSetup, run_exchange,
 };
 use crate::llm::{CancellationToken, Endpoint};
 use crate::sessions::{AssistRecord, Record};
@@ -20,7 +20,7 @@ impl Orchestrator {
         &self,
         request: &AssistRequest,
         cancel: CancellationToken,
-    ) -> Result<AssistReply, AssistError> {
+    ) -> Result<AssistOutcome, AssistError> {
         let inner = &self.inner;
         let world = inner.world();
         let template = world
@@ -64,7 +64,7 @@ impl Orchestrator {
         };
         let (reply, calls) = run_exchange(&setup, request).await;
         record_calls(inner, request, &template, &calls).await;
-        reply
+        reply.map(|reply| AssistOutcome { reply, calls })
     }
 }
 

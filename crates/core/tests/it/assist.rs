@@ -71,6 +71,7 @@ async fn ask(orch: &Orchestrator, req: &AssistRequest) -> AssistReply {
     orch.assist_draft(req, CancellationToken::new())
         .await
         .unwrap_or_else(|e| panic!("{}: {e}", e.code()))
+        .reply
 }
 
 #[tokio::test]
@@ -167,6 +168,22 @@ async fn a_question_then_a_draft_on_every_wire_family() {
                 first.prompt
             ),
             ("skill", "question", 700)
+        );
+        let report = fuseforks_core::stats::aggregate(
+            orch.sessions().unwrap(),
+            &orch.world(),
+            fuseforks_core::stats::Period::All,
+            &fuseforks_core::stats::TimeZone::UTC,
+        )
+        .unwrap();
+        assert_eq!(
+            (report.assist.len(), report.totals.turns),
+            (1, 0),
+            "{wire:?}: apart"
+        );
+        assert_eq!(
+            (report.assist[0].calls, report.assist[0].usage.prompt),
+            (2, 1_400)
         );
         let json = serde_json::to_string(&all).unwrap();
         for body in [CANARY, "Which tone", "Read the notes", "friendly tone"] {

@@ -1,0 +1,193 @@
+//! `fuseforks-cli assist` against the stub: the one-shot `--json` exchange (a question, then a
+//! draft continued from `--history`), the terminal Q&A on stdin with the draft on stdout,
+//! `--save --yes` writing the village file, `--out` refusing an existing file, and the usage in
+//! `stats`' assist table, never in the turns.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use fuseforks_core::llm::Wire;
+use fuseforks_testkit::TempDataDir;
+use fuseforks_testkit::stub::StubServer;
+use fuseforks_testkit::wire_replies::{self, ScriptCall};
+use serde_json::{Value, json};
+
+use crate::headless::{U, command, stub_village};
+
+fn draft(content: &str) -> fuseforks_testkit::stub::StubReply {
+    let call = ScriptCall {
+        id: "d1".into(),
+        name: "submit_draft".into(),
+        args: json!({"content": content, "notes": "assumed"}),
+    };
+    wire_replies::tool_calls(Wire::OpenAiCompat, &[call], U)
+}
+
+fn assist_args(dir: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "assist",
+        "--data-dir",
+        dir,
+        "--kind",
+        "skill",
+        "--id",
+        "rec",
+        "--template",
+        "stub",
+        "--secrets",
+        "env",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    args
+}
+
+async fn run(args: Vec<String>, stdin: &str) -> std::process::Output {
+    let stdin = stdin.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut child = command(args, true)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_json_question_then_draft_from_the_history() {
+    let stub = StubServer::start(vec![
+        wire_replies::text(Wire::OpenAiCompat, "Which steps?", U),
+        draft("1. Greet.\n"),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url()).write(&data);
+    let dir = data.data_dir().display().to_string();
+    let out = run(
+        assist_args(&dir, &["--input", "write a skill", "--json"]),
+        "",
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let first: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (first["type"].as_str(), first["text"].as_str()),
+        (Some("question"), Some("Which steps?"))
+    );
+    assert_eq!(first["usage"]["prompt"], U.prompt);
+    let history = data.data_dir().join("history.json");
+    std::fs::write(&history, first["appended"].to_string()).unwrap();
+    let h = history.display().to_string();
+    let out = run(
+        assist_args(&dir, &["--input", "greet", "--json", "--history", &h]),
+        "",
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            second["type"].as_str(),
+            second["content"].as_str(),
+            second["notes"].as_str(),
+            second["attempts"].as_u64()
+        ),
+        (Some("draft"), Some("1. Greet.\n"), Some("assumed"), Some(1))
+    );
+    assert_eq!(second["validation"], Value::Null);
+    let sent = String::from_utf8_lossy(&stub.requests()[1].raw_body).into_owned();
+    assert!(sent.contains("Which steps?"), "the history went back");
+    // Nothing saved; the usage is the assist table's, not a turn.
+    assert_eq!(
+        std::fs::read_to_string(data.workspace().join("agents/rec/SKILL.md")).unwrap_or_default(),
+        ""
+    );
+    let stats = command(["stats", "--data-dir", &dir, "--json"], false)
+        .output()
+        .unwrap();
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(stats["totals"]["turns"], 0);
+    assert_eq!(stats["assist"][0]["calls"], 2, "{stats}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminal_qa_prints_the_draft_and_saves_it_with_yes() {
+    let stub = StubServer::start(vec![
+        wire_replies::text(Wire::OpenAiCompat, "Formal or casual?", U),
+        draft("Be casual.\n"),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url()).write(&data);
+    let dir = data.data_dir().display().to_string();
+    let out = run(
+        assist_args(&dir, &["--save", "--yes"]),
+        "a greeter\ncasual\n",
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Formal or casual?\nBe casual.\n"
+    );
+    assert!(stderr.contains("ASSIST_SAVED"), "{stderr}");
+    let saved = std::fs::read_to_string(data.workspace().join("agents/rec/SKILL.md")).unwrap();
+    assert_eq!(saved, "Be casual.\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_refuses_an_existing_file_and_an_empty_first_line_stops() {
+    let stub = StubServer::start(vec![draft("x\n")]).await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url()).write(&data);
+    let dir = data.data_dir().display().to_string();
+    let taken = data.data_dir().join("taken.md");
+    std::fs::write(&taken, "mine").unwrap();
+    let t = taken.display().to_string();
+    let out = run(
+        assist_args(&dir, &["--input", "go", "--force-draft", "--out", &t]),
+        "",
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(11),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&taken).unwrap(), "mine");
+    let out = run(assist_args(&dir, &[]), "\n").await;
+    assert_eq!(out.status.code(), Some(8));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ASSIST_STOPPED"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_request_is_exit_2_with_its_code() {
+    let data = TempDataDir::new();
+    stub_village("http://127.0.0.1:9/v1").write(&data);
+    let dir = data.data_dir().display().to_string();
+    let mut args = assist_args(&dir, &["--input", "x"]);
+    args[6] = "nobody".into();
+    let out = run(args, "").await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("INVALID_ASSIST_REQUEST"));
+}
