@@ -315,6 +315,33 @@ pub fn aggregate(
     Ok(report)
 }
 
+/// Tokens per local day (`YYYY-MM-DD` → prompt + output of the turns that started that day),
+/// for the charts of the stats page; the assistant's calls are not in it.
+pub fn daily_tokens(
+    store: &SessionStore,
+    period: Period,
+    tz: &TimeZone,
+) -> Result<BTreeMap<String, u64>, SessionError> {
+    let bounds = period.bounds(tz);
+    let mut days = BTreeMap::new();
+    for (session, _) in store.list()? {
+        for (_, record) in store.records(&session)? {
+            let StoredRecord::Known(Record::Turn(turn)) = record else {
+                continue;
+            };
+            if bounds.is_some_and(|(start, end)| turn.ts_ms < start || turn.ts_ms >= end) {
+                continue;
+            }
+            let Ok(at) = jiff::Timestamp::from_millisecond(turn.ts_ms) else {
+                continue;
+            };
+            let day = at.to_zoned_datetime(tz.clone()).date().to_string();
+            *days.entry(day).or_insert(0) += turn.prompt + turn.completion;
+        }
+    }
+    Ok(days)
+}
+
 fn add_assist(rows: &mut BTreeMap<(String, String), AssistRow>, a: &crate::sessions::AssistRecord) {
     let key = (a.model.clone(), a.template_id.clone());
     let row = rows.entry(key).or_insert_with(|| AssistRow {

@@ -132,6 +132,17 @@ pub enum Command {
         x: f64,
         y: f64,
     },
+    CheckFile {
+        path: String,
+        text: String,
+    },
+    SaveFile {
+        path: String,
+        text: String,
+    },
+    Assist {
+        request: Box<fuseforks_core::assist::AssistRequest>,
+    },
 }
 
 /// `POST /api/commands`.
@@ -241,6 +252,9 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
         Command::DeleteApiKey { template_id } => set_key(state, &template_id, None).await?,
         Command::SetDoor { enabled, port } => set_door(state, enabled, port).await?,
         Command::SetPosition { agent_id, x, y } => set_position(state, &agent_id, x, y).await?,
+        Command::CheckFile { path, text } => super::editing::check(state, &path, &text)?,
+        Command::SaveFile { path, text } => super::editing::save(state, &path, &text).await?,
+        Command::Assist { request } => super::editing::assist(state, &request).await?,
         Command::SetVillageLimits {
             token_budget,
             ask_timeout_secs,
@@ -272,7 +286,7 @@ fn approval_mode(mode: &str) -> Result<RunApproval, ApiError> {
 }
 
 /// The audit line of a file the GUI saved (`file_save`, from the GUI).
-async fn saved(state: &GuiState, file: &str) {
+pub(super) async fn saved(state: &GuiState, file: &str) {
     let event = AuditEvent::new("-", "-", "file_save", file, file.as_bytes())
         .with_outcome(Channel::Gui.as_str());
     state.orchestrator.audit(event).await;

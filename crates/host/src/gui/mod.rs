@@ -6,6 +6,7 @@
 
 mod assets;
 mod commands;
+mod editing;
 mod error;
 mod guard;
 mod live;

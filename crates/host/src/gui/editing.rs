@@ -1,0 +1,151 @@
+//! The editors' API: a village file read as text (only the files `EditableFile` names), checked
+//! as the person types (the same parsers as a save, timed), saved through the core's store
+//! (atomic; JSON through its typed save; refused with its findings), the drafting assistant's
+//! exchanges, and the stats page's numbers (the rows, the assistant's table, tokens per day).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, Uri};
+use fuseforks_core::assist::{AssistRequest, total_usage};
+use fuseforks_core::llm::CancellationToken;
+use fuseforks_core::stats::{Period, TimeZone, aggregate, daily_tokens};
+use fuseforks_core::village::{EditError, EditableFile, VillageStore};
+use serde_json::{Value, json};
+
+use super::GuiState;
+use super::error::ApiError;
+
+type Answer = Result<Json<Value>, ApiError>;
+
+fn store(state: &GuiState) -> VillageStore {
+    VillageStore::new(state.paths.workspace())
+}
+
+/// The editable file of a path, or 404 (nothing else of the disk can be named).
+fn editable(state: &GuiState, path: &str) -> Result<EditableFile, ApiError> {
+    EditableFile::parse(path)
+        .filter(|f| f.exists_in(&state.orchestrator.world()))
+        .ok_or_else(|| {
+            ApiError::new(StatusCode::NOT_FOUND, "FILE_NOT_EDITABLE", format!("{path:?} is not an editable file of this village"))
+                .with_fix("Ordinance.md, schedules.json, mcp.json, agents/<id>/{Construct.md,SKILL.md,Memory.md,mcp.json,run.json} or judges/<id>/judge.toml")
+        })
+}
+
+/// `GET /api/files/{*path}`: the text, and its problems as it is.
+pub async fn file(State(state): State<Arc<GuiState>>, Path(path): Path<String>) -> Answer {
+    let file = editable(&state, &path)?;
+    let store = store(&state);
+    let text = store.read_editable(&file)?;
+    let findings = store.check_editable(&file, &text, &state.orchestrator.world());
+    Ok(Json(
+        json!({"path": file.path(), "text": text, "findings": findings}),
+    ))
+}
+
+/// `checkFile`: the problems of a text not saved, and how long the check took on the server.
+pub fn check(state: &GuiState, path: &str, text: &str) -> Result<Value, ApiError> {
+    let file = editable(state, path)?;
+    let started = Instant::now();
+    let findings = store(state).check_editable(&file, text, &state.orchestrator.world());
+    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    Ok(json!({"findings": findings, "checkMicros": micros}))
+}
+
+/// `saveFile`: saved when it passes; its findings otherwise (422, nothing written).
+pub async fn save(state: &GuiState, path: &str, text: &str) -> Result<Value, ApiError> {
+    let file = editable(state, path)?;
+    match store(state).save_editable(&file, text, &state.orchestrator.world()) {
+        Ok(()) => {
+            super::commands::saved(state, &file.path()).await;
+            Ok(json!({"path": file.path()}))
+        }
+        Err(EditError::Findings(findings)) => {
+            let first = &findings[0];
+            Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "FILE_INVALID",
+                format!(
+                    "{}:{}: {} (nothing was saved)",
+                    first.line, first.col, first.message
+                ),
+            )
+            .with_fix(first.fix.clone()))
+        }
+        Err(EditError::Village(e)) => Err(ApiError::from(e)),
+    }
+}
+
+/// `assist`: one exchange of the drafting assistant, with its usage.
+pub async fn assist(state: &GuiState, request: &AssistRequest) -> Result<Value, ApiError> {
+    let outcome = state
+        .orchestrator
+        .assist_draft(request, CancellationToken::new())
+        .await?;
+    let mut answer = serde_json::to_value(&outcome.reply).unwrap_or(Value::Null);
+    let u = total_usage(&outcome.calls);
+    answer["usage"] = json!({"prompt": u.prompt, "cached": u.cache_read, "completion": u.completion, "reasoning": u.reasoning, "calls": outcome.calls.len()});
+    Ok(json!({"reply": answer}))
+}
+
+/// `GET /api/stats[?period=YYYY-MM]`: the rows, the assistant's table, the totals, tokens per
+/// day and `≈ $` per servant.
+pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
+    let Some(sessions) = state.orchestrator.sessions() else {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "SESSION_STORE_UNAVAILABLE",
+            "sessions.redb is not open in this run",
+        ));
+    };
+    let period = period_of(uri.query().unwrap_or(""))?;
+    let zone = crate::preflight_view::process_zone()
+        .map(|z| z.zone().clone())
+        .unwrap_or(TimeZone::UTC);
+    let world = state.orchestrator.world();
+    let report = aggregate(sessions, &world, period, &zone)?;
+    let days = daily_tokens(sessions, period, &zone)?;
+    let mut per_agent: std::collections::BTreeMap<String, (u64, f64)> = Default::default();
+    for row in &report.rows {
+        let entry = per_agent.entry(row.agent_id.clone()).or_default();
+        entry.0 += row.usage.prompt + row.usage.completion;
+        entry.1 += row.cost_usd.unwrap_or(0.0);
+    }
+    let rows: Vec<Value> = report.rows.iter().map(|r| json!({"sessionId": r.session_id, "agentId": r.agent_id, "model": r.model, "stop": r.stop, "turns": r.turns, "prompt": r.usage.prompt, "cached": r.usage.cache_read, "completion": r.usage.completion, "effective": r.effective, "costUsd": r.cost_usd})).collect();
+    let assist: Vec<Value> = report.assist.iter().map(|a| json!({"model": a.model, "templateId": a.template_id, "calls": a.calls, "prompt": a.usage.prompt, "completion": a.usage.completion, "effective": a.effective, "costUsd": a.cost_usd})).collect();
+    let t = &report.totals;
+    Ok(Json(json!({
+        "rows": rows,
+        "assist": assist,
+        "totals": {"turns": t.turns, "prompt": t.usage.prompt, "completion": t.usage.completion, "effective": t.effective, "costUsd": t.cost_usd, "pricedRows": t.priced_rows, "unpricedRows": t.unpriced_rows, "unknownUsageCalls": t.unknown_usage_calls},
+        "days": days.into_iter().map(|(day, tokens)| json!({"day": day, "tokens": tokens})).collect::<Vec<_>>(),
+        "agents": per_agent.into_iter().map(|(id, (tokens, cost))| json!({"agentId": id, "tokens": tokens, "costUsd": cost})).collect::<Vec<_>>(),
+    })))
+}
+
+fn period_of(query: &str) -> Result<Period, ApiError> {
+    let value = query
+        .split('&')
+        .find_map(|p| p.strip_prefix("period="))
+        .unwrap_or("all");
+    if value == "all" || value.is_empty() {
+        return Ok(Period::All);
+    }
+    let bad = || {
+        ApiError::bad_request(format!("period {value:?}")).with_fix("all, or a month as YYYY-MM")
+    };
+    let (y, m) = value.split_once('-').ok_or_else(bad)?;
+    let year: i16 = y.parse().map_err(|_| bad())?;
+    let month: i8 = m
+        .parse()
+        .ok()
+        .filter(|m| (1..=12).contains(m))
+        .ok_or_else(bad)?;
+    Ok(Period::Month {
+        year,
+        month,
+        closing_day: 31,
+    })
+}
