@@ -3,7 +3,7 @@
 // The API it uses is docs/gui-api.md.
 
 const LANG_KEY = 'fuseforks.lang';
-const PAGES = ['village', 'chat', 'conversations', 'approvals', 'settings', 'log'];
+const PAGES = ['village', 'chat', 'conversations', 'approvals', 'files', 'stats', 'settings', 'log'];
 const STATUSES = ['idle', 'starting', 'running', 'stopping', 'failed'];
 
 const $ = (id) => document.getElementById(id);
@@ -1448,6 +1448,8 @@ function route(focus) {
     S.settingsGen = S.gen;
     loadSettings();
   } else if (page === 'village' && changed) refreshVillage();
+  else if (page === 'files' && changed) editors().then((m) => m.showFiles());
+  else if (page === 'stats') editors().then((m) => m.showStats());
   if (page === 'log') {
     if (changed || !logTimer) { logFirst = true; clearTimeout(logTimer); pollLog(); }
   } else if (logTimer) {
@@ -1458,6 +1460,20 @@ function route(focus) {
     const h = $('h-' + page);
     if (h) h.focus();
   }
+}
+
+// The Files and Stats pages' module, loaded when one of them is first opened (the village
+// page stays small).
+let editorsModule = null;
+function editors() {
+  if (!editorsModule) {
+    editorsModule = import('/editors.js').then((m) => {
+      m.bindEditors({ $, el, t, command, getJson, showError, clearAlert, flash, fmtNum });
+      return m;
+    });
+    editorsModule.catch((e) => showError($('global-alert'), e));
+  }
+  return editorsModule;
 }
 
 function renderAll() {

@@ -34,6 +34,32 @@ fn editable(state: &GuiState, path: &str) -> Result<EditableFile, ApiError> {
         })
 }
 
+/// `GET /api/files`: every editable file of the village, with the kind the assistant drafts
+/// (`skill`, `construct`, `judge`) where it has one.
+pub async fn files(State(state): State<Arc<GuiState>>) -> Answer {
+    let world = state.orchestrator.world();
+    let mut list = vec![
+        json!({"path": "Ordinance.md"}),
+        json!({"path": "schedules.json"}),
+        json!({"path": "mcp.json"}),
+    ];
+    for a in &world.agents {
+        for (name, kind) in [
+            ("Construct.md", Some("construct")),
+            ("SKILL.md", Some("skill")),
+            ("Memory.md", None),
+            ("mcp.json", None),
+            ("run.json", None),
+        ] {
+            list.push(json!({"path": format!("agents/{}/{name}", a.id), "owner": a.id, "ownerName": a.name, "draft": kind}));
+        }
+    }
+    for j in &world.judges {
+        list.push(json!({"path": format!("judges/{}/judge.toml", j.id), "owner": j.id, "ownerName": j.name, "draft": "judge", "judge": true}));
+    }
+    Ok(Json(json!({"files": list})))
+}
+
 /// `GET /api/files/{*path}`: the text, and its problems as it is.
 pub async fn file(State(state): State<Arc<GuiState>>, Path(path): Path<String>) -> Answer {
     let file = editable(&state, &path)?;

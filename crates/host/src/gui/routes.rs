@@ -27,6 +27,7 @@ pub fn router(state: Arc<GuiState>, keys: Arc<Keys>) -> Router {
         .route("/api/settings", get(views::settings))
         .route("/api/log", get(views::log))
         .route("/api/tools/{agent}/{call}", get(views::tool_call))
+        .route("/api/files", get(editing::files))
         .route("/api/files/{*path}", get(editing::file))
         .route("/api/stats", get(editing::stats))
         .route("/api/events", get(live::events))

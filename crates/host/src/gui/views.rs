@@ -319,7 +319,7 @@ pub async fn settings(State(state): State<Arc<GuiState>>) -> Answer {
         .map(|t| {
             let has_key = state.secrets.get(t.id.as_str()).ok().flatten().is_some();
             json!({"id": t.id.as_str(), "name": t.name, "provider": t.provider, "model": t.model,
-                "baseUrl": t.base_url, "credential": t.credential, "hasKey": has_key})
+                "baseUrl": t.base_url, "credential": t.credential, "hasKey": has_key, "useTools": t.use_tools})
         })
         .collect();
     let door = ShelfStore::new(state.paths.data_dir())

@@ -1,0 +1,312 @@
+// Fuseforks web GUI: the Files page (an editor for every village file, checked by the server's
+// parsers as you type, Ctrl+S to save, and the drafting assistant beside it) and the Stats page
+// (tables and SVG charts). Helpers come from app.js through bindEditors; no dependencies.
+
+let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, fmtNum }
+
+const E = {
+  files: [],
+  path: null,
+  saved: '', // the text as last read or saved
+  findings: [],
+  templates: [],
+  history: [], // the assistant's conversation (opaque to the page)
+  draft: null,
+  busy: false,
+};
+
+export function bindEditors(helpers) {
+  H = helpers;
+  const { $ } = H;
+  $('file-pick').addEventListener('change', (e) => openFile(e.target.value));
+  $('file-text').addEventListener('input', onInput);
+  $('file-text').addEventListener('scroll', () => { $('file-gutter').scrollTop = $('file-text').scrollTop; });
+  $('file-text').addEventListener('keydown', (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's') {
+      e.preventDefault();
+      save();
+    }
+  });
+  $('file-save').addEventListener('click', save);
+  $('assist-send').addEventListener('click', () => ask(false));
+  $('assist-draft').addEventListener('click', () => ask(true));
+  $('assist-use').addEventListener('click', useDraft);
+  $('assist-new').addEventListener('click', () => { E.history = []; E.draft = null; renderAssist(); });
+  $('stats-period').addEventListener('change', loadStats);
+}
+
+export async function showFiles() {
+  const { $, getJson, showError } = H;
+  try {
+    const [list, settings] = await Promise.all([getJson('/api/files'), getJson('/api/settings')]);
+    E.files = list.files || [];
+    E.templates = (settings.templates || []).filter((t) => t.useTools !== false);
+  } catch (e) {
+    showError($('file-alert'), e);
+    return;
+  }
+  renderPicker();
+  renderTemplates();
+  if (!E.path && E.files.length) openFile(E.files[0].path);
+}
+
+function label(f) {
+  return f.ownerName ? f.ownerName + ' — ' + f.path : f.path;
+}
+
+function renderPicker() {
+  const { $, el } = H;
+  const pick = $('file-pick');
+  pick.replaceChildren(...E.files.map((f) => el('option', { value: f.path, text: label(f) })));
+  if (E.path) pick.value = E.path;
+}
+
+function renderTemplates() {
+  const { $, el, t } = H;
+  const pick = $('assist-template');
+  const was = pick.value;
+  pick.replaceChildren(...E.templates.map((tp) => el('option', { value: tp.id, text: tp.name || tp.id })));
+  if (was) pick.value = was;
+  $('assist-none').hidden = E.templates.length > 0;
+  $('assist-none').textContent = t('assist.noTemplate');
+}
+
+async function openFile(path) {
+  const { $, getJson, showError, clearAlert } = H;
+  if (E.path && dirty() && !confirm(H.t('files.discard'))) {
+    $('file-pick').value = E.path;
+    return;
+  }
+  try {
+    const r = await getJson('/api/files/' + path.split('/').map(encodeURIComponent).join('/'));
+    E.path = r.path;
+    E.saved = r.text || '';
+    $('file-text').value = E.saved;
+    E.findings = r.findings || [];
+    E.history = [];
+    E.draft = null;
+    clearAlert($('file-alert'));
+  } catch (e) {
+    showError($('file-alert'), e);
+    return;
+  }
+  $('file-pick').value = E.path;
+  renderGutter();
+  renderFindings();
+  renderState();
+  renderAssist();
+}
+
+function dirty() {
+  return H.$('file-text').value !== E.saved;
+}
+
+function onInput() {
+  renderGutter();
+  renderState();
+  clearTimeout(E.checkTimer);
+  E.checkTimer = setTimeout(check, 300);
+}
+
+async function check() {
+  const { $, command, showError } = H;
+  const text = $('file-text').value;
+  try {
+    const r = await command('checkFile', { path: E.path, text });
+    if ($('file-text').value !== text) return; // typed meanwhile: the next check follows
+    E.findings = r.findings || [];
+    $('file-check-ms').textContent = H.t('files.checked', { ms: ((r.checkMicros || 0) / 1000).toFixed(1) });
+  } catch (e) {
+    showError($('file-alert'), e);
+  }
+  renderGutter();
+  renderFindings();
+}
+
+function renderGutter() {
+  const { $ } = H;
+  const lines = $('file-text').value.split('\n').length;
+  const bad = new Set(E.findings.map((f) => f.line));
+  const out = [];
+  for (let i = 1; i <= lines; i++) out.push((bad.has(i) ? '● ' : '  ') + i);
+  $('file-gutter').textContent = out.join('\n');
+  $('file-gutter').scrollTop = $('file-text').scrollTop;
+}
+
+function renderFindings() {
+  const { $, el, t } = H;
+  const list = $('file-findings');
+  list.replaceChildren(...E.findings.map((f) => el('li', { class: 'finding' },
+    el('strong', { text: t('files.at', { line: f.line, col: f.col }) }), ' ',
+    el('span', { text: f.message }), f.fix ? el('span', { class: 'fix', text: ' — ' + f.fix }) : null)));
+  $('file-ok').hidden = E.findings.length > 0;
+  $('file-text').setAttribute('aria-invalid', E.findings.length > 0 ? 'true' : 'false');
+}
+
+function renderState() {
+  const { $, t } = H;
+  $('file-state').textContent = dirty() ? t('files.unsaved') : t('files.saved');
+}
+
+async function save() {
+  const { $, command, showError, clearAlert, flash, t } = H;
+  const text = $('file-text').value;
+  try {
+    await command('saveFile', { path: E.path, text });
+    E.saved = text;
+    E.findings = [];
+    clearAlert($('file-alert'));
+    flash($('file-status'), t('files.savedNow', { path: E.path }));
+  } catch (e) {
+    showError($('file-alert'), e);
+  }
+  renderFindings();
+  renderGutter();
+  renderState();
+}
+
+// ---------------------------------------------------------------- the assistant
+
+function draftKind() {
+  const f = E.files.find((x) => x.path === E.path);
+  return f && f.draft ? { kind: f.draft, id: f.owner } : null;
+}
+
+function renderAssist() {
+  const { $, el, t } = H;
+  const target = draftKind();
+  $('assist-sec').hidden = !target;
+  if (!target) return;
+  const log = $('assist-log');
+  const rows = [];
+  for (const m of E.history) {
+    const text = (m.content || []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+    if (!text || m.role === 'tool') continue;
+    rows.push(el('li', { class: 'assist-' + m.role }, el('strong', { text: t('assist.' + m.role) + ': ' }), el('span', { text })));
+  }
+  log.replaceChildren(...rows);
+  const d = E.draft;
+  $('assist-result').hidden = !d;
+  if (d) {
+    $('assist-draft-text').textContent = d.content;
+    const v = d.validation;
+    let note = t('assist.draftChars', { n: d.draftChars });
+    if (v) note += ' · ' + (v.valid ? t('assist.valid', { n: d.attempts }) : t('assist.invalid', { n: d.attempts, at: v.location || '-', msg: v.message || '' }));
+    if (d.notes) note += ' · ' + t('assist.notes') + ' ' + d.notes;
+    $('assist-draft-note').textContent = note;
+  }
+  $('assist-send').disabled = E.busy || !E.templates.length;
+  $('assist-draft').disabled = E.busy || !E.templates.length;
+}
+
+async function ask(force) {
+  const { $, command, showError, clearAlert, t } = H;
+  const target = draftKind();
+  const input = $('assist-input').value.trim();
+  if (!target || (!input && !force)) return;
+  E.busy = true;
+  $('assist-status').textContent = t('assist.waiting');
+  renderAssist();
+  const request = {
+    target, templateId: $('assist-template').value, history: E.history,
+    input: input || null, forceDraft: !!force, current: $('file-text').value,
+  };
+  try {
+    const r = await command('assist', { request });
+    const reply = r.reply || {};
+    E.history = E.history.concat(reply.appended || []);
+    E.draft = reply.type === 'draft' ? reply : null;
+    $('assist-input').value = '';
+    clearAlert($('assist-alert'));
+    $('assist-status').textContent = reply.type === 'empty' ? t('assist.empty') : '';
+  } catch (e) {
+    showError($('assist-alert'), e);
+    $('assist-status').textContent = '';
+  }
+  E.busy = false;
+  renderAssist();
+}
+
+function useDraft() {
+  const { $, t, flash } = H;
+  if (!E.draft) return;
+  const area = $('file-text');
+  if (area.value.trim() && area.value !== E.saved && !confirm(t('assist.replace'))) return;
+  E.undo = area.value;
+  area.value = E.draft.content;
+  onInput();
+  flash($('file-status'), t('assist.used'));
+  area.focus();
+}
+
+// ---------------------------------------------------------------- stats
+
+export async function showStats() {
+  await loadStats();
+}
+
+async function loadStats() {
+  const { $, getJson, showError, clearAlert } = H;
+  const month = $('stats-period').value;
+  try {
+    const r = await getJson('/api/stats' + (month ? '?period=' + encodeURIComponent(month) : ''));
+    clearAlert($('stats-alert'));
+    renderStats(r);
+  } catch (e) {
+    showError($('stats-alert'), e);
+  }
+}
+
+function cell(v) {
+  return H.el('td', { text: typeof v === 'number' ? H.fmtNum(v) : v == null ? '-' : String(v) });
+}
+
+function money(v) {
+  return typeof v === 'number' ? '≈ $' + v.toFixed(4) : '-';
+}
+
+function renderStats(r) {
+  const { $, el, t } = H;
+  const byAgent = new Map();
+  for (const row of r.rows || []) {
+    const a = byAgent.get(row.agentId) || { turns: 0, prompt: 0, completion: 0, effective: 0, cost: null };
+    a.turns += row.turns; a.prompt += row.prompt; a.completion += row.completion; a.effective += row.effective;
+    if (typeof row.costUsd === 'number') a.cost = (a.cost || 0) + row.costUsd;
+    byAgent.set(row.agentId, a);
+  }
+  $('stats-rows').replaceChildren(...[...byAgent].map(([id, a]) => el('tr', null,
+    el('th', { scope: 'row', text: id }), cell(a.turns), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.cost)))));
+  $('stats-assist').replaceChildren(...(r.assist || []).map((a) => el('tr', null,
+    el('th', { scope: 'row', text: a.model + ' (' + a.templateId + ')' }), cell(a.calls), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.costUsd)))));
+  $('stats-assist-empty').hidden = (r.assist || []).length > 0;
+  const tt = r.totals || {};
+  $('stats-total').textContent = t('stats.total', { turns: H.fmtNum(tt.turns || 0), effective: H.fmtNum(tt.effective || 0), cost: money(tt.costUsd), priced: tt.pricedRows || 0, rows: (tt.pricedRows || 0) + (tt.unpricedRows || 0) });
+  bars($('chart-days'), (r.days || []).map((d) => [d.day.slice(5), d.tokens]), t('stats.chartDays'));
+  bars($('chart-agents'), (r.agents || []).map((a) => [a.agentId, a.costUsd]), t('stats.chartCost'), (v) => '$' + v.toFixed(4));
+}
+
+// A bar chart drawn as SVG: one labelled bar per value (a <title> on each for its figure).
+function bars(svg, data, name, fmt = (v) => H.fmtNum(v)) {
+  const NS = 'http://www.w3.org/2000/svg';
+  const make = (tag, attrs, text) => {
+    const e = document.createElementNS(NS, tag);
+    for (const k of Object.keys(attrs)) e.setAttribute(k, String(attrs[k]));
+    if (text != null) e.textContent = text;
+    return e;
+  };
+  const W = 480, Hh = 180, pad = 24;
+  svg.setAttribute('viewBox', '0 0 ' + W + ' ' + (Hh + pad));
+  svg.setAttribute('aria-label', name);
+  const kids = [make('title', {}, name)];
+  const max = Math.max(1e-9, ...data.map((d) => d[1] || 0));
+  const w = data.length ? Math.min(48, (W - pad) / data.length) : 0;
+  data.forEach(([label, v], i) => {
+    const h = Math.round(((v || 0) / max) * (Hh - pad));
+    const x = pad + i * w;
+    const bar = make('rect', { x: x + 2, y: Hh - h, width: Math.max(1, w - 4), height: h, class: 'bar' });
+    bar.append(make('title', {}, label + ': ' + fmt(v || 0)));
+    kids.push(bar, make('text', { x: x + w / 2, y: Hh + 14, 'text-anchor': 'middle', class: 'bar-label' }, label));
+  });
+  if (!data.length) kids.push(make('text', { x: W / 2, y: Hh / 2, 'text-anchor': 'middle', class: 'bar-label' }, H.t('stats.noData')));
+  svg.replaceChildren(...kids);
+}
