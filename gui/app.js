@@ -524,6 +524,9 @@ function buildNode(n, root) {
     const step = e.shiftKey ? 50 : 10;
     const p = mapPos.get(id) || { x: 0, y: 0 };
     moveNode(id, p.x + d[0] * step, p.y + d[1] * step);
+    // Saved after a pause too: a redraw of the map between key down and key up (a live
+    // update) would take the key up, and the move, with it.
+    debounce('pos-save:' + id, () => savePos(id), 300);
   });
   g.addEventListener('keyup', (e) => { if (ARROWS[e.key]) savePos(id); });
   const toMap = (e) => {

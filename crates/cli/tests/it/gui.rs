@@ -308,6 +308,17 @@ async fn the_pages_work_in_a_real_browser() {
         text("Too slow."),
     ])
     .await;
+    // The drafting assistant's own template, on a stub of its own: a question, then a draft.
+    let submit = ScriptCall {
+        id: "d1".into(),
+        name: "submit_draft".into(),
+        args: json!({"content": "You greet people warmly.\n", "notes": "assumed casual"}),
+    };
+    let drafter = StubServer::start(vec![
+        text("Formal or casual?"),
+        wire_replies::tool_calls(Wire::OpenAiCompat, &[submit], U),
+    ])
+    .await;
     let data = TempDataDir::new();
     let work = TempDataDir::new();
     let at = work.data_dir().display().to_string();
@@ -320,7 +331,20 @@ async fn the_pages_work_in_a_real_browser() {
         })
         .reception("reception")
         .budget(Some(1_000_000))
-        .world(|w| w.model_templates[0].streaming = true)
+        .world(|w| {
+            w.model_templates[0].streaming = true;
+            let mut t = fuseforks_testkit::stub_template(Wire::OpenAiCompat, drafter.base_url());
+            t.id = fuseforks_core::village::TemplateId::new("drafter").unwrap();
+            t.name = "drafter".into();
+            t.credential = fuseforks_core::village::Credential::NotRequired;
+            w.model_templates.push(t);
+            w.judges.push(
+                serde_json::from_value(
+                    json!({"id": "gate", "name": "Gate", "order": 0, "enabled": false}),
+                )
+                .unwrap(),
+            );
+        })
         .write(&data);
     let mut gui = start(&data, &[]);
     let url = format!("http://127.0.0.1:{}/?token={}", gui.port, gui.token);
