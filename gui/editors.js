@@ -282,7 +282,7 @@ function renderStats(r) {
   const tt = r.totals || {};
   $('stats-total').textContent = t('stats.total', { turns: H.fmtNum(tt.turns || 0), effective: H.fmtNum(tt.effective || 0), cost: money(tt.costUsd), priced: tt.pricedRows || 0, rows: (tt.pricedRows || 0) + (tt.unpricedRows || 0) });
   bars($('chart-days'), (r.days || []).map((d) => [d.day.slice(5), d.tokens]), t('stats.chartDays'));
-  bars($('chart-agents'), (r.agents || []).map((a) => [a.agentId, a.costUsd]), t('stats.chartCost'), (v) => '$' + v.toFixed(4));
+  bars($('chart-agents'), (r.agents || []).filter((a) => a.costUsd > 0).map((a) => [a.agentId, a.costUsd]), t('stats.chartCost'), (v) => '$' + v.toFixed(4));
 }
 
 // A bar chart drawn as SVG: one labelled bar per value (a <title> on each for its figure).

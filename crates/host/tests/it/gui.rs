@@ -163,7 +163,7 @@ impl Fx {
         )
     }
 
-    fn code(answer: &Value) -> &str {
+    pub(crate) fn code(answer: &Value) -> &str {
         answer["error"]["code"].as_str().unwrap_or("")
     }
 }

@@ -5,5 +5,6 @@
 mod demo;
 mod door;
 mod gui;
+mod gui_editing;
 mod gui_live;
 mod host;

@@ -1,0 +1,112 @@
+//! The editable village files: only the listed paths can be named (no traversal), a JSON
+//! text's problem comes with its line and column, a judge text's with the parser's place, a
+//! save of a broken text writes nothing, a JSON save keeps the fields this version does not
+//! know, and text files are written as given.
+
+use fuseforks_core::llm::Wire;
+use fuseforks_core::village::{EditError, EditableFile, VillageStore};
+
+use crate::orch_support::Village;
+
+fn setup() -> (Village, VillageStore, fuseforks_core::village::World) {
+    let v = Village::new(Wire::OpenAiCompat, "http://127.0.0.1:9/v1", None);
+    v.data.edit_world(|w| {
+        w.judges.push(
+            serde_json::from_value(
+                serde_json::json!({"id": "gate", "name": "Gate", "order": 0, "enabled": false}),
+            )
+            .unwrap(),
+        );
+    });
+    let store = v.store();
+    let world = store.load_world().unwrap().value;
+    (v, store, world)
+}
+
+#[test]
+fn only_the_listed_files_can_be_named() {
+    for bad in [
+        "world.json",
+        "../x",
+        "agents/../world.json",
+        "agents/a1/../../x/SKILL.md",
+        "agents/a1/notes.md",
+        "/etc/passwd",
+        "judges/gate/other.toml",
+        "",
+    ] {
+        assert_eq!(EditableFile::parse(bad), None, "{bad}");
+    }
+    let (_v, _s, world) = setup();
+    assert!(
+        EditableFile::parse("agents/a1/SKILL.md")
+            .unwrap()
+            .exists_in(&world)
+    );
+    assert!(
+        !EditableFile::parse("agents/zz/SKILL.md")
+            .unwrap()
+            .exists_in(&world),
+        "no agent zz"
+    );
+    assert!(
+        EditableFile::parse("judges/gate/judge.toml")
+            .unwrap()
+            .exists_in(&world)
+    );
+}
+
+#[test]
+fn problems_come_with_their_place_and_a_broken_text_is_never_written() {
+    let (v, store, world) = setup();
+    let run = EditableFile::parse("agents/a1/run.json").unwrap();
+    let findings = store.check_editable(&run, "{\n  \"version\": 1,\n  \"allow\": [\n}", &world);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].line, 4, "{findings:?}");
+    let judge = EditableFile::parse("judges/gate/judge.toml").unwrap();
+    let findings = store.check_editable(&judge, "[questions.kind]\ntype = 7\n", &world);
+    assert!(
+        findings[0].line >= 1 && findings[0].message.contains("type"),
+        "{findings:?}"
+    );
+    let before = std::fs::read(v.data.workspace().join("agents/a1/run.json")).ok();
+    let err = store.save_editable(&run, "{ not json", &world).unwrap_err();
+    assert!(matches!(err, EditError::Findings(_)));
+    assert_eq!(fuseforks_core::Coded::code(&err), "FILE_INVALID");
+    assert_eq!(
+        std::fs::read(v.data.workspace().join("agents/a1/run.json")).ok(),
+        before,
+        "nothing written"
+    );
+    // A judge naming a servant the village lacks is refused too (the roster is checked).
+    let text =
+        fuseforks_core::judge::starter_template("nobody", fuseforks_core::village::Language::En);
+    assert!(!store.check_editable(&judge, &text, &world).is_empty());
+    let good = fuseforks_core::judge::starter_template("a1", fuseforks_core::village::Language::En);
+    assert!(store.check_editable(&judge, &good, &world).is_empty());
+    store.save_editable(&judge, &good, &world).unwrap();
+    assert_eq!(store.read_editable(&judge).unwrap(), good);
+}
+
+#[test]
+fn a_json_save_keeps_unknown_fields_and_text_is_written_as_given() {
+    let (_v, store, world) = setup();
+    let mcp = EditableFile::parse("mcp.json").unwrap();
+    store
+        .save_editable(&mcp, r#"{"mcpServers": {"echo": {"command": "echo", "futureField": 7}}, "alsoUnknown": true}"#, &world)
+        .unwrap();
+    let back: serde_json::Value =
+        serde_json::from_str(&store.read_editable(&mcp).unwrap()).unwrap();
+    assert_eq!(back["alsoUnknown"], true);
+    assert_eq!(back["mcpServers"]["echo"]["futureField"], 7);
+    let skill = EditableFile::parse("agents/a1/SKILL.md").unwrap();
+    store
+        .save_editable(&skill, "  1. keep  \n\n", &world)
+        .unwrap();
+    assert_eq!(store.read_editable(&skill).unwrap(), "  1. keep  \n\n");
+    let big = "a".repeat(fuseforks_core::village::MAX_EDIT_BYTES + 1);
+    assert!(
+        store.save_editable(&skill, &big, &world).is_err(),
+        "over the limit"
+    );
+}
