@@ -38,6 +38,12 @@ pub enum CoreError {
     /// The kill switch is at halt: no agent starts until `resume`.
     #[error("the village is halted; no agent starts until it is resumed")]
     Halted,
+    /// A change the village's cast refuses (its field and why).
+    #[error("{0}")]
+    CastRefused(String),
+    /// The agent runs: stop it first.
+    #[error("agent {0} is running")]
+    StillRunning(String),
 }
 
 impl CoreError {
@@ -54,6 +60,8 @@ impl CoreError {
             Self::PendingNotFound(_) => "RUN_PENDING_NOT_FOUND",
             Self::PendingUnrepresentable(_) => "RUN_PENDING_UNREPRESENTABLE",
             Self::Halted => "VILLAGE_HALTED",
+            Self::CastRefused(_) => "INVALID_CAST_CHANGE",
+            Self::StillRunning(_) => "AGENT_RUNNING",
         }
     }
 }
@@ -77,6 +85,7 @@ impl Coded for CoreError {
             Self::Halted => {
                 Some("resume first (Resume, or `fuseforks-cli resume --data-dir D`)".into())
             }
+            Self::StillRunning(_) => Some("stop the agent first".into()),
             _ => None,
         }
     }

@@ -6,6 +6,7 @@
 mod agent;
 mod approvals;
 mod assist;
+mod cast;
 mod conversation;
 mod delegation;
 mod failure;
@@ -39,6 +40,7 @@ use crate::sync::LockOrRecover;
 use crate::tools::{RunApproval, TrashTarget};
 use crate::village::{Language, World};
 pub use approvals::PendingDecision;
+pub use cast::ServantSettings;
 pub use conversation::Conversation;
 pub use failure::TurnFailure;
 use inner::Inner;

@@ -27,6 +27,7 @@ pub use specs::{RunApproval, golden, spec};
 pub use table::{BUNDLED_TOOL_NAMES, DEFAULT_ENABLED_TOOLS, WORK_DIR_TOOL_NAMES};
 use table::{Offered, Runner, TOOLS};
 pub use trash::TrashTarget;
+pub(crate) use trash::{TrashSource, move_to_trash};
 
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]

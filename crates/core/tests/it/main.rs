@@ -7,6 +7,7 @@ mod assist;
 mod blackboard;
 mod broken_files;
 mod budget;
+mod cast;
 mod editable;
 mod founding;
 mod human_decisions;

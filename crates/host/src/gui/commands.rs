@@ -143,6 +143,13 @@ pub enum Command {
     Assist {
         request: Box<fuseforks_core::assist::AssistRequest>,
     },
+    Cast {
+        edit: super::cast::CastEdit,
+    },
+    TryJudge {
+        judge_id: String,
+        text: String,
+    },
 }
 
 /// `POST /api/commands`.
@@ -255,6 +262,10 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
         Command::CheckFile { path, text } => super::editing::check(state, &path, &text)?,
         Command::SaveFile { path, text } => super::editing::save(state, &path, &text).await?,
         Command::Assist { request } => super::editing::assist(state, &request).await?,
+        Command::Cast { edit } => super::cast::edit(state, edit).await?,
+        Command::TryJudge { judge_id, text } => {
+            super::cast::try_judge(state, &judge_id, &text).await?
+        }
         Command::SetVillageLimits {
             token_budget,
             ask_timeout_secs,

@@ -67,7 +67,8 @@ fn status_of(code: &str) -> StatusCode {
         | "PLAN_WAVE_NOT_PENDING"
         | "SESSION_IS_CURRENT"
         | "EXTERNAL_RECEPTION_UNSET"
-        | "VILLAGE_HALTED" => StatusCode::CONFLICT,
+        | "VILLAGE_HALTED"
+        | "AGENT_RUNNING" => StatusCode::CONFLICT,
         c if c.starts_with("INVALID_")
             || c.starts_with("VILLAGE_")
             || c.starts_with("SECRET_")

@@ -5,6 +5,7 @@
 //! event stream and the live facts folded from it), `assets.rs` (the files), `error.rs`.
 
 mod assets;
+mod cast;
 mod commands;
 mod editing;
 mod error;

@@ -1,0 +1,236 @@
+//! A person's edits of the village's cast (the GUI's servant and judge controls): create a
+//! servant (optionally of a role), rename it, delete it (stopped first; its folder to the trash;
+//! the edges to it, the reception and the default verifier that named it cleared), connect or
+//! disconnect two servants (only a person draws an edge), set its work folder, tools, tool
+//! rounds and group, and switch a judge on or off. Each is one `update_world` (one at a time,
+//! validated by the world's rules, written atomically); the caller audits it.
+
+use std::path::PathBuf;
+
+use super::Orchestrator;
+use crate::error::CoreError;
+use crate::events::AgentStatus;
+use crate::village::{AgentId, AgentSpec, World};
+
+/// What `set_servant` changes (`None`: left as it is; `Some(None)`: cleared).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServantSettings {
+    /// The work folder (an absolute path), or none.
+    #[serde(default)]
+    pub work_dir: Option<Option<String>>,
+    /// The bundled tools offered, or the defaults.
+    #[serde(default)]
+    pub enabled_tools: Option<Option<Vec<String>>>,
+    /// Tool rounds per turn (1–255), or the default.
+    #[serde(default)]
+    pub max_tool_iterations: Option<Option<u8>>,
+    /// The group, or none.
+    #[serde(default)]
+    pub group_id: Option<Option<String>>,
+}
+
+fn refused(text: impl Into<String>) -> CoreError {
+    CoreError::CastRefused(text.into())
+}
+
+fn servant<'a>(world: &'a mut World, id: &str) -> Result<&'a mut AgentSpec, CoreError> {
+    world
+        .agents
+        .iter_mut()
+        .find(|a| a.id.as_str() == id)
+        .ok_or_else(|| CoreError::AgentNotFound(id.to_owned()))
+}
+
+fn checked_name(name: &str) -> Result<String, CoreError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 60 || name.chars().any(char::is_control) {
+        return Err(refused("name: 1 to 60 characters, no control characters"));
+    }
+    Ok(name.to_owned())
+}
+
+impl Orchestrator {
+    /// A new servant `id` named `name` (of `role_id` when given) on the reception's template
+    /// (else the first), with empty files.
+    pub fn create_servant(
+        &self,
+        id: &str,
+        name: &str,
+        role_id: Option<&str>,
+    ) -> Result<(), CoreError> {
+        let agent_id = AgentId::new(id).map_err(|e| refused(format!("id: {e}")))?;
+        let name = checked_name(name)?;
+        self.update_world(|w| {
+            if w.agents.iter().any(|a| a.id == agent_id)
+                || w.judges.iter().any(|j| j.id == agent_id)
+            {
+                return Err(refused(format!("id: {id} is taken")));
+            }
+            if let Some(role) = role_id.filter(|r| !w.roles.iter().any(|x| x.id == *r)) {
+                return Err(refused(format!("roleId: no role {role}")));
+            }
+            let template = w
+                .reception
+                .as_ref()
+                .and_then(|r| w.agent(r))
+                .map(|a| a.model_template_id.clone())
+                .or_else(|| w.model_templates.first().map(|t| t.id.clone()))
+                .ok_or_else(|| refused("the village has no model template"))?;
+            let mut spec = AgentSpec::new(agent_id.clone(), name, template);
+            spec.order = w.agents.iter().map(|a| a.order + 1).max().unwrap_or(0);
+            spec.role_id = role_id.map(str::to_owned);
+            w.agents.push(spec);
+            Ok(())
+        })?;
+        let files = self.inner.store().agent_files(&agent_id)?;
+        files.write_construct("")?;
+        files.write_skill("")?;
+        Ok(())
+    }
+
+    /// Renames a servant.
+    pub fn rename_servant(&self, id: &str, name: &str) -> Result<(), CoreError> {
+        let name = checked_name(name)?;
+        self.update_world(|w| {
+            servant(w, id)?.name = name;
+            Ok(())
+        })
+        .map(|_| ())
+    }
+
+    /// Deletes a stopped servant: out of `world.json` with every reference to it, its folder
+    /// to the trash (where it went is returned; `None` when it had none).
+    pub fn delete_servant(&self, id: &str) -> Result<Option<PathBuf>, CoreError> {
+        if !matches!(self.status(id), AgentStatus::Idle | AgentStatus::Failed) {
+            return Err(CoreError::StillRunning(id.to_owned()));
+        }
+        let agent_id = AgentId::new(id).map_err(|_| CoreError::AgentNotFound(id.to_owned()))?;
+        self.update_world(|w| {
+            let before = w.agents.len();
+            w.agents.retain(|a| a.id != agent_id);
+            if w.agents.len() == before {
+                return Err(CoreError::AgentNotFound(id.to_owned()));
+            }
+            for a in &mut w.agents {
+                a.connected_agents.retain(|c| *c != agent_id);
+            }
+            if w.reception.as_ref() == Some(&agent_id) {
+                w.reception = None;
+            }
+            if w.default_verifier.as_ref() == Some(&agent_id) {
+                w.default_verifier = None;
+            }
+            w.topology_positions.remove(id);
+            Ok(())
+        })?;
+        let folder = self
+            .inner
+            .store()
+            .agent_files(&agent_id)?
+            .dir()
+            .to_path_buf();
+        if !folder.exists() {
+            return Ok(None);
+        }
+        let parent = folder
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        let dir: std::os::fd::OwnedFd = std::fs::File::open(&parent)
+            .map_err(|e| refused(format!("the agents folder: {e}")))?
+            .into();
+        let name = std::ffi::OsString::from(id);
+        let source = crate::tools::TrashSource {
+            dir: &dir,
+            name: &name,
+            shown: &folder,
+        };
+        crate::tools::move_to_trash(&source, self.inner.trash())
+            .map(Some)
+            .map_err(|e| refused(format!("the folder of {id} could not go to the trash: {e}")))
+    }
+
+    /// Draws (`connected`) or removes the edge `from` → `to` (`to` may then be asked by `from`).
+    pub fn connect_servants(&self, from: &str, to: &str, connected: bool) -> Result<(), CoreError> {
+        if from == to {
+            return Err(refused("an agent is not connected to itself"));
+        }
+        self.update_world(|w| {
+            let target = w
+                .agents
+                .iter()
+                .find(|a| a.id.as_str() == to)
+                .map(|a| a.id.clone())
+                .or_else(|| {
+                    w.judges
+                        .iter()
+                        .find(|j| j.id.as_str() == to)
+                        .map(|j| j.id.clone())
+                })
+                .ok_or_else(|| CoreError::AgentNotFound(to.to_owned()))?;
+            let edges = &mut servant(w, from)?.connected_agents;
+            edges.retain(|c| *c != target);
+            if connected {
+                edges.push(target);
+            }
+            Ok(())
+        })
+        .map(|_| ())
+    }
+
+    /// Changes a servant's work folder, tools, tool rounds or group.
+    pub fn set_servant(&self, id: &str, settings: &ServantSettings) -> Result<(), CoreError> {
+        self.update_world(|w| {
+            if let Some(Some(g)) = &settings.group_id
+                && !w.groups.iter().any(|x| &x.id == g)
+            {
+                return Err(refused(format!("groupId: no group {g}")));
+            }
+            if let Some(Some(tools)) = &settings.enabled_tools
+                && let Some(t) = tools
+                    .iter()
+                    .find(|t| !crate::tools::BUNDLED_TOOL_NAMES.contains(&t.as_str()))
+            {
+                return Err(refused(format!("enabledTools: no bundled tool {t}")));
+            }
+            if let Some(Some(dir)) = &settings.work_dir
+                && !std::path::Path::new(dir).is_absolute()
+            {
+                return Err(refused("workDir: an absolute path"));
+            }
+            if settings.max_tool_iterations == Some(Some(0)) {
+                return Err(refused("maxToolIterations: 1 to 255"));
+            }
+            let a = servant(w, id)?;
+            if let Some(v) = &settings.work_dir {
+                a.work_dir = v.clone();
+            }
+            if let Some(v) = &settings.enabled_tools {
+                a.enabled_tools = v.clone();
+            }
+            if let Some(v) = settings.max_tool_iterations {
+                a.max_tool_iterations = v;
+            }
+            if let Some(v) = &settings.group_id {
+                a.group_id = v.clone();
+            }
+            Ok(())
+        })
+        .map(|_| ())
+    }
+
+    /// Switches a judge on or off.
+    pub fn set_judge_enabled(&self, id: &str, enabled: bool) -> Result<(), CoreError> {
+        self.update_world(|w| {
+            let judge = w
+                .judges
+                .iter_mut()
+                .find(|j| j.id.as_str() == id)
+                .ok_or_else(|| CoreError::AgentNotFound(id.to_owned()))?;
+            judge.enabled = enabled;
+            Ok(())
+        })
+        .map(|_| ())
+    }
+}

@@ -1,0 +1,104 @@
+//! A person's edits of the cast: create, rename, connect and disconnect, settings with their
+//! refusals, a judge's switch, and delete — refused while the servant runs, then its folder to
+//! the trash and every reference to it gone.
+
+use fuseforks_core::Coded;
+use fuseforks_core::llm::Wire;
+use fuseforks_core::orchestrator::ServantSettings;
+
+use crate::orch_support::Village;
+
+#[tokio::test]
+async fn servants_are_created_connected_set_and_deleted_with_their_references() {
+    let v = Village::new(Wire::OpenAiCompat, "http://127.0.0.1:9/v1", None);
+    v.data.edit_world(|w| {
+        w.judges.push(
+            serde_json::from_value(
+                serde_json::json!({"id": "gate", "name": "Gate", "order": 0, "enabled": false}),
+            )
+            .unwrap(),
+        );
+    });
+    let orch = v.open();
+    orch.create_servant("c3", "Cy", None).unwrap();
+    assert_eq!(
+        orch.create_servant("c3", "Again", None).unwrap_err().code(),
+        "INVALID_CAST_CHANGE"
+    );
+    assert_eq!(
+        orch.create_servant("a b", "Bad", None).unwrap_err().code(),
+        "INVALID_CAST_CHANGE"
+    );
+    assert!(v.data.workspace().join("agents/c3/SKILL.md").exists());
+    orch.rename_servant("c3", "Cyra").unwrap();
+    orch.connect_servants("c3", "a1", true).unwrap();
+    orch.connect_servants("a1", "c3", true).unwrap();
+    orch.connect_servants("c3", "gate", true).unwrap();
+    let w = orch.world();
+    let c3 = w.agents.iter().find(|a| a.id.as_str() == "c3").unwrap();
+    assert_eq!(c3.name, "Cyra");
+    assert_eq!(c3.connected_agents.len(), 2);
+    orch.connect_servants("c3", "gate", false).unwrap();
+    let settings = ServantSettings {
+        work_dir: Some(Some("/tmp/cy".into())),
+        enabled_tools: Some(Some(vec!["grep".into()])),
+        max_tool_iterations: Some(Some(7)),
+        group_id: None,
+    };
+    orch.set_servant("c3", &settings).unwrap();
+    let bad = ServantSettings {
+        enabled_tools: Some(Some(vec!["rm-rf".into()])),
+        ..ServantSettings::default()
+    };
+    assert_eq!(
+        orch.set_servant("c3", &bad).unwrap_err().code(),
+        "INVALID_CAST_CHANGE"
+    );
+    let relative = ServantSettings {
+        work_dir: Some(Some("work".into())),
+        ..ServantSettings::default()
+    };
+    assert_eq!(
+        orch.set_servant("c3", &relative).unwrap_err().code(),
+        "INVALID_CAST_CHANGE"
+    );
+    orch.set_judge_enabled("gate", true).unwrap();
+    let on_disk: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(v.data.workspace().join("world.json")).unwrap(),
+    )
+    .unwrap();
+    let c3 = on_disk["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "c3")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (c3["maxToolIterations"].as_u64(), c3["workDir"].as_str()),
+        (Some(7), Some("/tmp/cy"))
+    );
+    assert_eq!(on_disk["judges"][0]["enabled"], true);
+
+    orch.start_agent("c3").unwrap();
+    assert_eq!(
+        orch.delete_servant("c3").unwrap_err().code(),
+        "AGENT_RUNNING"
+    );
+    orch.stop_agent("c3", std::time::Duration::from_secs(2))
+        .await;
+    let trashed = orch.delete_servant("c3").unwrap().expect("its folder");
+    assert!(trashed.exists() && !v.data.workspace().join("agents/c3").exists());
+    let w = orch.world();
+    assert!(w.agents.iter().all(|a| a.id.as_str() != "c3"));
+    assert!(
+        w.agents
+            .iter()
+            .all(|a| a.connected_agents.iter().all(|c| c.as_str() != "c3")),
+        "edges to it gone"
+    );
+    assert_eq!(
+        orch.delete_servant("c3").unwrap_err().code(),
+        "AGENT_NOT_FOUND"
+    );
+}

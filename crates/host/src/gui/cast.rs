@@ -1,0 +1,139 @@
+//! The GUI's servant and judge controls: create, rename, delete (its folder to the trash),
+//! connect and disconnect, a servant's settings, a judge's switch — each through the core's
+//! cast edit and audited as a `world.json` save — and "Try", the `judge try` call: the judge's
+//! backend on a text, nothing delivered, the rule it would take.
+
+use fuseforks_core::judge::{BackendSetup, ask_backend, evaluate, judge_states};
+use fuseforks_core::llm::{CancellationToken, LlmClient};
+use fuseforks_core::orchestrator::ServantSettings;
+use fuseforks_core::village::{Language, VillageStore};
+use serde_json::{Value, json};
+
+use super::GuiState;
+use super::error::ApiError;
+
+/// One cast edit.
+#[derive(Debug, serde::Deserialize)]
+#[serde(
+    tag = "op",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum CastEdit {
+    Create {
+        agent_id: String,
+        name: String,
+        role_id: Option<String>,
+    },
+    Rename {
+        agent_id: String,
+        name: String,
+    },
+    Delete {
+        agent_id: String,
+    },
+    Connect {
+        from: String,
+        to: String,
+        connected: bool,
+    },
+    Settings {
+        agent_id: String,
+        settings: ServantSettings,
+    },
+    JudgeEnabled {
+        judge_id: String,
+        enabled: bool,
+    },
+}
+
+/// Applies one edit; `world.json` is audited as saved from the GUI.
+pub async fn edit(state: &GuiState, edit: CastEdit) -> Result<Value, ApiError> {
+    let orch = &state.orchestrator;
+    let answer = match edit {
+        CastEdit::Create {
+            agent_id,
+            name,
+            role_id,
+        } => {
+            orch.create_servant(&agent_id, &name, role_id.as_deref())?;
+            json!({"agentId": agent_id})
+        }
+        CastEdit::Rename { agent_id, name } => {
+            orch.rename_servant(&agent_id, &name)?;
+            json!({})
+        }
+        CastEdit::Delete { agent_id } => {
+            let trashed = orch.delete_servant(&agent_id)?;
+            json!({"trashed": trashed.is_some()})
+        }
+        CastEdit::Connect {
+            from,
+            to,
+            connected,
+        } => {
+            orch.connect_servants(&from, &to, connected)?;
+            json!({})
+        }
+        CastEdit::Settings { agent_id, settings } => {
+            orch.set_servant(&agent_id, &settings)?;
+            json!({})
+        }
+        CastEdit::JudgeEnabled { judge_id, enabled } => {
+            orch.set_judge_enabled(&judge_id, enabled)?;
+            json!({})
+        }
+    };
+    super::commands::saved(state, "world.json").await;
+    Ok(answer)
+}
+
+/// `tryJudge`: the judge's answers on `text` and the rule it would take (nothing delivered).
+pub async fn try_judge(state: &GuiState, judge_id: &str, text: &str) -> Result<Value, ApiError> {
+    let world = state.orchestrator.world();
+    let store = VillageStore::new(state.paths.workspace());
+    let judges = judge_states(&store, &world);
+    let Some(judge) = judges.iter().find(|j| j.spec.id.as_str() == judge_id) else {
+        return Err(ApiError::not_found(&format!("judge {judge_id}")));
+    };
+    let rules = match &judge.rules {
+        Ok(r) => r,
+        Err(findings) => {
+            let first = findings
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            return Ok(json!({"outcome": "invalid", "detail": first}));
+        }
+    };
+    let jev = state
+        .paths
+        .shelf()
+        .load_jev()
+        .map(|l| l.value)
+        .unwrap_or_default();
+    let secrets = std::sync::Arc::clone(&state.secrets);
+    let lookup = move |name: &str| secrets.get(name).ok().flatten();
+    let client = LlmClient::new()?;
+    let setup = BackendSetup {
+        world: &world,
+        jev: &jev,
+        secret: &lookup,
+        client: &client,
+        language: world.language().unwrap_or(Language::En),
+    };
+    let reply = ask_backend(&setup, &judge.spec, rules, text, CancellationToken::new()).await;
+    let usage = reply.usage.unwrap_or_default();
+    let tokens = json!({"input": usage.prompt, "output": usage.completion});
+    Ok(match &reply.answers {
+        Err(u) => {
+            json!({"outcome": "undecided", "reason": u.reason, "detail": u.detail, "tokens": tokens})
+        }
+        Ok(answers) => {
+            let decision = evaluate(rules, answers);
+            json!({"outcome": decision.outcome_word(), "rule": decision.rule.log_text(),
+                "answers": fuseforks_core::judge::answers_text(rules, answers), "tokens": tokens})
+        }
+    })
+}
