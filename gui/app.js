@@ -3,7 +3,7 @@
 // The API it uses is docs/gui-api.md.
 
 const LANG_KEY = 'fuseforks.lang';
-const PAGES = ['village', 'chat', 'conversations', 'approvals', 'files', 'stats', 'settings', 'log'];
+const PAGES = ['village', 'chat', 'conversations', 'approvals', 'servants', 'files', 'stats', 'settings', 'log'];
 const STATUSES = ['idle', 'starting', 'running', 'stopping', 'failed'];
 
 const $ = (id) => document.getElementById(id);
@@ -1451,6 +1451,7 @@ function route(focus) {
     S.settingsGen = S.gen;
     loadSettings();
   } else if (page === 'village' && changed) refreshVillage();
+  else if (page === 'servants') castPage().then((m) => m.showCast());
   else if (page === 'files' && changed) editors().then((m) => m.showFiles());
   else if (page === 'stats') editors().then((m) => m.showStats());
   if (page === 'log') {
@@ -1477,6 +1478,18 @@ function editors() {
     editorsModule.catch((e) => showError($('global-alert'), e));
   }
   return editorsModule;
+}
+
+let castModule = null;
+function castPage() {
+  if (!castModule) {
+    castModule = import('/cast.js').then((m) => {
+      m.bindCast({ $, el, t, command, getJson, showError, clearAlert, flash });
+      return m;
+    });
+    castModule.catch((e) => showError($('global-alert'), e));
+  }
+  return castModule;
 }
 
 function renderAll() {

@@ -312,6 +312,25 @@ def main():
             expect(drafting).to_contain_text("(drafter)")
             shot(page, "stats.png")
 
+        with Step("servants: create one, connect the reception to it, switch a judge on"):
+            nav.get_by_role("link", name="Servants").click()
+            expect(page.get_by_role("heading", name="Servants", level=1)).to_be_visible()
+            page.get_by_role("textbox", name="Servant id").fill("helper")
+            page.get_by_role("textbox", name="Display name").fill("Helper")
+            page.get_by_role("button", name="Create servant").click()
+            expect(page.get_by_text("Created Helper.")).to_be_visible()
+            row = page.get_by_role("article", name="Reception")
+            row.get_by_role("combobox", name="Connect to").select_option("helper")
+            row.get_by_role("button", name="Connect", exact=True).click()
+            expect(page.get_by_role("article", name="Reception").get_by_role("button", name="Disconnect Helper")).to_be_visible()
+            edges = page.request.get(urljoin(page.url, "/api/village")).json()["map"]["edges"]
+            if {"from": "reception", "to": "helper"} not in edges:
+                fail("the edge reception -> helper is not in the map: %r" % edges)
+            gate = page.get_by_role("article", name="Gate")
+            gate.get_by_role("checkbox", name="Enabled").check()
+            expect(page.get_by_role("article", name="Gate").get_by_role("checkbox", name="Enabled")).to_be_checked()
+            shot(page, "servants.png")
+
         with Step("status bar"):
             bar = page.get_by_role("contentinfo")
             for name in ("Pause", "Resume", "Abort", "Halt"):

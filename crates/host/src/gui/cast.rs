@@ -12,6 +12,38 @@ use serde_json::{Value, json};
 use super::GuiState;
 use super::error::ApiError;
 
+/// `GET /api/cast`: the servants with their settings, the roles, the groups, the judges.
+pub async fn cast(
+    axum::extract::State(state): axum::extract::State<std::sync::Arc<GuiState>>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let world = state.orchestrator.world();
+    let servants: Vec<Value> = world.agents.iter().map(|a| json!({
+        "id": a.id.as_str(), "name": a.name, "roleId": a.role_id, "groupId": a.group_id,
+        "workDir": a.work_dir, "enabledTools": a.enabled_tools, "maxToolIterations": a.max_tool_iterations,
+        "connected": a.connected_agents.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+        "status": serde_json::to_value(state.orchestrator.status(a.id.as_str())).unwrap_or(Value::Null),
+    })).collect();
+    let judges: Vec<Value> = world
+        .judges
+        .iter()
+        .map(|j| json!({"id": j.id.as_str(), "name": j.name, "enabled": j.enabled}))
+        .collect();
+    let roles: Vec<Value> = world
+        .roles
+        .iter()
+        .map(|r| json!({"id": r.id, "name": r.name}))
+        .collect();
+    let groups: Vec<Value> = world
+        .groups
+        .iter()
+        .map(|g| json!({"id": g.id, "name": g.name}))
+        .collect();
+    Ok(axum::Json(
+        json!({"servants": servants, "judges": judges, "roles": roles, "groups": groups,
+        "tools": fuseforks_core::tools::BUNDLED_TOOL_NAMES}),
+    ))
+}
+
 /// One cast edit.
 #[derive(Debug, serde::Deserialize)]
 #[serde(

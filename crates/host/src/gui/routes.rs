@@ -9,7 +9,7 @@ use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{get, post};
 
 use super::guard::{self, Keys};
-use super::{GuiState, assets, commands, editing, live, views};
+use super::{GuiState, assets, cast, commands, editing, live, views};
 
 /// The largest request body read.
 const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -30,6 +30,7 @@ pub fn router(state: Arc<GuiState>, keys: Arc<Keys>) -> Router {
         .route("/api/files", get(editing::files))
         .route("/api/files/{*path}", get(editing::file))
         .route("/api/stats", get(editing::stats))
+        .route("/api/cast", get(cast::cast))
         .route("/api/events", get(live::events))
         .route("/api/commands", post(commands::handle))
         .fallback(get(assets::file))
