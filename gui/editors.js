@@ -83,6 +83,7 @@ async function openFile(path) {
     E.saved = r.text || '';
     $('file-text').value = E.saved;
     E.findings = r.findings || [];
+    E.secrets = r.secrets || [];
     E.history = [];
     E.draft = null;
     clearAlert($('file-alert'));
@@ -95,6 +96,31 @@ async function openFile(path) {
   renderFindings();
   renderState();
   renderAssist();
+  renderSecrets();
+}
+
+// One write-only field per `${secret:NAME}` the file references (the value never comes back).
+function renderSecrets() {
+  const { $, el, t, command, showError, clearAlert, flash } = H;
+  const list = E.secrets || [];
+  $('file-secrets-sec').hidden = list.length === 0;
+  $('file-secrets').replaceChildren(...list.map((s) => {
+    const input = el('input', { type: 'password', autocomplete: 'off', 'aria-label': t('files.secretFor', { name: s.name }) });
+    const state = el('span', { class: 'hint', role: 'status', text: s.hasValue ? t('files.secretStored') : t('files.secretMissing') });
+    const alertBox = el('p', { class: 'alert', role: 'alert', hidden: true });
+    const save = el('button', { type: 'button', text: t('files.saveSecret', { name: s.name }), onclick: async () => {
+      try {
+        await command('setMcpSecret', { name: s.name, value: input.value });
+        input.value = '';
+        s.hasValue = true;
+        clearAlert(alertBox);
+        flash(state, t('files.secretStored'));
+      } catch (e) {
+        showError(alertBox, e);
+      }
+    } });
+    return el('li', null, el('code', { text: '${secret:' + s.name + '}' }), ' ', input, ' ', save, ' ', state, alertBox);
+  }));
 }
 
 function dirty() {

@@ -150,6 +150,10 @@ pub enum Command {
         judge_id: String,
         text: String,
     },
+    SetMcpSecret {
+        name: String,
+        value: String,
+    },
 }
 
 /// `POST /api/commands`.
@@ -263,6 +267,9 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
         Command::SaveFile { path, text } => super::editing::save(state, &path, &text).await?,
         Command::Assist { request } => super::editing::assist(state, &request).await?,
         Command::Cast { edit } => super::cast::edit(state, edit).await?,
+        Command::SetMcpSecret { name, value } => {
+            super::editing::set_mcp_secret(state, &name, &value)?
+        }
         Command::TryJudge { judge_id, text } => {
             super::cast::try_judge(state, &judge_id, &text).await?
         }

@@ -60,15 +60,78 @@ pub async fn files(State(state): State<Arc<GuiState>>) -> Answer {
     Ok(Json(json!({"files": list})))
 }
 
-/// `GET /api/files/{*path}`: the text, and its problems as it is.
+/// `GET /api/files/{*path}`: the text, and its problems as it is; for an `mcp.json`, the
+/// `${secret:NAME}` names it references with whether a value is stored (never the value).
 pub async fn file(State(state): State<Arc<GuiState>>, Path(path): Path<String>) -> Answer {
     let file = editable(&state, &path)?;
     let store = store(&state);
     let text = store.read_editable(&file)?;
     let findings = store.check_editable(&file, &text, &state.orchestrator.world());
+    let secrets: Vec<Value> = secret_names(&text)
+        .into_iter()
+        .map(|name| {
+            let stored = state.secrets.get(&name).ok().flatten().is_some();
+            json!({"name": name, "hasValue": stored})
+        })
+        .collect();
     Ok(Json(
-        json!({"path": file.path(), "text": text, "findings": findings}),
+        json!({"path": file.path(), "text": text, "findings": findings, "secrets": secrets}),
     ))
+}
+
+/// The `${secret:NAME}` names of a text, in order, each once.
+fn secret_names(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for piece in text.split("${secret:").skip(1) {
+        let Some((name, _)) = piece.split_once('}') else {
+            continue;
+        };
+        let ok = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if ok && !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+/// `setMcpSecret`: stores the value of a `${secret:NAME}` that one of the village's `mcp.json`
+/// files references (a write-only field: the value never comes back).
+pub fn set_mcp_secret(state: &GuiState, name: &str, value: &str) -> Result<Value, ApiError> {
+    let store = store(state);
+    let world = state.orchestrator.world();
+    let mut files = vec![EditableFile::SharedMcp];
+    files.extend(
+        world
+            .agents
+            .iter()
+            .map(|a| EditableFile::AgentMcp(a.id.clone())),
+    );
+    let referenced = files
+        .iter()
+        .filter_map(|f| store.read_editable(f).ok())
+        .any(|text| secret_names(&text).iter().any(|n| n == name));
+    if !referenced {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "SECRET_NOT_REFERENCED",
+            format!("no mcp.json references ${{secret:{name}}}"),
+        )
+        .with_fix("write ${secret:NAME} in an mcp.json header or env first, and save it"));
+    }
+    if let Some(why) = crate::secrets::value_problem(value) {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "SECRET_VALUE_INVALID",
+            format!("the value {why}"),
+        )
+        .with_fix("paste the value alone: one line, no spaces or control characters"));
+    }
+    state.secrets.set(name, value)?;
+    Ok(json!({"name": name}))
 }
 
 /// `checkFile`: the problems of a text not saved, and how long the check took on the server.

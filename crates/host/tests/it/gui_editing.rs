@@ -125,3 +125,85 @@ async fn the_assistant_drafts_through_a_command_and_stats_keep_it_apart() {
     let (status, body) = fx.read("/api/stats?period=2026-13").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }
+
+#[tokio::test]
+async fn an_mcp_secret_is_write_only_and_only_for_a_referenced_name() {
+    let stub = StubServer::start(vec![]).await;
+    let fx = Fx::new(&stub).await;
+    let mcp = r#"{"mcpServers": {"gh": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${secret:GH_TOKEN}"}}}}"#;
+    let (status, body) = fx
+        .command(json!({"type": "saveFile", "path": "mcp.json", "text": mcp}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, file) = fx.read("/api/files/mcp.json").await;
+    assert_eq!(
+        file["secrets"],
+        json!([{"name": "GH_TOKEN", "hasValue": false}])
+    );
+    // A referenced name reaches the store; this fixture's store is the read-only environment,
+    // whose refusal says so (the value itself never comes back either way).
+    let (status, body) = fx
+        .command(json!({"type": "setMcpSecret", "name": "GH_TOKEN", "value": "ghp-canary-91"}))
+        .await;
+    assert_eq!(
+        (status, Fx::code(&body)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "SECRET_STORE_READ_ONLY"),
+        "{body}"
+    );
+    assert!(!body.to_string().contains("ghp-canary-91"));
+    let (status, body) = fx
+        .command(json!({"type": "setMcpSecret", "name": "OTHER", "value": "x"}))
+        .await;
+    assert_eq!(
+        (status, Fx::code(&body)),
+        (StatusCode::NOT_FOUND, "SECRET_NOT_REFERENCED")
+    );
+}
+
+#[tokio::test]
+async fn cast_edits_go_through_one_command_and_a_running_servant_is_not_deleted() {
+    let stub = StubServer::start(vec![]).await;
+    let fx = Fx::new(&stub).await;
+    let ok = |a: &(StatusCode, serde_json::Value)| assert_eq!(a.0, StatusCode::OK, "{}", a.1);
+    ok(&fx.command(json!({"type": "cast", "edit": {"op": "create", "agentId": "c3", "name": "Cy", "roleId": null}})).await);
+    ok(&fx.command(json!({"type": "cast", "edit": {"op": "connect", "from": "rec", "to": "c3", "connected": true}})).await);
+    ok(&fx.command(json!({"type": "cast", "edit": {"op": "settings", "agentId": "c3", "settings": {"maxToolIterations": 9}}})).await);
+    let (_, cast) = fx.read("/api/cast").await;
+    let c3 = cast["servants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "c3")
+        .unwrap()
+        .clone();
+    assert_eq!(c3["maxToolIterations"], 9);
+    let bad = fx.command(json!({"type": "cast", "edit": {"op": "create", "agentId": "c3", "name": "Again", "roleId": null}})).await;
+    assert_eq!(
+        (bad.0, Fx::code(&bad.1)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "INVALID_CAST_CHANGE")
+    );
+    ok(&fx
+        .command(json!({"type": "startAgent", "agentId": "c3"}))
+        .await);
+    let running = fx
+        .command(json!({"type": "cast", "edit": {"op": "delete", "agentId": "c3"}}))
+        .await;
+    assert_eq!(
+        (running.0, Fx::code(&running.1)),
+        (StatusCode::CONFLICT, "AGENT_RUNNING")
+    );
+    ok(&fx
+        .command(json!({"type": "stopAgent", "agentId": "c3"}))
+        .await);
+    ok(&fx
+        .command(json!({"type": "cast", "edit": {"op": "delete", "agentId": "c3"}}))
+        .await);
+    let (_, village) = fx.read("/api/village").await;
+    assert!(
+        village["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["id"] != "c3")
+    );
+}
