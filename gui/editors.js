@@ -97,6 +97,20 @@ async function openFile(path) {
   renderState();
   renderAssist();
   renderSecrets();
+  E.nextDue = null;
+  renderNextDue();
+  if (E.path === 'schedules.json') check();
+}
+
+// For schedules.json: each task's next due time, from the last check.
+function renderNextDue() {
+  const { $, el, t } = H;
+  const rows = E.path === 'schedules.json' ? E.nextDue : null;
+  $('file-due-sec').hidden = !rows;
+  if (!rows) return;
+  $('file-due').replaceChildren(...rows.map((r) => el('li', null,
+    el('strong', { text: r.id }), ' → ' + r.to + ': ',
+    el('span', { text: r.enabled === false ? t('files.dueOff') : (r.nextDue || t('files.dueNone')) }))));
 }
 
 // One write-only field per `${secret:NAME}` the file references (the value never comes back).
@@ -141,6 +155,8 @@ async function check() {
     const r = await command('checkFile', { path: E.path, text });
     if ($('file-text').value !== text) return; // typed meanwhile: the next check follows
     E.findings = r.findings || [];
+    E.nextDue = r.nextDue || null;
+    renderNextDue();
     $('file-check-ms').textContent = H.t('files.checked', { ms: ((r.checkMicros || 0) / 1000).toFixed(1) });
   } catch (e) {
     showError($('file-alert'), e);

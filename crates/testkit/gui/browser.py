@@ -280,6 +280,15 @@ def main():
             shot(page, "files-invalid.png")
             editor.fill(before)  # back to the saved text: nothing to discard on the way out
 
+        with Step("files: schedules.json shows each task's next due time as you type"):
+            pick.select_option("schedules.json")
+            saved_text = editor.input_value()
+            editor.fill('[{"id": "morning", "to": "reception", "message": "Good morning", '
+                        '"recurrence": {"kind": "daily", "hour": 9, "minute": 0}}]')
+            due = page.get_by_role("region", name="Next due")
+            expect(due.get_by_role("listitem").first).to_contain_text(re.compile(r"morning → reception: \d{4}-\d\d-\d\d 09:00"))
+            editor.fill(saved_text)
+
         with Step("files: the assistant asks, then drafts into the editor (not saved)"):
             pick.select_option("agents/reception/Construct.md")
             assist = page.get_by_role("region", name="Draft with AI")

@@ -134,13 +134,41 @@ pub fn set_mcp_secret(state: &GuiState, name: &str, value: &str) -> Result<Value
     Ok(json!({"name": name}))
 }
 
-/// `checkFile`: the problems of a text not saved, and how long the check took on the server.
+/// `checkFile`: the problems of a text not saved, and how long the check took on the server;
+/// for `schedules.json`, each task's next due time in the process zone.
 pub fn check(state: &GuiState, path: &str, text: &str) -> Result<Value, ApiError> {
     let file = editable(state, path)?;
     let started = Instant::now();
     let findings = store(state).check_editable(&file, text, &state.orchestrator.world());
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    Ok(json!({"findings": findings, "checkMicros": micros}))
+    let mut answer = json!({"findings": findings, "checkMicros": micros});
+    if file == EditableFile::Schedules && findings.is_empty() {
+        answer["nextDue"] = next_due(text);
+    }
+    Ok(answer)
+}
+
+/// Each task's next due instant after now, in the process zone (`null` when none).
+fn next_due(text: &str) -> Value {
+    let Ok(schedules) = serde_json::from_str::<fuseforks_core::village::Schedules>(text) else {
+        return json!([]);
+    };
+    let zone = crate::preflight_view::process_zone()
+        .map(|z| z.zone().clone())
+        .unwrap_or(TimeZone::UTC);
+    let now = jiff::Timestamp::now().as_millisecond();
+    let rows: Vec<Value> = schedules
+        .0
+        .iter()
+        .map(|t| {
+            let due = fuseforks_core::schedule::next_due(&t.recurrence, t.created_at_ms, &zone, now);
+            let shown = due
+                .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
+                .map(|ts| ts.to_zoned_datetime(zone.clone()).strftime("%Y-%m-%d %H:%M %Z").to_string());
+            json!({"id": t.id, "to": t.to.as_str(), "enabled": t.enabled, "nextDueMs": due, "nextDue": shown})
+        })
+        .collect();
+    Value::Array(rows)
 }
 
 /// `saveFile`: saved when it passes; its findings otherwise (422, nothing written).
