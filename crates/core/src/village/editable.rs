@@ -13,6 +13,9 @@ pub const MAX_EDIT_BYTES: usize = 1 << 20;
 /// One editable file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EditableFile {
+    /// `world.json` (the cast, the model templates, the limits): saved through the running
+    /// village's `update_world`, so that what runs is what is written.
+    World,
     /// `Ordinance.md`.
     Ordinance,
     /// `schedules.json`.
@@ -79,6 +82,7 @@ impl EditableFile {
         let parts: Vec<&str> = path.split('/').collect();
         let id = |s: &str| AgentId::new(s).ok();
         Some(match parts.as_slice() {
+            ["world.json"] => Self::World,
             ["Ordinance.md"] => Self::Ordinance,
             ["schedules.json"] => Self::Schedules,
             ["mcp.json"] => Self::SharedMcp,
@@ -95,6 +99,7 @@ impl EditableFile {
     /// Its workspace-relative path.
     pub fn path(&self) -> String {
         match self {
+            Self::World => "world.json".into(),
             Self::Ordinance => "Ordinance.md".into(),
             Self::Schedules => "schedules.json".into(),
             Self::SharedMcp => "mcp.json".into(),
@@ -110,7 +115,7 @@ impl EditableFile {
     /// Whether `world` has the agent or judge it belongs to.
     pub fn exists_in(&self, world: &World) -> bool {
         match self {
-            Self::Ordinance | Self::Schedules | Self::SharedMcp => true,
+            Self::World | Self::Ordinance | Self::Schedules | Self::SharedMcp => true,
             Self::Judge(j) => world.judges.iter().any(|x| &x.id == j),
             Self::Construct(a)
             | Self::Skill(a)
@@ -143,6 +148,15 @@ fn finding_of(e: &VillageError) -> TextFinding {
 }
 
 impl VillageStore {
+    /// `world.json`'s text parsed by its model and checked by its write rules (a template an
+    /// agent names must exist; ids unique), as a save would.
+    pub fn parse_world_text(&self, text: &str) -> Result<World, VillageError> {
+        let path = self.path(&EditableFile::World.path());
+        let world: World = super::doc::parse_text(&path, text)?.value;
+        super::doc::JsonDoc::validate_for_write(&world, &path)?;
+        Ok(world)
+    }
+
     /// The file's text as on disk (empty when absent).
     pub fn read_editable(&self, file: &EditableFile) -> Result<String, VillageError> {
         let path = self.path(&file.path());
@@ -169,6 +183,7 @@ impl VillageStore {
         let json =
             |r: Result<(), VillageError>| r.err().map(|e| vec![finding_of(&e)]).unwrap_or_default();
         match file {
+            EditableFile::World => json(self.parse_world_text(text).map(|_| ())),
             EditableFile::Schedules => {
                 json(super::doc::parse_text::<super::Schedules>(&path, text).map(|_| ()))
             }
@@ -215,6 +230,7 @@ impl VillageStore {
         }
         let path = self.path(&file.path());
         match file {
+            EditableFile::World => self.save_world(&self.parse_world_text(text)?)?,
             EditableFile::Ordinance => self.write_ordinance(text)?,
             EditableFile::Schedules => {
                 self.save_schedules(&super::doc::parse_text(&path, text)?.value)?

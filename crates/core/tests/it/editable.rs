@@ -26,7 +26,7 @@ fn setup() -> (Village, VillageStore, fuseforks_core::village::World) {
 #[test]
 fn only_the_listed_files_can_be_named() {
     for bad in [
-        "world.json",
+        "world.jsonx",
         "../x",
         "agents/../world.json",
         "agents/a1/../../x/SKILL.md",

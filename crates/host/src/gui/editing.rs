@@ -39,6 +39,7 @@ fn editable(state: &GuiState, path: &str) -> Result<EditableFile, ApiError> {
 pub async fn files(State(state): State<Arc<GuiState>>) -> Answer {
     let world = state.orchestrator.world();
     let mut list = vec![
+        json!({"path": "world.json"}),
         json!({"path": "Ordinance.md"}),
         json!({"path": "schedules.json"}),
         json!({"path": "mcp.json"}),
@@ -174,25 +175,47 @@ fn next_due(text: &str) -> Value {
 /// `saveFile`: saved when it passes; its findings otherwise (422, nothing written).
 pub async fn save(state: &GuiState, path: &str, text: &str) -> Result<Value, ApiError> {
     let file = editable(state, path)?;
+    if file == EditableFile::World {
+        return save_world(state, text).await;
+    }
     match store(state).save_editable(&file, text, &state.orchestrator.world()) {
         Ok(()) => {
             super::commands::saved(state, &file.path()).await;
             Ok(json!({"path": file.path()}))
         }
-        Err(EditError::Findings(findings)) => {
-            let first = &findings[0];
-            Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "FILE_INVALID",
-                format!(
-                    "{}:{}: {} (nothing was saved)",
-                    first.line, first.col, first.message
-                ),
-            )
-            .with_fix(first.fix.clone()))
-        }
+        Err(EditError::Findings(findings)) => Err(invalid(&findings[0])),
         Err(EditError::Village(e)) => Err(ApiError::from(e)),
     }
+}
+
+/// The refusal of a text with problems: the first one's place, nothing saved.
+fn invalid(first: &fuseforks_core::village::TextFinding) -> ApiError {
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "FILE_INVALID",
+        format!(
+            "{}:{}: {} (nothing was saved)",
+            first.line, first.col, first.message
+        ),
+    )
+    .with_fix(first.fix.clone())
+}
+
+/// `world.json`: checked as a save would, then put in effect and written through the running
+/// village's `update_world` (one edit at a time).
+async fn save_world(state: &GuiState, text: &str) -> Result<Value, ApiError> {
+    let store = store(state);
+    let findings = store.check_editable(&EditableFile::World, text, &state.orchestrator.world());
+    if let Some(first) = findings.first() {
+        return Err(invalid(first));
+    }
+    let world = store.parse_world_text(text)?;
+    state.orchestrator.update_world(|w| {
+        *w = world;
+        Ok(())
+    })?;
+    super::commands::saved(state, "world.json").await;
+    Ok(json!({"path": "world.json"}))
 }
 
 /// `assist`: one exchange of the drafting assistant, with its usage.

@@ -43,7 +43,7 @@ async fn files_are_listed_read_checked_saved_and_refused_outside_the_list() {
         "{paths:?}"
     );
     for bad in [
-        "/api/files/world.json",
+        "/api/files/sessions.redb",
         "/api/files/agents/../world.json",
         "/api/files/agents/zz/SKILL.md",
     ] {
@@ -205,5 +205,43 @@ async fn cast_edits_go_through_one_command_and_a_running_servant_is_not_deleted(
             .unwrap()
             .iter()
             .all(|a| a["id"] != "c3")
+    );
+}
+
+#[tokio::test]
+async fn world_json_is_edited_as_text_and_put_in_effect() {
+    let stub = StubServer::start(vec![]).await;
+    let fx = Fx::new(&stub).await;
+    let (_, file) = fx.read("/api/files/world.json").await;
+    let mut world: serde_json::Value =
+        serde_json::from_str(file["text"].as_str().unwrap()).unwrap();
+    world["modelTemplates"][0]["model"] = json!("stub-model-2");
+    world["modelTemplates"][0]["futureField"] = json!("kept");
+    let (status, body) = fx
+        .command(json!({"type": "saveFile", "path": "world.json", "text": world.to_string()}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        fx.state.orchestrator.world().model_templates[0].model,
+        "stub-model-2",
+        "in effect"
+    );
+    let on_disk = std::fs::read_to_string(fx.data.workspace().join("world.json")).unwrap();
+    assert!(on_disk.contains("futureField"), "unknown fields kept");
+    world["agents"][0]["modelTemplateId"] = json!("nope");
+    let (status, body) = fx
+        .command(json!({"type": "saveFile", "path": "world.json", "text": world.to_string()}))
+        .await;
+    assert_eq!(
+        (status, Fx::code(&body)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "FILE_INVALID"),
+        "{body}"
+    );
+    assert_eq!(
+        fx.state.orchestrator.world().agents[0]
+            .model_template_id
+            .as_str(),
+        "stub",
+        "nothing changed"
     );
 }
