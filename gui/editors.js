@@ -33,6 +33,7 @@ export function bindEditors(helpers) {
   $('assist-use').addEventListener('click', useDraft);
   $('assist-new').addEventListener('click', () => { E.history = []; E.draft = null; renderAssist(); });
   $('stats-period').addEventListener('change', loadStats);
+  $('stats-closing').addEventListener('change', loadStats);
 }
 
 export async function showFiles() {
@@ -290,8 +291,11 @@ export async function showStats() {
 async function loadStats() {
   const { $, getJson, showError, clearAlert } = H;
   const month = $('stats-period').value;
+  const closing = $('stats-closing').value;
+  let query = month ? '?period=' + encodeURIComponent(month) : '';
+  if (month && closing) query += '&closing=' + encodeURIComponent(closing);
   try {
-    const r = await getJson('/api/stats' + (month ? '?period=' + encodeURIComponent(month) : ''));
+    const r = await getJson('/api/stats' + query);
     clearAlert($('stats-alert'));
     renderStats(r);
   } catch (e) {
@@ -316,8 +320,12 @@ function renderStats(r) {
     if (typeof row.costUsd === 'number') a.cost = (a.cost || 0) + row.costUsd;
     byAgent.set(row.agentId, a);
   }
+  const judges = new Set(r.judges || []);
   $('stats-rows').replaceChildren(...[...byAgent].map(([id, a]) => el('tr', null,
-    el('th', { scope: 'row', text: id }), cell(a.turns), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.cost)))));
+    el('th', { scope: 'row', text: judges.has(id) ? id + ' ' + t('stats.judgeMark') : id }), cell(a.turns), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.cost)))));
+  $('stats-detail').replaceChildren(...(r.rows || []).map((row) => el('tr', null,
+    el('th', { scope: 'row', text: row.sessionId.slice(0, 8) }), cell(row.agentId), cell(row.model), cell(row.stop),
+    cell(row.turns), cell(row.prompt + row.completion), cell(row.effective), cell(money(row.costUsd)))));
   $('stats-assist').replaceChildren(...(r.assist || []).map((a) => el('tr', null,
     el('th', { scope: 'row', text: a.model + ' (' + a.templateId + ')' }), cell(a.calls), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.costUsd)))));
   $('stats-assist-empty').hidden = (r.assist || []).length > 0;

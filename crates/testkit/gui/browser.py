@@ -319,6 +319,8 @@ def main():
             drafting = page.get_by_role("table", name="Drafting assistant (not charged to the budget)")
             expect(drafting.get_by_role("row")).to_have_count(2)
             expect(drafting).to_contain_text("(drafter)")
+            detail = page.get_by_role("table", name="By conversation, servant, model and how the turn ended")
+            expect(detail).to_contain_text("completed")
             shot(page, "stats.png")
 
         with Step("servants: create one, connect the reception to it, switch a judge on"):

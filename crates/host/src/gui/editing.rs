@@ -261,20 +261,24 @@ pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
         "assist": assist,
         "totals": {"turns": t.turns, "prompt": t.usage.prompt, "completion": t.usage.completion, "effective": t.effective, "costUsd": t.cost_usd, "pricedRows": t.priced_rows, "unpricedRows": t.unpriced_rows, "unknownUsageCalls": t.unknown_usage_calls},
         "days": days.into_iter().map(|(day, tokens)| json!({"day": day, "tokens": tokens})).collect::<Vec<_>>(),
+        "judges": world.judges.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
         "agents": per_agent.into_iter().map(|(id, (tokens, cost))| json!({"agentId": id, "tokens": tokens, "costUsd": cost})).collect::<Vec<_>>(),
     })))
 }
 
 fn period_of(query: &str) -> Result<Period, ApiError> {
-    let value = query
-        .split('&')
-        .find_map(|p| p.strip_prefix("period="))
-        .unwrap_or("all");
+    let param = |key: &str| {
+        query
+            .split('&')
+            .find_map(|p| p.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+    };
+    let value = param("period").unwrap_or("all");
     if value == "all" || value.is_empty() {
         return Ok(Period::All);
     }
     let bad = || {
-        ApiError::bad_request(format!("period {value:?}")).with_fix("all, or a month as YYYY-MM")
+        ApiError::bad_request(format!("period {value:?}"))
+            .with_fix("all, or a month as YYYY-MM (closing=1-31 for a closing day)")
     };
     let (y, m) = value.split_once('-').ok_or_else(bad)?;
     let year: i16 = y.parse().map_err(|_| bad())?;
@@ -283,9 +287,17 @@ fn period_of(query: &str) -> Result<Period, ApiError> {
         .ok()
         .filter(|m| (1..=12).contains(m))
         .ok_or_else(bad)?;
+    let closing_day: i8 = match param("closing").filter(|c| !c.is_empty()) {
+        None => 31,
+        Some(c) => c
+            .parse()
+            .ok()
+            .filter(|d| (1..=31).contains(d))
+            .ok_or_else(bad)?,
+    };
     Ok(Period::Month {
         year,
         month,
-        closing_day: 31,
+        closing_day,
     })
 }

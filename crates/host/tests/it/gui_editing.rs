@@ -124,6 +124,10 @@ async fn the_assistant_drafts_through_a_command_and_stats_keep_it_apart() {
     assert_eq!(stats["totals"]["turns"], 0);
     let (status, body) = fx.read("/api/stats?period=2026-13").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = fx.read("/api/stats?period=2026-11&closing=15").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = fx.read("/api/stats?period=2026-11&closing=40").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
