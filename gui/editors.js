@@ -78,8 +78,11 @@ async function openFile(path) {
     $('file-pick').value = E.path;
     return;
   }
+  // Only the last file asked for is shown (an earlier answer that comes late is dropped).
+  const seq = (E.openSeq = (E.openSeq || 0) + 1);
   try {
     const r = await getJson('/api/files/' + path.split('/').map(encodeURIComponent).join('/'));
+    if (seq !== E.openSeq) return;
     E.path = r.path;
     E.saved = r.text || '';
     $('file-text').value = E.saved;
@@ -89,7 +92,7 @@ async function openFile(path) {
     E.draft = null;
     clearAlert($('file-alert'));
   } catch (e) {
-    showError($('file-alert'), e);
+    if (seq === E.openSeq) showError($('file-alert'), e);
     return;
   }
   $('file-pick').value = E.path;
