@@ -2,7 +2,6 @@
 //! refusals, a judge's switch, and delete — refused while the servant runs, then its folder to
 //! the trash and every reference to it gone.
 
-use fuseforks_core::Coded;
 use fuseforks_core::llm::Wire;
 use fuseforks_core::orchestrator::ServantSettings;
 
