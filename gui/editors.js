@@ -2,6 +2,8 @@
 // parsers as you type, Ctrl+S to save, and the drafting assistant beside it) and the Stats page
 // (tables and SVG charts). Helpers come from app.js through bindEditors; no dependencies.
 
+import { bindForms, schedulesForm, templatesForm } from '/forms.js';
+
 let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, fmtNum }
 
 const E = {
@@ -18,6 +20,14 @@ const E = {
 export function bindEditors(helpers) {
   H = helpers;
   const { $ } = H;
+  bindForms({
+    el: H.el,
+    t: H.t,
+    text: () => $('file-text').value,
+    setText: (s) => { $('file-text').value = s; onInput(); renderForm(); },
+    nextDue: () => E.nextDue,
+    agents: () => E.files.filter((f) => f.draft === 'skill').map((f) => ({ id: f.owner, name: f.ownerName })),
+  });
   $('file-pick').addEventListener('change', (e) => openFile(e.target.value));
   $('file-text').addEventListener('input', onInput);
   $('file-text').addEventListener('scroll', () => { $('file-gutter').scrollTop = $('file-text').scrollTop; });
@@ -103,7 +113,18 @@ async function openFile(path) {
   renderSecrets();
   E.nextDue = null;
   renderNextDue();
+  renderForm();
   if (E.path === 'schedules.json') check();
+}
+
+// The form over schedules.json or world.json's templates (it edits the editor's text).
+function renderForm() {
+  const { $, t } = H;
+  const kind = E.path === 'schedules.json' ? 'schedules' : E.path === 'world.json' ? 'templates' : null;
+  $('file-form-sec').hidden = !kind;
+  if (!kind) return;
+  $('file-form-h').textContent = t(kind === 'schedules' ? 'forms.schedules' : 'forms.templates');
+  (kind === 'schedules' ? schedulesForm : templatesForm)($('file-form'));
 }
 
 // For schedules.json: each task's next due time, from the last check.
@@ -161,6 +182,7 @@ async function check() {
     E.findings = r.findings || [];
     E.nextDue = r.nextDue || null;
     renderNextDue();
+    renderForm();
     $('file-check-ms').textContent = H.t('files.checked', { ms: ((r.checkMicros || 0) / 1000).toFixed(1) });
   } catch (e) {
     showError($('file-alert'), e);

@@ -282,12 +282,33 @@ def main():
 
         with Step("files: schedules.json shows each task's next due time as you type"):
             pick.select_option("schedules.json")
+            expect(page.get_by_role("region", name="Schedule tasks")).to_be_visible()
             saved_text = editor.input_value()
             editor.fill('[{"id": "morning", "to": "reception", "message": "Good morning", '
                         '"recurrence": {"kind": "daily", "hour": 9, "minute": 0}}]')
             due = page.get_by_role("region", name="Next due")
             expect(due.get_by_role("listitem").first).to_contain_text(re.compile(r"morning → reception: \d{4}-\d\d-\d\d 09:00"))
+            # The form edits the same text: a new time, then a second task.
+            form = page.get_by_role("region", name="Schedule tasks")
+            form.get_by_label("Time (morning)").fill("10:30")
+            form.get_by_label("Time (morning)").press("Tab")
+            expect(editor).to_have_value(re.compile(r'"hour": 10,\s+"minute": 30'))
+            expect(due.get_by_role("listitem").first).to_contain_text("10:30")
+            form.get_by_role("button", name="Add task").click()
+            expect(form.get_by_role("listitem")).to_have_count(2)
             editor.fill(saved_text)
+
+        with Step("files: world.json's model templates in a form"):
+            pick.select_option("world.json")
+            templates = page.get_by_role("region", name="Model templates")
+            expect(templates).to_be_visible()
+            world_text = editor.input_value()
+            field = templates.get_by_label("Model of drafter")
+            field.fill("stub-model-x")
+            field.press("Tab")
+            expect(editor).to_have_value(re.compile(r'"model": "stub-model-x"'))
+            expect(page.get_by_role("list", name="Problems").get_by_role("listitem")).to_have_count(0)
+            editor.fill(world_text)
 
         with Step("files: the assistant asks, then drafts into the editor (not saved)"):
             pick.select_option("agents/reception/Construct.md")

@@ -1,0 +1,122 @@
+// Fuseforks web GUI: forms over two JSON files of the Files page — the tasks of
+// schedules.json and the model templates of world.json. A form edits the editor's text (the
+// one source: parsed, changed, written back with every field it does not show kept), so the
+// server's check, the next-due preview and Ctrl+S work as for typing. No dependencies.
+
+let H = null; // { el, t, text(): string, setText(s), nextDue(): rows, agents(): [{id, name}] }
+
+export function bindForms(helpers) {
+  H = helpers;
+}
+
+const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+
+function parsed() {
+  try {
+    return JSON.parse(H.text());
+  } catch {
+    return undefined; // the text is being typed: the form waits for valid JSON
+  }
+}
+
+function write(value) {
+  H.setText(JSON.stringify(value, null, 2) + '\n');
+}
+
+function input(attrs, onChange) {
+  const e = H.el('input', attrs);
+  e.addEventListener('change', () => onChange(e));
+  return e;
+}
+
+function select(label, options, value, onChange) {
+  const e = H.el('select', { 'aria-label': label }, ...options.map(([v, text]) => H.el('option', { value: v, text })));
+  e.value = value;
+  e.addEventListener('change', () => onChange(e.value));
+  return e;
+}
+
+// ---------------------------------------------------------------- schedules.json
+
+/** The form of schedules.json's tasks, or a note when the text is not a task list. */
+export function schedulesForm(box) {
+  const { el, t } = H;
+  const tasks = parsed();
+  if (!Array.isArray(tasks)) {
+    box.replaceChildren(el('p', { class: 'hint', text: t('forms.notList') }));
+    return;
+  }
+  const change = (i, fn) => { const all = parsed(); if (Array.isArray(all) && all[i]) { fn(all[i]); write(all); } };
+  const due = new Map((H.nextDue() || []).map((r) => [r.id, r]));
+  const agents = H.agents();
+  const rows = tasks.map((task, i) => {
+    const rec = task.recurrence || {};
+    const name = task.id || String(i + 1);
+    const kind = select(t('forms.kindOf', { id: name }), [['interval', t('forms.interval')], ['daily', t('forms.daily')], ['weekly', t('forms.weekly')]], rec.kind || 'daily', (v) => change(i, (x) => {
+      x.recurrence = v === 'interval' ? { kind: v, everyMinutes: 60 } : v === 'daily' ? { kind: v, hour: 9, minute: 0 } : { kind: v, weekday: 'mon', hour: 9, minute: 0 };
+    }));
+    const when = [];
+    if (rec.kind === 'interval') {
+      when.push(input({ type: 'number', min: 1, value: rec.everyMinutes ?? 60, 'aria-label': t('forms.every', { id: name }) }, (e) => change(i, (x) => { x.recurrence.everyMinutes = Number(e.value); })));
+    } else {
+      if (rec.kind === 'weekly') {
+        when.push(select(t('forms.weekday', { id: name }), WEEKDAYS.map((d) => [d, t('forms.wd.' + d)]), rec.weekday || 'mon', (v) => change(i, (x) => { x.recurrence.weekday = v; })));
+      }
+      const hh = String(rec.hour ?? 9).padStart(2, '0');
+      const mm = String(rec.minute ?? 0).padStart(2, '0');
+      when.push(input({ type: 'time', value: hh + ':' + mm, 'aria-label': t('forms.time', { id: name }) }, (e) => change(i, (x) => {
+        const [h, m] = e.value.split(':').map(Number);
+        x.recurrence.hour = h; x.recurrence.minute = m;
+      })));
+    }
+    const next = due.get(task.id);
+    return el('li', { class: 'form-row' },
+      input({ type: 'text', value: task.id || '', 'aria-label': t('forms.taskId', { n: i + 1 }) }, (e) => change(i, (x) => { x.id = e.value; })),
+      select(t('forms.to', { id: name }), agents.map((a) => [a.id, a.name]), task.to || '', (v) => change(i, (x) => { x.to = v; })),
+      input({ type: 'text', value: task.message || '', 'aria-label': t('forms.message', { id: name }) }, (e) => change(i, (x) => { x.message = e.value; })),
+      kind, ...when,
+      el('label', { class: 'check' }, input({ type: 'checkbox', checked: task.enabled !== false }, (e) => change(i, (x) => { x.enabled = e.checked; })), ' ', el('span', { text: t('forms.enabled') })),
+      el('span', { class: 'hint', text: next ? (next.enabled === false ? t('files.dueOff') : next.nextDue || t('files.dueNone')) : '' }),
+      el('button', { type: 'button', text: t('forms.remove', { id: name }), onclick: () => { const all = parsed(); if (Array.isArray(all)) { all.splice(i, 1); write(all); } } }));
+  });
+  const add = el('button', { type: 'button', text: t('forms.addTask'), onclick: () => {
+    const all = parsed();
+    if (!Array.isArray(all)) return;
+    all.push({ id: 'task-' + (all.length + 1), to: agents[0] ? agents[0].id : '', message: '', recurrence: { kind: 'daily', hour: 9, minute: 0 }, enabled: true });
+    write(all);
+  } });
+  box.replaceChildren(el('ol', { class: 'form-list' }, ...rows), add);
+}
+
+// ---------------------------------------------------------------- world.json's templates
+
+const TEMPLATE_FIELDS = [
+  ['name', 'text'], ['baseUrl', 'url'], ['model', 'text'], ['maxOutputTokens', 'number'],
+  ['temperature', 'number'], ['contextLength', 'number'],
+];
+
+/** The form of world.json's model templates. */
+export function templatesForm(box) {
+  const { el, t } = H;
+  const world = parsed();
+  if (!world || !Array.isArray(world.modelTemplates)) {
+    box.replaceChildren(el('p', { class: 'hint', text: t('forms.notWorld') }));
+    return;
+  }
+  const change = (i, fn) => { const w = parsed(); if (w && w.modelTemplates && w.modelTemplates[i]) { fn(w.modelTemplates[i]); write(w); } };
+  const rows = world.modelTemplates.map((tp, i) => {
+    const id = tp.id || String(i + 1);
+    const fields = TEMPLATE_FIELDS.map(([key, type]) => el('label', { class: 'field' }, el('span', { text: t('forms.tpl.' + key) }), ' ',
+      input({ type, value: tp[key] ?? '', step: key === 'temperature' ? '0.1' : null, 'aria-label': t('forms.tplField', { field: t('forms.tpl.' + key), id }) }, (e) => change(i, (x) => {
+        if (type === 'number') {
+          if (e.value === '') delete x[key]; else x[key] = Number(e.value);
+        } else x[key] = e.value;
+      }))));
+    const flags = [['useTools', true], ['streaming', true]].map(([key, dflt]) => el('label', { class: 'check' },
+      input({ type: 'checkbox', checked: (tp[key] ?? dflt) !== false, 'aria-label': t('forms.tplField', { field: t('forms.tpl.' + key), id }) }, (e) => change(i, (x) => {
+        if (e.checked === dflt) delete x[key]; else x[key] = e.checked;
+      })), ' ', el('span', { text: t('forms.tpl.' + key) })));
+    return el('li', { class: 'form-row' }, el('strong', { text: id }), ...fields, ...flags);
+  });
+  box.replaceChildren(el('p', { class: 'hint', text: t('forms.tplNote') }), el('ol', { class: 'form-list' }, ...rows));
+}
