@@ -1466,11 +1466,18 @@ function route(focus) {
   }
 }
 
+// The styles of the pages loaded on first use, linked once.
+function pagesStyle() {
+  if (document.getElementById('pages-css')) return;
+  document.head.append(el('link', { rel: 'stylesheet', href: '/pages.css', id: 'pages-css' }));
+}
+
 // The Files and Stats pages' module, loaded when one of them is first opened (the village
 // page stays small).
 let editorsModule = null;
 function editors() {
   if (!editorsModule) {
+    pagesStyle();
     editorsModule = import('/editors.js').then((m) => {
       m.bindEditors({ $, el, t, command, getJson, showError, clearAlert, flash, fmtNum });
       return m;
@@ -1483,6 +1490,7 @@ function editors() {
 let castModule = null;
 function castPage() {
   if (!castModule) {
+    pagesStyle();
     castModule = import('/cast.js').then((m) => {
       m.bindCast({ $, el, t, command, getJson, showError, clearAlert, flash });
       return m;

@@ -3,6 +3,7 @@
 // (tables and SVG charts). Helpers come from app.js through bindEditors; no dependencies.
 
 import { bindForms, schedulesForm, templatesForm } from '/forms.js';
+import { bindKeys, kindOf, paint } from '/code.js';
 
 let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, fmtNum }
 
@@ -30,7 +31,8 @@ export function bindEditors(helpers) {
   });
   $('file-pick').addEventListener('change', (e) => openFile(e.target.value));
   $('file-text').addEventListener('input', onInput);
-  $('file-text').addEventListener('scroll', () => { $('file-gutter').scrollTop = $('file-text').scrollTop; });
+  $('file-text').addEventListener('scroll', syncScroll);
+  bindKeys($('file-text'), onInput);
   $('file-text').addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's') {
       e.preventDefault();
@@ -191,14 +193,23 @@ async function check() {
   renderFindings();
 }
 
+function syncScroll() {
+  const { $ } = H;
+  const area = $('file-text');
+  $('file-gutter').scrollTop = area.scrollTop;
+  $('file-hl').scrollTop = area.scrollTop;
+  $('file-hl').scrollLeft = area.scrollLeft;
+}
+
 function renderGutter() {
   const { $ } = H;
+  paint($('file-hl'), $('file-text').value, kindOf(E.path || ''), E.findings);
   const lines = $('file-text').value.split('\n').length;
   const bad = new Set(E.findings.map((f) => f.line));
   const out = [];
   for (let i = 1; i <= lines; i++) out.push((bad.has(i) ? '● ' : '  ') + i);
   $('file-gutter').textContent = out.join('\n');
-  $('file-gutter').scrollTop = $('file-text').scrollTop;
+  syncScroll();
 }
 
 function renderFindings() {
