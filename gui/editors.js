@@ -3,7 +3,7 @@
 // (tables and SVG charts). Helpers come from app.js through bindEditors; no dependencies.
 
 import { bindForms, schedulesForm, templatesForm } from '/forms.js';
-import { bindKeys, kindOf, paint } from '/code.js';
+import { bindKeys, findNext, insert, kindOf, matchAt, paint } from '/code.js';
 
 let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, fmtNum }
 
@@ -25,13 +25,21 @@ export function bindEditors(helpers) {
     el: H.el,
     t: H.t,
     text: () => $('file-text').value,
-    setText: (s) => { $('file-text').value = s; onInput(); renderForm(); },
+    setText: (s) => { insert($('file-text'), s, true); onInput(); renderForm(); },
     nextDue: () => E.nextDue,
     agents: () => E.files.filter((f) => f.draft === 'skill').map((f) => ({ id: f.owner, name: f.ownerName })),
   });
   $('file-pick').addEventListener('change', (e) => openFile(e.target.value));
   $('file-text').addEventListener('input', onInput);
   $('file-text').addEventListener('scroll', syncScroll);
+  for (const ev of ['keyup', 'click', 'select']) $('file-text').addEventListener(ev, () => renderGutter());
+  $('file-find').addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter') return;
+    e.preventDefault();
+    const found = findNext($('file-text'), $('file-find').value);
+    $('file-find-status').textContent = found ? '' : H.t('files.notFound');
+    renderGutter();
+  });
   bindKeys($('file-text'), onInput);
   $('file-text').addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's') {
@@ -203,7 +211,9 @@ function syncScroll() {
 
 function renderGutter() {
   const { $ } = H;
-  paint($('file-hl'), $('file-text').value, kindOf(E.path || ''), E.findings);
+  const area = $('file-text');
+  const pair = area.selectionStart === area.selectionEnd ? matchAt(area.value, area.selectionStart) : null;
+  paint($('file-hl'), area.value, kindOf(E.path || ''), E.findings, pair);
   const lines = $('file-text').value.split('\n').length;
   const bad = new Set(E.findings.map((f) => f.line));
   const out = [];
@@ -311,8 +321,7 @@ function useDraft() {
   if (!E.draft) return;
   const area = $('file-text');
   if (area.value.trim() && area.value !== E.saved && !confirm(t('assist.replace'))) return;
-  E.undo = area.value;
-  area.value = E.draft.content;
+  insert(area, E.draft.content, true); // Ctrl+Z brings the text before the draft back
   onInput();
   flash($('file-status'), t('assist.used'));
   area.focus();

@@ -262,6 +262,13 @@ def main():
             r = page.request.get(urljoin(page.url, "/api/files/agents/reception/SKILL.md"))
             if r.json().get("text") != "1. Greet the user.\n2. Answer briefly.\n":
                 fail("the saved SKILL.md reads %r" % r.json().get("text"))
+            # Find selects the next match in the text.
+            find = page.get_by_role("searchbox", name="Find in file")
+            find.fill("Answer")
+            find.press("Enter")
+            picked = editor.evaluate("e => e.value.slice(e.selectionStart, e.selectionEnd)")
+            if picked != "Answer":
+                fail("Find selected %r" % picked)
             shot(page, "files.png")
 
         with Step("files: a broken judge.toml shows its problem at its line and is not saved"):
@@ -288,6 +295,9 @@ def main():
                         '"recurrence": {"kind": "daily", "hour": 9, "minute": 0}}]')
             due = page.get_by_role("region", name="Next due")
             expect(due.get_by_role("listitem").first).to_contain_text(re.compile(r"morning → reception: \d{4}-\d\d-\d\d 09:00"))
+            # The bracket at the caret and its match are marked in the code view.
+            editor.evaluate("e => { e.focus(); e.setSelectionRange(0, 0); e.dispatchEvent(new MouseEvent('click')); }")
+            expect(page.locator("#file-hl .match")).to_have_count(2)
             # The form edits the same text: a new time, then a second task.
             form = page.get_by_role("region", name="Schedule tasks")
             form.get_by_label("Time (morning)").fill("10:30")
@@ -325,6 +335,12 @@ def main():
             assist.get_by_role("button", name="Put the draft in the editor").click()
             expect(editor).to_have_value("You greet people warmly.\n")
             expect(page.get_by_text("Unsaved changes")).to_be_visible()
+            # One Ctrl+Z brings the text before the draft back.
+            before_draft = page.request.get(urljoin(page.url, "/api/files/agents/reception/Construct.md")).json()["text"]
+            editor.press("Control+z")
+            expect(editor).to_have_value(before_draft)
+            assist.get_by_role("button", name="Put the draft in the editor").click()
+            expect(editor).to_have_value("You greet people warmly.\n")
             r = page.request.get(urljoin(page.url, "/api/files/agents/reception/Construct.md"))
             if "warmly" in r.json().get("text", ""):
                 fail("the draft was saved by itself")
