@@ -104,6 +104,7 @@ async function openFile(path) {
     const r = await getJson('/api/files/' + path.split('/').map(encodeURIComponent).join('/'));
     if (seq !== E.openSeq) return;
     E.path = r.path;
+    E.hash = r.hash || null;
     E.saved = r.text || '';
     $('file-text').value = E.saved;
     E.findings = r.findings || [];
@@ -241,7 +242,8 @@ async function save() {
   const { $, command, showError, clearAlert, flash, t } = H;
   const text = $('file-text').value;
   try {
-    await command('saveFile', { path: E.path, text });
+    const r = await command('saveFile', { path: E.path, text, baseHash: E.hash });
+    E.hash = (r && r.hash) || null;
     E.saved = text;
     E.findings = [];
     clearAlert($('file-alert'));

@@ -61,6 +61,13 @@ impl Orchestrator {
     ) -> Result<(), CoreError> {
         let agent_id = AgentId::new(id).map_err(|e| refused(format!("id: {e}")))?;
         let name = checked_name(name)?;
+        // A folder left by an earlier servant of that id would hand over its run.json rules,
+        // mcp.json and memory: refused.
+        if self.inner.store().agent_files(&agent_id)?.dir().exists() {
+            return Err(refused(format!(
+                "id: a folder agents/{id} is left from before; move it away or pick another id"
+            )));
+        }
         self.update_world(|w| {
             if w.agents.iter().any(|a| a.id == agent_id)
                 || w.judges.iter().any(|j| j.id == agent_id)
@@ -99,19 +106,21 @@ impl Orchestrator {
         .map(|_| ())
     }
 
-    /// Deletes a stopped servant: out of `world.json` with every reference to it, its folder
-    /// to the trash (where it went is returned; `None` when it had none).
+    /// Deletes a stopped servant: its folder to the trash first (where it went is returned;
+    /// `None` when it had none), then out of `world.json` with every reference to it, both
+    /// under the one-at-a-time edit lock, the servant stopped at that moment.
     pub fn delete_servant(&self, id: &str) -> Result<Option<PathBuf>, CoreError> {
-        if !matches!(self.status(id), AgentStatus::Idle | AgentStatus::Failed) {
-            return Err(CoreError::StillRunning(id.to_owned()));
-        }
         let agent_id = AgentId::new(id).map_err(|_| CoreError::AgentNotFound(id.to_owned()))?;
+        let mut trashed = None;
         self.update_world(|w| {
-            let before = w.agents.len();
-            w.agents.retain(|a| a.id != agent_id);
-            if w.agents.len() == before {
+            if !w.agents.iter().any(|a| a.id == agent_id) {
                 return Err(CoreError::AgentNotFound(id.to_owned()));
             }
+            if !matches!(self.status(id), AgentStatus::Idle | AgentStatus::Failed) {
+                return Err(CoreError::StillRunning(id.to_owned()));
+            }
+            trashed = self.trash_folder(&agent_id)?;
+            w.agents.retain(|a| a.id != agent_id);
             for a in &mut w.agents {
                 a.connected_agents.retain(|c| *c != agent_id);
             }
@@ -124,10 +133,15 @@ impl Orchestrator {
             w.topology_positions.remove(id);
             Ok(())
         })?;
+        Ok(trashed)
+    }
+
+    /// Moves `agents/<id>` to the trash (taken by its parent's handle and its name).
+    fn trash_folder(&self, agent_id: &AgentId) -> Result<Option<PathBuf>, CoreError> {
         let folder = self
             .inner
             .store()
-            .agent_files(&agent_id)?
+            .agent_files(agent_id)?
             .dir()
             .to_path_buf();
         if !folder.exists() {
@@ -140,7 +154,7 @@ impl Orchestrator {
         let dir: std::os::fd::OwnedFd = std::fs::File::open(&parent)
             .map_err(|e| refused(format!("the agents folder: {e}")))?
             .into();
-        let name = std::ffi::OsString::from(id);
+        let name = std::ffi::OsString::from(agent_id.as_str());
         let source = crate::tools::TrashSource {
             dir: &dir,
             name: &name,
@@ -148,7 +162,11 @@ impl Orchestrator {
         };
         crate::tools::move_to_trash(&source, self.inner.trash())
             .map(Some)
-            .map_err(|e| refused(format!("the folder of {id} could not go to the trash: {e}")))
+            .map_err(|e| {
+                refused(format!(
+                    "the folder of {agent_id} could not go to the trash: {e}"
+                ))
+            })
     }
 
     /// Draws (`connected`) or removes the edge `from` → `to` (`to` may then be asked by `from`).

@@ -7,8 +7,9 @@
 
 use super::{AgentId, VillageError, VillageStore, World};
 
-/// The largest text an editor saves.
-pub const MAX_EDIT_BYTES: usize = 1 << 20;
+/// The largest text an editor opens or saves (the GUI's request bodies are at most 256 KiB,
+/// with room for the JSON escaping of the text).
+pub const MAX_EDIT_BYTES: usize = 128 * 1024;
 
 /// One editable file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,6 +161,14 @@ impl VillageStore {
     /// The file's text as on disk (empty when absent).
     pub fn read_editable(&self, file: &EditableFile) -> Result<String, VillageError> {
         let path = self.path(&file.path());
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_EDIT_BYTES as u64) {
+            return Err(VillageError::Unreadable {
+                file: path,
+                source: std::io::Error::other(format!(
+                    "larger than the editors' {MAX_EDIT_BYTES} bytes"
+                )),
+            });
+        }
         Ok(super::doc::read_text(&path)?.unwrap_or_default())
     }
 
@@ -230,7 +239,15 @@ impl VillageStore {
         }
         let path = self.path(&file.path());
         match file {
-            EditableFile::World => self.save_world(&self.parse_world_text(text)?)?,
+            // What runs must be what is written: world.json goes through `update_world`.
+            EditableFile::World => {
+                return Err(EditError::Findings(vec![TextFinding {
+                    line: 1,
+                    col: 1,
+                    message: "world.json is saved through the running village".into(),
+                    fix: "use Orchestrator::update_world".into(),
+                }]));
+            }
             EditableFile::Ordinance => self.write_ordinance(text)?,
             EditableFile::Schedules => {
                 self.save_schedules(&super::doc::parse_text(&path, text)?.value)?

@@ -40,6 +40,24 @@ pub enum McpServerEntry {
     Http(HttpServer),
 }
 
+impl McpConfig {
+    /// `text` read as the `mcp.json` at `file` (its rules applied, values hidden from errors).
+    pub fn from_text(file: &std::path::Path, text: &str) -> Result<Self, super::VillageError> {
+        super::doc::parse_text(file, text).map(|l| l.value)
+    }
+
+    /// The `NAME`s of the `${secret:NAME}` references in the headers of every server, in order.
+    pub fn secret_names(&self) -> Vec<String> {
+        self.mcp_servers
+            .values()
+            .flat_map(|entry| match entry {
+                McpServerEntry::Http(h) => h.secret_names(),
+                McpServerEntry::Stdio(_) => Vec::new(),
+            })
+            .collect()
+    }
+}
+
 impl McpServerEntry {
     /// Whether the entry is switched on.
     pub fn enabled(&self) -> bool {

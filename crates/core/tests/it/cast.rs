@@ -100,4 +100,13 @@ async fn servants_are_created_connected_set_and_deleted_with_their_references() 
         orch.delete_servant("c3").unwrap_err().code(),
         "AGENT_NOT_FOUND"
     );
+    // A folder left behind is never handed to a new servant of the same id.
+    std::fs::create_dir_all(v.data.workspace().join("agents/c3")).unwrap();
+    std::fs::write(
+        v.data.workspace().join("agents/c3/run.json"),
+        r#"{"version":1,"allow":["rm *"]}"#,
+    )
+    .unwrap();
+    let left = orch.create_servant("c3", "New", None).unwrap_err();
+    assert_eq!(left.code(), "INVALID_CAST_CHANGE", "{left}");
 }

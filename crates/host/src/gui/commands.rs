@@ -139,6 +139,8 @@ pub enum Command {
     SaveFile {
         path: String,
         text: String,
+        #[serde(default)]
+        base_hash: Option<String>,
     },
     Assist {
         request: Box<fuseforks_core::assist::AssistRequest>,
@@ -264,7 +266,11 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
         Command::SetDoor { enabled, port } => set_door(state, enabled, port).await?,
         Command::SetPosition { agent_id, x, y } => set_position(state, &agent_id, x, y).await?,
         Command::CheckFile { path, text } => super::editing::check(state, &path, &text)?,
-        Command::SaveFile { path, text } => super::editing::save(state, &path, &text).await?,
+        Command::SaveFile {
+            path,
+            text,
+            base_hash,
+        } => super::editing::save(state, &path, &text, base_hash.as_deref()).await?,
         Command::Assist { request } => super::editing::assist(state, &request).await?,
         Command::Cast { edit } => super::cast::edit(state, edit).await?,
         Command::SetMcpSecret { name, value } => {

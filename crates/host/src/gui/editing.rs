@@ -10,7 +10,9 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri};
 use fuseforks_core::assist::{AssistRequest, total_usage};
+use fuseforks_core::events::AgentStatus;
 use fuseforks_core::llm::CancellationToken;
+use fuseforks_core::log::LogSink as _;
 use fuseforks_core::stats::{Period, TimeZone, aggregate, daily_tokens};
 use fuseforks_core::village::{EditError, EditableFile, VillageStore};
 use serde_json::{Value, json};
@@ -61,46 +63,75 @@ pub async fn files(State(state): State<Arc<GuiState>>) -> Answer {
     Ok(Json(json!({"files": list})))
 }
 
-/// `GET /api/files/{*path}`: the text, and its problems as it is; for an `mcp.json`, the
-/// `${secret:NAME}` names it references with whether a value is stored (never the value).
+/// Whether a file is an `mcp.json` (its plain values are hidden from the page).
+fn is_mcp(file: &EditableFile) -> bool {
+    matches!(file, EditableFile::SharedMcp | EditableFile::AgentMcp(_))
+}
+
+/// `GET /api/files/{*path}`: the text (an `mcp.json`'s plain values masked), its hash (a save
+/// names it), its problems, and for an `mcp.json` the `${secret:NAME}`s its headers reference
+/// with whether a value is stored (never the value).
 pub async fn file(State(state): State<Arc<GuiState>>, Path(path): Path<String>) -> Answer {
     let file = editable(&state, &path)?;
     let store = store(&state);
-    let text = store.read_editable(&file)?;
-    let findings = store.check_editable(&file, &text, &state.orchestrator.world());
-    let secrets: Vec<Value> = secret_names(&text)
+    let on_disk = store.read_editable(&file)?;
+    let world = state.orchestrator.world();
+    let mut findings = store.check_editable(&file, &on_disk, &world);
+    let text = match is_mcp(&file) {
+        false => on_disk.clone(),
+        true => super::file_guard::masked(&on_disk).unwrap_or_else(|| {
+            findings.insert(0, fuseforks_core::village::TextFinding {
+                line: 1,
+                col: 1,
+                message: "this mcp.json does not parse, and it may hold secret values: it is not shown".into(),
+                fix: "correct it in an editor on this machine".into(),
+            });
+            String::new()
+        }),
+    };
+    let secrets: Vec<Value> = secret_names(&file, &on_disk, &store)
         .into_iter()
         .map(|name| {
-            let stored = state.secrets.get(&name).ok().flatten().is_some();
+            let stored = state
+                .secrets
+                .get(&format!("mcp:{name}"))
+                .ok()
+                .flatten()
+                .is_some();
             json!({"name": name, "hasValue": stored})
         })
         .collect();
     Ok(Json(
-        json!({"path": file.path(), "text": text, "findings": findings, "secrets": secrets}),
+        json!({"path": file.path(), "text": text, "hash": super::file_guard::hash(&on_disk),
+        "findings": findings, "secrets": secrets}),
     ))
 }
 
-/// The `${secret:NAME}` names of a text, in order, each once.
-fn secret_names(text: &str) -> Vec<String> {
+/// The `${secret:NAME}`s the headers of an `mcp.json` reference, as the core resolves them.
+fn secret_names(file: &EditableFile, text: &str, store: &VillageStore) -> Vec<String> {
+    if !is_mcp(file) || text.trim().is_empty() {
+        return Vec::new();
+    }
+    let path = state_path(store, file);
+    let Ok(config) = fuseforks_core::village::McpConfig::from_text(&path, text) else {
+        return Vec::new();
+    };
     let mut names: Vec<String> = Vec::new();
-    for piece in text.split("${secret:").skip(1) {
-        let Some((name, _)) = piece.split_once('}') else {
-            continue;
-        };
-        let ok = !name.is_empty()
-            && name.len() <= 64
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if ok && !names.iter().any(|n| n == name) {
-            names.push(name.to_owned());
+    for name in config.secret_names() {
+        if !names.contains(&name) {
+            names.push(name);
         }
     }
     names
 }
 
-/// `setMcpSecret`: stores the value of a `${secret:NAME}` that one of the village's `mcp.json`
-/// files references (a write-only field: the value never comes back).
+fn state_path(store: &VillageStore, file: &EditableFile) -> std::path::PathBuf {
+    store.path(&file.path())
+}
+
+/// `setMcpSecret`: stores the value of a `${secret:NAME}` that an `mcp.json` of the village
+/// references, under `mcp:NAME` as the runtime reads it (write-only: the value never comes
+/// back; the log says which name was stored, never the value).
 pub fn set_mcp_secret(state: &GuiState, name: &str, value: &str) -> Result<Value, ApiError> {
     let store = store(state);
     let world = state.orchestrator.world();
@@ -111,17 +142,18 @@ pub fn set_mcp_secret(state: &GuiState, name: &str, value: &str) -> Result<Value
             .iter()
             .map(|a| EditableFile::AgentMcp(a.id.clone())),
     );
-    let referenced = files
-        .iter()
-        .filter_map(|f| store.read_editable(f).ok())
-        .any(|text| secret_names(&text).iter().any(|n| n == name));
+    let referenced = files.iter().any(|f| {
+        store
+            .read_editable(f)
+            .is_ok_and(|text| secret_names(f, &text, &store).iter().any(|n| n == name))
+    });
     if !referenced {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "SECRET_NOT_REFERENCED",
-            format!("no mcp.json references ${{secret:{name}}}"),
+            format!("no mcp.json header references ${{secret:{name}}}"),
         )
-        .with_fix("write ${secret:NAME} in an mcp.json header or env first, and save it"));
+        .with_fix("write ${secret:NAME} in an mcp.json header first, and save it"));
     }
     if let Some(why) = crate::secrets::value_problem(value) {
         return Err(ApiError::new(
@@ -131,7 +163,10 @@ pub fn set_mcp_secret(state: &GuiState, name: &str, value: &str) -> Result<Value
         )
         .with_fix("paste the value alone: one line, no spaces or control characters"));
     }
-    state.secrets.set(name, value)?;
+    state.secrets.set(&format!("mcp:{name}"), value)?;
+    state
+        .log
+        .line(&format!("secret stored: name=mcp:{name} from=gui"));
     Ok(json!({"name": name}))
 }
 
@@ -173,15 +208,28 @@ fn next_due(text: &str) -> Value {
 }
 
 /// `saveFile`: saved when it passes; its findings otherwise (422, nothing written).
-pub async fn save(state: &GuiState, path: &str, text: &str) -> Result<Value, ApiError> {
+pub async fn save(
+    state: &GuiState,
+    path: &str,
+    text: &str,
+    base_hash: Option<&str>,
+) -> Result<Value, ApiError> {
     let file = editable(state, path)?;
+    let store = store(state);
+    let on_disk = store.read_editable(&file)?;
+    super::file_guard::unchanged(base_hash, &on_disk)?;
     if file == EditableFile::World {
         return save_world(state, text).await;
     }
-    match store(state).save_editable(&file, text, &state.orchestrator.world()) {
+    let text = match is_mcp(&file) {
+        true => super::file_guard::unmasked(text, &on_disk)?,
+        false => text.to_owned(),
+    };
+    match store.save_editable(&file, &text, &state.orchestrator.world()) {
         Ok(()) => {
             super::commands::saved(state, &file.path()).await;
-            Ok(json!({"path": file.path()}))
+            let now = store.read_editable(&file).unwrap_or_default();
+            Ok(json!({"path": file.path(), "hash": super::file_guard::hash(&now)}))
         }
         Err(EditError::Findings(findings)) => Err(invalid(&findings[0])),
         Err(EditError::Village(e)) => Err(ApiError::from(e)),
@@ -210,7 +258,15 @@ async fn save_world(state: &GuiState, text: &str) -> Result<Value, ApiError> {
         return Err(invalid(first));
     }
     let world = store.parse_world_text(text)?;
-    state.orchestrator.update_world(|w| {
+    let orch = &state.orchestrator;
+    orch.update_world(|w| {
+        // A servant that runs is stopped before it leaves the village (as a delete asks).
+        for gone in w.agents.iter().filter(|a| world.agent(&a.id).is_none()) {
+            let status = orch.status(gone.id.as_str());
+            if !matches!(status, AgentStatus::Idle | AgentStatus::Failed) {
+                return Err(fuseforks_core::CoreError::StillRunning(gone.id.to_string()));
+            }
+        }
         *w = world;
         Ok(())
     })?;

@@ -9,6 +9,7 @@ mod cast;
 mod commands;
 mod editing;
 mod error;
+mod file_guard;
 mod guard;
 mod live;
 mod routes;

@@ -249,3 +249,43 @@ async fn world_json_is_edited_as_text_and_put_in_effect() {
         "nothing changed"
     );
 }
+
+#[tokio::test]
+async fn plain_mcp_values_never_reach_the_page_and_a_stale_save_is_refused() {
+    let stub = StubServer::start(vec![]).await;
+    let fx = Fx::new(&stub).await;
+    let disk =
+        r#"{"mcpServers": {"tool": {"command": "echo", "env": {"TOKEN": "plain-canary-55"}}}}"#;
+    std::fs::write(fx.data.workspace().join("mcp.json"), disk).unwrap();
+    let (_, file) = fx.read("/api/files/mcp.json").await;
+    assert!(
+        !file.to_string().contains("plain-canary-55"),
+        "masked: {file}"
+    );
+    let masked = file["text"].as_str().unwrap().to_owned();
+    let hash = file["hash"].as_str().unwrap().to_owned();
+    // Saved from the masked text: the value on disk is kept, the edit lands.
+    let edited = masked.replace("\"echo\"", "\"cat\"");
+    let (status, body) = fx
+        .command(json!({"type": "saveFile", "path": "mcp.json", "text": edited, "baseHash": hash}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let now = std::fs::read_to_string(fx.data.workspace().join("mcp.json")).unwrap();
+    assert!(
+        now.contains("plain-canary-55") && now.contains("\"cat\""),
+        "{now}"
+    );
+    // The old hash is stale now: a second tab's save is refused and nothing is written.
+    let (status, body) = fx
+        .command(json!({"type": "saveFile", "path": "mcp.json", "text": masked, "baseHash": hash}))
+        .await;
+    assert_eq!(
+        (status, Fx::code(&body)),
+        (StatusCode::CONFLICT, "FILE_CHANGED"),
+        "{body}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.data.workspace().join("mcp.json")).unwrap(),
+        now
+    );
+}
