@@ -110,3 +110,81 @@ fn a_json_save_keeps_unknown_fields_and_text_is_written_as_given() {
         "over the limit"
     );
 }
+
+#[test]
+fn every_listed_path_names_its_own_file() {
+    let paths = [
+        "world.json",
+        "Ordinance.md",
+        "schedules.json",
+        "mcp.json",
+        "agents/a1/Construct.md",
+        "agents/a1/SKILL.md",
+        "agents/a1/Memory.md",
+        "agents/a1/mcp.json",
+        "agents/a1/run.json",
+        "judges/gate/judge.toml",
+    ];
+    let files: Vec<EditableFile> = paths
+        .iter()
+        .map(|p| EditableFile::parse(p).unwrap())
+        .collect();
+    for (file, path) in files.iter().zip(paths) {
+        assert_eq!(file.path(), path);
+    }
+    for (i, a) in files.iter().enumerate() {
+        for b in &files[i + 1..] {
+            assert_ne!(a, b, "each path is a file of its own");
+        }
+    }
+}
+
+#[test]
+fn each_json_kind_is_checked_by_its_own_model_and_the_size_cap_is_exact() {
+    let (v, store, world) = setup();
+    let check = |path: &str, text: &str| {
+        store.check_editable(&EditableFile::parse(path).unwrap(), text, &world)
+    };
+    assert!(
+        !check("schedules.json", r#"[{"id": 1}]"#).is_empty(),
+        "a task without its fields"
+    );
+    assert!(check("schedules.json", "[]").is_empty());
+    assert!(
+        !check("mcp.json", r#"{"mcpServers": {"x": {"type": "http"}}}"#).is_empty(),
+        "no url"
+    );
+    assert!(!check("agents/a1/mcp.json", r#"{"mcpServers": 3}"#).is_empty());
+    let world_text = std::fs::read_to_string(v.data.workspace().join("world.json")).unwrap();
+    assert!(check("world.json", &world_text).is_empty());
+    let missing = world_text.replacen("\"stub\"", "\"nope\"", 1);
+    assert!(
+        !check("world.json", &missing).is_empty(),
+        "a template that does not exist"
+    );
+    assert!(!check("world.json", "{").is_empty());
+    let limit = fuseforks_core::village::MAX_EDIT_BYTES;
+    assert!(
+        check("Ordinance.md", &"a".repeat(limit)).is_empty(),
+        "exactly the cap"
+    );
+    assert!(!check("Ordinance.md", &"a".repeat(limit + 1)).is_empty());
+    let ordinance = EditableFile::parse("Ordinance.md").unwrap();
+    std::fs::write(v.data.workspace().join("Ordinance.md"), "a".repeat(limit)).unwrap();
+    assert_eq!(store.read_editable(&ordinance).unwrap().len(), limit);
+    std::fs::write(
+        v.data.workspace().join("Ordinance.md"),
+        "a".repeat(limit + 1),
+    )
+    .unwrap();
+    assert!(
+        store.read_editable(&ordinance).is_err(),
+        "over the cap is not read"
+    );
+    assert!(
+        store
+            .save_editable(&EditableFile::World, &world_text, &world)
+            .is_err(),
+        "world.json goes through update_world"
+    );
+}
