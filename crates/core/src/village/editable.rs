@@ -161,13 +161,21 @@ impl VillageStore {
     /// The file's text as on disk (empty when absent).
     pub fn read_editable(&self, file: &EditableFile) -> Result<String, VillageError> {
         let path = self.path(&file.path());
-        if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_EDIT_BYTES as u64) {
-            return Err(VillageError::Unreadable {
-                file: path,
-                source: std::io::Error::other(format!(
+        // Only a regular file is read (a FIFO would block the reader for ever), and only up to
+        // the editors' cap.
+        let refused = |why: String| VillageError::Unreadable {
+            file: path.clone(),
+            source: std::io::Error::other(why),
+        };
+        if let Ok(meta) = std::fs::metadata(&path) {
+            if !meta.is_file() {
+                return Err(refused("not a regular file".into()));
+            }
+            if meta.len() > MAX_EDIT_BYTES as u64 {
+                return Err(refused(format!(
                     "larger than the editors' {MAX_EDIT_BYTES} bytes"
-                )),
-            });
+                )));
+            }
         }
         Ok(super::doc::read_text(&path)?.unwrap_or_default())
     }

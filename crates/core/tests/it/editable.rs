@@ -188,3 +188,25 @@ fn each_json_kind_is_checked_by_its_own_model_and_the_size_cap_is_exact() {
         "world.json goes through update_world"
     );
 }
+
+#[test]
+fn a_fifo_or_a_folder_where_a_file_should_be_is_refused_at_once() {
+    let (v, store, _world) = setup();
+    let skill = v.data.workspace().join("agents/a1/SKILL.md");
+    std::fs::remove_file(&skill).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&skill)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let file = EditableFile::parse("agents/a1/SKILL.md").unwrap();
+    let started = std::time::Instant::now();
+    assert!(store.read_editable(&file).is_err(), "a FIFO is not read");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(1),
+        "and nothing waits on it"
+    );
+    std::fs::remove_file(&skill).unwrap();
+    std::fs::create_dir(&skill).unwrap();
+    assert!(store.read_editable(&file).is_err(), "a folder is not read");
+}

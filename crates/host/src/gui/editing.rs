@@ -112,7 +112,7 @@ fn secret_names(file: &EditableFile, text: &str, store: &VillageStore) -> Vec<St
     if !is_mcp(file) || text.trim().is_empty() {
         return Vec::new();
     }
-    let path = state_path(store, file);
+    let path = store.path(&file.path());
     let Ok(config) = fuseforks_core::village::McpConfig::from_text(&path, text) else {
         return Vec::new();
     };
@@ -123,10 +123,6 @@ fn secret_names(file: &EditableFile, text: &str, store: &VillageStore) -> Vec<St
         }
     }
     names
-}
-
-fn state_path(store: &VillageStore, file: &EditableFile) -> std::path::PathBuf {
-    store.path(&file.path())
 }
 
 /// `setMcpSecret`: stores the value of a `${secret:NAME}` that an `mcp.json` of the village
