@@ -4,16 +4,12 @@
 //! model's time: one `assist_draft` exchange against a zero-latency loopback stub minus a plain
 //! client call of the same size. Run with `cargo bench -p fuseforks-core --bench assist`.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use fuseforks_core::assist::{AssistRequest, AssistTarget, DraftKind};
 use fuseforks_core::llm::{
     ApiKey, CancellationToken, ChatMessage, ChatRequest, Endpoint, LlmClient, Role, Wire,
 };
-use fuseforks_core::log::VillageLog;
-use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
-use fuseforks_core::tools::TrashTarget;
 use fuseforks_core::village::{EditableFile, VillageStore};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptUsage};
@@ -91,22 +87,7 @@ fn checks(data: &TempDataDir) {
 }
 
 async fn overhead(data: &TempDataDir, stub: &StubServer) {
-    let log = Arc::new(
-        VillageLog::open(&data.workspace().join("fuseforks.log")).unwrap_or_else(|e| panic!("{e}")),
-    );
-    let orch = Orchestrator::bootstrap(OrchestratorConfig {
-        workspace: data.workspace(),
-        secrets: Arc::new(|_| Some(ApiKey::new("k"))),
-        log: log.clone(),
-        llm: LlmClient::new()
-            .unwrap_or_else(|e| panic!("{e}"))
-            .with_log(log),
-        os_locale: None,
-        trash: TrashTarget::Folder(data.data_dir().join("trash")),
-        mcp_child_output: None,
-        tracer: None,
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
+    let orch = fuseforks_testkit::bench_orchestrator(data, None);
     let id = orch
         .sessions()
         .unwrap_or_else(|| panic!("store"))

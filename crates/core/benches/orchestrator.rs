@@ -5,16 +5,13 @@
 //!
 //! Run with `cargo bench -p fuseforks-core --bench orchestrator`.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fuseforks_core::llm::{
     ApiKey, ChatMessage, ChatRequest, Endpoint as LlmEndpoint, LlmClient, Role, Wire,
 };
-use fuseforks_core::log::VillageLog;
-use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
+use fuseforks_core::orchestrator::Orchestrator;
 use fuseforks_core::sessions::Endpoint;
-use fuseforks_core::tools::TrashTarget;
 use fuseforks_core::village::{AgentId, ModelTemplate, TemplateId};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
@@ -50,22 +47,7 @@ fn village(data: &TempDataDir, base: &str, agents: usize) {
 }
 
 fn open(data: &TempDataDir) -> Orchestrator {
-    let log = Arc::new(
-        VillageLog::open(&data.workspace().join("fuseforks.log")).unwrap_or_else(|e| panic!("{e}")),
-    );
-    Orchestrator::bootstrap(OrchestratorConfig {
-        workspace: data.workspace(),
-        secrets: Arc::new(|_| Some(ApiKey::new("k"))),
-        log: log.clone(),
-        llm: LlmClient::new()
-            .unwrap_or_else(|e| panic!("{e}"))
-            .with_log(log),
-        os_locale: None,
-        trash: TrashTarget::Folder(data.data_dir().join("trash")),
-        mcp_child_output: None,
-        tracer: None,
-    })
-    .unwrap_or_else(|e| panic!("{e}"))
+    fuseforks_testkit::bench_orchestrator(data, None)
 }
 
 fn percentile(values: &mut [f64], p: f64) -> f64 {

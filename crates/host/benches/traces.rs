@@ -7,11 +7,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use fuseforks_core::llm::{ApiKey, LlmClient, Wire};
-use fuseforks_core::log::VillageLog;
-use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
+use fuseforks_core::llm::Wire;
+use fuseforks_core::orchestrator::Orchestrator;
 use fuseforks_core::sessions::Endpoint;
-use fuseforks_core::tools::TrashTarget;
 use fuseforks_core::trace::Tracer;
 use fuseforks_host::telemetry::Telemetry;
 use fuseforks_testkit::stub::StubServer;
@@ -29,22 +27,7 @@ const USAGE: ScriptUsage = ScriptUsage {
 const TURNS: usize = 40;
 
 fn open(data: &TempDataDir, tracer: Option<Arc<dyn Tracer>>) -> Orchestrator {
-    let log = Arc::new(
-        VillageLog::open(&data.workspace().join("fuseforks.log")).unwrap_or_else(|e| panic!("{e}")),
-    );
-    Orchestrator::bootstrap(OrchestratorConfig {
-        workspace: data.workspace(),
-        secrets: Arc::new(|_| Some(ApiKey::new("k"))),
-        log: log.clone(),
-        llm: LlmClient::new()
-            .unwrap_or_else(|e| panic!("{e}"))
-            .with_log(log),
-        os_locale: None,
-        trash: TrashTarget::Folder(data.data_dir().join("trash")),
-        mcp_child_output: None,
-        tracer,
-    })
-    .unwrap_or_else(|e| panic!("{e}"))
+    fuseforks_testkit::bench_orchestrator(data, tracer)
 }
 
 /// A loopback OTLP receiver that reads each export and answers 200 (empty response).

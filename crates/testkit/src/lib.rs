@@ -273,3 +273,33 @@ pub mod crash_worlds {
         world(300)
     }
 }
+
+/// An orchestrator over the village written in `data`, as the benchmarks open it: every
+/// template's key is `k`, the log is the workspace's `fuseforks.log`, the trash a folder of
+/// `data`, spans to `tracer` when given.
+pub fn bench_orchestrator(
+    data: &TempDataDir,
+    tracer: Option<std::sync::Arc<dyn fuseforks_core::trace::Tracer>>,
+) -> fuseforks_core::orchestrator::Orchestrator {
+    use fuseforks_core::llm::{ApiKey, LlmClient};
+    use std::sync::Arc;
+    let log = Arc::new(
+        fuseforks_core::log::VillageLog::open(&data.workspace().join("fuseforks.log"))
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    fuseforks_core::orchestrator::Orchestrator::bootstrap(
+        fuseforks_core::orchestrator::OrchestratorConfig {
+            workspace: data.workspace(),
+            secrets: Arc::new(|_| Some(ApiKey::new("k"))),
+            log: log.clone(),
+            llm: LlmClient::new()
+                .unwrap_or_else(|e| panic!("{e}"))
+                .with_log(log),
+            os_locale: None,
+            trash: fuseforks_core::tools::TrashTarget::Folder(data.data_dir().join("trash")),
+            mcp_child_output: None,
+            tracer,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
