@@ -1,193 +1,232 @@
-// Fuseforks web GUI: the Files page's code view. The textarea stays the one editable, accessible
-// control; behind it a mirror draws the same text coloured by its kind (JSON, TOML, Markdown),
-// each line with a problem banded and the problem's column underlined, the bracket matching
-// the one at the caret marked; Enter keeps the line's indentation; every edit the page makes
-// goes through the browser's own undo history; Find selects the next match. Text goes in
-// through text nodes only. No dependencies.
+// Fuseforks web GUI: the Files page's code editor, CodeMirror 6 (gui/vendor/codemirror.js, built
+// by scripts/codemirror/) set up for the village's files: colours by kind (JSON, TOML, Markdown),
+// line numbers, folding (JSON blocks, TOML tables and arrays, Markdown sections), find and
+// replace, multiple cursors (Ctrl+click, Ctrl+D, Alt+drag), bracket matching and closing, undo
+// history per file, the server's problems at their line and column, Ctrl+S to save. The content
+// is a textbox named by `label`; its words come from the page's dictionary.
 
-/** The kind of a file path, for colouring. */
+import {
+  EditorState, EditorView, Compartment, keymap, lineNumbers, highlightActiveLine,
+  highlightActiveLineGutter, drawSelection, dropCursor, rectangularSelection, crosshairCursor,
+  highlightSpecialChars, defaultKeymap, history, historyKeymap, indentWithTab, StreamLanguage,
+  HighlightStyle, syntaxHighlighting, bracketMatching, indentOnInput, foldGutter, foldKeymap,
+  foldService, foldAll, unfoldAll, search, searchKeymap, openSearchPanel, highlightSelectionMatches,
+  setDiagnostics, lintGutter, lintKeymap, closeBrackets, closeBracketsKeymap, json, toml, tags,
+} from '/vendor/codemirror.js';
+
+/** The kind of a file path, for colouring and folding. */
 export function kindOf(path) {
   if (/\.json$/.test(path)) return 'json';
   if (/\.toml$/.test(path)) return 'toml';
   return 'md';
 }
 
-const RULES = {
-  json: [
-    [/^"(?:[^"\\]|\\.)*"(?=\s*:)/, 'key'],
-    [/^"(?:[^"\\]|\\.)*"?/, 'str'],
-    [/^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/, 'num'],
-    [/^(?:true|false|null)\b/, 'kw'],
-    [/^[{}[\],:]/, 'punct'],
-  ],
-  toml: [
-    [/^#.*/, 'comment'],
-    [/^\[\[?[^\]]*\]\]?/, 'head'],
-    [/^[A-Za-z0-9_.-]+(?=\s*=)/, 'key'],
-    [/^"""[\s\S]*?(?:"""|$)/, 'str'],
-    [/^"(?:[^"\\]|\\.)*"?/, 'str'],
-    [/^'[^']*'?/, 'str'],
-    [/^-?\d+(?:\.\d+)?/, 'num'],
-    [/^(?:true|false)\b/, 'kw'],
-    [/^[{}[\],=]/, 'punct'],
-  ],
-  md: [
-    [/^#{1,6}\s.*/, 'head'],
-    [/^\s*(?:[-*+]|\d+\.)\s/, 'punct'],
-    [/^`[^`]*`?/, 'str'],
-    [/^\*\*[^*]+\*\*/, 'kw'],
-    [/^\$\{secret:[^}]*\}/, 'kw'],
-  ],
+// Markdown as the village writes it: headings, list markers, code, strong text, secret refs.
+const markdown = {
+  name: 'markdown',
+  startState: () => ({ fence: false }),
+  token(stream, state) {
+    if (stream.sol() && stream.match(/^\s*(```|~~~)/)) {
+      state.fence = !state.fence;
+      stream.skipToEnd();
+      return 'meta';
+    }
+    if (state.fence) { stream.skipToEnd(); return 'monospace'; }
+    if (stream.sol() && stream.match(/^#{1,6}\s.*/)) return 'heading';
+    if (stream.sol() && stream.match(/^\s*(?:[-*+]|\d+\.)\s/)) return 'list';
+    if (stream.match(/^`[^`]*`?/)) return 'monospace';
+    if (stream.match(/^\*\*[^*]+\*\*/)) return 'strong';
+    if (stream.match(/^\$\{secret:[^}]*\}/)) return 'keyword';
+    stream.next();
+    stream.eatWhile(/[^`*$\n]/);
+    return null;
+  },
 };
 
-// A line's tokens: [text, class] pairs (class '' for plain text).
-function tokens(line, kind) {
-  const rules = RULES[kind] || [];
-  const out = [];
-  let plain = '';
-  let rest = line;
-  let atStart = true;
-  while (rest.length) {
-    let hit = null;
-    for (const [re, cls] of rules) {
-      if (kind === 'md' && (cls === 'head' || cls === 'punct') && !atStart) continue;
-      const m = re.exec(rest);
-      if (m && m[0].length) { hit = [m[0], cls]; break; }
-    }
-    if (hit) {
-      if (plain) { out.push([plain, '']); plain = ''; }
-      out.push(hit);
-      rest = rest.slice(hit[0].length);
-    } else {
-      plain += rest[0];
-      rest = rest.slice(1);
-    }
-    atStart = false;
+/** The last line (1-based) of a Markdown section whose heading is on `line`, or null.
+ * `at(n)` is the text of line n, `count` the number of lines. */
+export function sectionEnd(at, count, line) {
+  const level = (s) => { const m = /^(#{1,6})\s/.exec(s); return m ? m[1].length : 0; };
+  const own = level(at(line));
+  if (!own) return null;
+  let fence = false;
+  let last = line;
+  for (let n = line + 1; n <= count; n++) {
+    const text = at(n);
+    if (/^\s*(```|~~~)/.test(text)) fence = !fence;
+    const l = fence ? 0 : level(text);
+    if (l && l <= own) break;
+    if (text.trim()) last = n;
   }
-  if (plain) out.push([plain, '']);
+  return last > line ? last : null;
+}
+
+/** The last line (1-based) of a TOML table whose `[header]` is on `line`, or null. */
+export function tableEnd(at, count, line) {
+  if (!/^\s*\[/.test(at(line))) return null;
+  let last = line;
+  for (let n = line + 1; n <= count; n++) {
+    const text = at(n);
+    if (/^\s*\[/.test(text)) break;
+    if (text.trim()) last = n;
+  }
+  return last > line ? last : null;
+}
+
+// A fold over whole lines: `end(at, count, n)` names the last line of the block opened on n.
+function lineFold(end) {
+  return foldService.of((state, from) => {
+    const doc = state.doc;
+    const line = doc.lineAt(from);
+    const last = end((n) => doc.line(n).text, doc.lines, line.number);
+    return last ? { from: line.to, to: doc.line(last).to } : null;
+  });
+}
+
+// TOML: tables by their header, and multi-line arrays / inline tables by their brackets.
+function tomlBrackets() {
+  return foldService.of((state, from, to) => {
+    const text = state.sliceDoc(from, to);
+    const open = /[[{]\s*(#.*)?$/.exec(text);
+    if (!open || /^\s*\[/.test(text)) return null;
+    const close = open[0][0] === '[' ? ']' : '}';
+    const start = from + open.index;
+    const rest = state.doc.sliceString(start);
+    let depth = 0;
+    for (let i = 0; i < rest.length; i++) {
+      if (rest[i] === open[0][0]) depth++;
+      else if (rest[i] === close && --depth === 0) return start + i > to ? { from: to, to: start + i } : null;
+    }
+    return null;
+  });
+}
+
+function language(kind) {
+  if (kind === 'json') return [json()];
+  if (kind === 'toml') return [StreamLanguage.define(toml), lineFold(tableEnd), tomlBrackets()];
+  return [StreamLanguage.define(markdown), lineFold(sectionEnd)];
+}
+
+// Colours as classes, so that pages.css sets them (light and dark) under the page's CSP.
+const colours = HighlightStyle.define([
+  { tag: [tags.propertyName, tags.definition(tags.propertyName)], class: 'tk-key' },
+  { tag: [tags.string, tags.monospace], class: 'tk-str' },
+  { tag: [tags.number, tags.bool, tags.null, tags.atom, tags.keyword], class: 'tk-num' },
+  { tag: tags.comment, class: 'tk-comment' },
+  { tag: [tags.heading, tags.strong], class: 'tk-head' },
+  { tag: [tags.list, tags.meta, tags.bracket, tags.punctuation, tags.separator], class: 'tk-punct' },
+]);
+
+// The editor's layout and chrome in the page's system colours (light or dark with the page).
+const look = EditorView.theme({
+  '&': { height: '100%', font: '13px/1.45 ui-monospace, monospace', color: 'CanvasText', background: 'Canvas' },
+  '&.cm-focused': { outline: '2px solid #4a7bd0' },
+  '&:has(.cm-content[aria-invalid="true"])': { boxShadow: 'inset 0 0 0 2px #c33' },
+  '.cm-scroller': { fontFamily: 'inherit' },
+  '.cm-gutters': { background: 'transparent', borderRight: '1px solid #8883', color: 'inherit', opacity: '.75' },
+  '.cm-activeLine, .cm-activeLineGutter': { background: '#8881' },
+  '.cm-content': { caretColor: 'CanvasText' },
+  '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'CanvasText' },
+  '&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground':
+    { background: '#4a7bd055' },
+  '.cm-panels': { background: 'Canvas', color: 'CanvasText', borderColor: '#8884', font: '13px system-ui, sans-serif' },
+  '.cm-textfield': { background: 'Field', color: 'FieldText', fontSize: '13px' },
+  '.cm-button': { backgroundImage: 'none', background: 'ButtonFace', color: 'ButtonText', fontSize: '13px' },
+  '.cm-foldPlaceholder': { background: '#8882', borderColor: '#8886', color: 'inherit' },
+});
+
+// CodeMirror's English phrases, each to a key of the page's dictionary.
+const PHRASES = {
+  Find: 'cm.find', Replace: 'cm.replace', next: 'cm.next', previous: 'cm.previous', all: 'cm.all',
+  'match case': 'cm.matchCase', regexp: 'cm.regexp', 'by word': 'cm.byWord', replace: 'cm.replaceOne',
+  'replace all': 'cm.replaceAll', close: 'cm.close', 'Fold line': 'cm.fold', 'Unfold line': 'cm.unfold',
+  'folded code': 'cm.folded', unfold: 'cm.unfoldShort', 'Go to line': 'cm.goto', go: 'cm.go',
+  Diagnostics: 'cm.diagnostics', 'No diagnostics': 'cm.noDiagnostics',
+};
+
+function phrases(t) {
+  const out = {};
+  for (const [phrase, key] of Object.entries(PHRASES)) out[phrase] = t(key);
   return out;
 }
 
-// The spans of one line; `marks` maps 1-based columns to an extra class ('err-at', 'match').
-function lineSpans(line, kind, marks) {
-  const kids = [];
-  let at = 1;
-  for (const [text, cls] of tokens(line, kind)) {
-    let from = 0;
-    for (let i = 0; i < text.length; i++) {
-      const extra = marks && marks.get(at + i);
-      if (!extra) continue;
-      if (i > from) kids.push(span(text.slice(from, i), cls));
-      kids.push(span(text[i], (cls ? cls + ' ' : '') + extra));
-      from = i + 1;
-    }
-    if (from < text.length) kids.push(span(text.slice(from), cls));
-    at += text.length;
-  }
-  for (const [c, extra] of marks || []) if (c >= at) kids.push(span(' ', extra));
-  return kids;
+/** The (from, to) offsets of a problem at 1-based (line, col) in `doc`: one character, clamped. */
+export function problemRange(doc, line, col) {
+  const l = doc.line(Math.min(Math.max(1, line || 1), doc.lines));
+  const from = Math.min(l.from + Math.max(0, (col || 1) - 1), l.to);
+  if (from < l.to) return [from, from + 1];
+  return [Math.max(l.from, from - 1), l.to];
 }
 
-const PAIRS = { '(': ')', '[': ']', '{': '}' };
-const CLOSERS = { ')': '(', ']': '[', '}': '{' };
-
-/** The offsets of the bracket at (or just before) `caret` and its match, or null. */
-export function matchAt(text, caret) {
-  for (const at of [caret, caret - 1]) {
-    const ch = text[at];
-    if (PAIRS[ch]) return scan(text, at, ch, PAIRS[ch], 1);
-    if (CLOSERS[ch]) return scan(text, at, ch, CLOSERS[ch], -1);
-  }
-  return null;
-}
-
-function scan(text, at, open, close, step) {
-  let depth = 0;
-  for (let i = at; i >= 0 && i < text.length && Math.abs(i - at) < 200000; i += step) {
-    if (text[i] === open) depth++;
-    else if (text[i] === close && --depth === 0) return [at, i];
-  }
-  return null;
-}
-
-// 1-based (line, column) of an offset.
-function place(text, offset) {
-  const before = text.slice(0, offset);
-  const line = before.split('\n').length;
-  return [line, offset - before.lastIndexOf('\n')];
-}
-
-function span(text, cls) {
-  const e = document.createElement('span');
-  if (cls) e.className = 'tk ' + cls;
-  e.textContent = text;
-  return e;
-}
-
-/** Draws `text` into `mirror`, banding the lines of `findings` ({line, col}) and marking the
- * brackets of `pair` (two offsets). */
-export function paint(mirror, text, kind, findings, pair) {
-  const marks = new Map(); // line -> Map(col -> class)
-  const mark = (line, col, cls) => {
-    if (!marks.has(line)) marks.set(line, new Map());
-    if (!marks.get(line).has(col)) marks.get(line).set(col, cls);
+/**
+ * An editor in `parent`. `opts`: { t, labelKey, onChange(), onSave() }. Returns the
+ * handle the Files page uses: text(), load(text, kind), replaceAll(text), setProblems(list),
+ * relabel(), focus(), find(), foldAll(), unfoldAll().
+ */
+export function createCodeEditor(parent, opts) {
+  const lang = new Compartment();
+  const words = new Compartment();
+  const invalid = new Compartment();
+  // The dictionary's words now (opts.t reads the page's current language).
+  const wording = () => [
+    EditorState.phrases.of(phrases(opts.t)),
+    EditorView.contentAttributes.of({ 'aria-label': opts.t(opts.labelKey) }),
+  ];
+  const base = (kind) => [
+    lineNumbers(), highlightActiveLineGutter(), highlightSpecialChars(), history(), foldGutter(),
+    drawSelection(), dropCursor(), EditorState.allowMultipleSelections.of(true), indentOnInput(),
+    syntaxHighlighting(colours), bracketMatching(), closeBrackets(), rectangularSelection(),
+    crosshairCursor(), highlightActiveLine(), highlightSelectionMatches(), search({ top: true }),
+    lintGutter(), EditorState.tabSize.of(4), look,
+    keymap.of([
+      { key: 'Mod-s', preventDefault: true, run: () => { opts.onSave(); return true; } },
+      ...closeBracketsKeymap, ...defaultKeymap, ...searchKeymap, ...historyKeymap, ...foldKeymap,
+      ...lintKeymap, indentWithTab,
+    ]),
+    EditorView.updateListener.of((u) => { if (u.docChanged) opts.onChange(); }),
+    EditorView.contentAttributes.of({ spellcheck: 'false' }),
+    invalid.of(EditorView.contentAttributes.of({ 'aria-invalid': 'false' })),
+    words.of(wording()),
+    lang.of(language(kind)),
+  ];
+  // A shadow root of its own: there CodeMirror adopts its styles as constructed sheets, which the
+  // page's CSP (style-src 'self') lets in, where a <style> element in the document would not be.
+  const shadow = parent.attachShadow({ mode: 'open' });
+  const sheet = document.createElement('link');
+  sheet.rel = 'stylesheet';
+  sheet.href = '/code.css';
+  const host = document.createElement('div');
+  host.className = 'code-host';
+  shadow.append(sheet, host);
+  const state = EditorState.create({ doc: '', extensions: base('md') });
+  const view = new EditorView({ parent: host, root: shadow, state });
+  return {
+    view,
+    text: () => view.state.doc.toString(),
+    /** A new file: its text, its kind, a fresh undo history. */
+    load(text, kind) {
+      view.setState(EditorState.create({ doc: text, extensions: base(kind) }));
+    },
+    /** Replaces the whole text as one edit (Ctrl+Z brings the text before it back). */
+    replaceAll(text) {
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, userEvent: 'input.replace' });
+    },
+    /** Marks the server's problems ({line, col, message, fix}) at their place. */
+    setProblems(list) {
+      const doc = view.state.doc;
+      const diagnostics = (list || []).map((f) => {
+        const [from, to] = problemRange(doc, f.line, f.col);
+        return { from, to, severity: 'error', message: f.fix ? f.message + ' — ' + f.fix : f.message };
+      });
+      view.dispatch(setDiagnostics(view.state, diagnostics));
+      const flag = EditorView.contentAttributes.of({ 'aria-invalid': diagnostics.length ? 'true' : 'false' });
+      view.dispatch({ effects: invalid.reconfigure(flag) });
+    },
+    /** Takes the words of the page's language again (after the user picked another). */
+    relabel() { view.dispatch({ effects: words.reconfigure(wording()) }); },
+    focus: () => view.focus(),
+    find: () => openSearchPanel(view),
+    foldAll: () => foldAll(view),
+    unfoldAll: () => unfoldAll(view),
   };
-  const bad = new Set();
-  for (const f of findings || []) {
-    if (bad.has(f.line)) continue;
-    bad.add(f.line);
-    mark(f.line, f.col, 'err-at');
-  }
-  for (const offset of pair || []) mark(...place(text, offset), 'match');
-  const kids = text.split('\n').map((line, i) => {
-    const e = document.createElement('span');
-    e.className = bad.has(i + 1) ? 'ln err' : 'ln';
-    e.append(...lineSpans(line, kind, marks.get(i + 1)));
-    e.append('\n');
-    return e;
-  });
-  mirror.replaceChildren(...kids);
-}
-
-/** Puts `text` in place of the selection (all of it with `all`) so that Ctrl+Z undoes it. */
-export function insert(area, text, all) {
-  const had = document.activeElement;
-  area.focus();
-  if (all) area.select();
-  // The browser's own history keeps an insertText; a value assignment would clear it.
-  if (!document.execCommand || !document.execCommand('insertText', false, text)) {
-    const s = all ? 0 : area.selectionStart;
-    const e = all ? area.value.length : area.selectionEnd;
-    area.setRangeText(text, s, e, 'end');
-  }
-  if (all && had && had !== area && had.focus) had.focus(); // a form's field keeps the focus
-}
-
-/** Selects the next match of `needle` after the caret (wrapping); false when there is none. */
-export function findNext(area, needle) {
-  if (!needle) return false;
-  const text = area.value;
-  let at = text.indexOf(needle, area.selectionEnd);
-  if (at < 0) at = text.indexOf(needle);
-  if (at < 0) return false;
-  area.focus();
-  area.setSelectionRange(at, at + needle.length);
-  const line = text.slice(0, at).split('\n').length;
-  area.scrollTop = Math.max(0, (line - 5) * parseFloat(getComputedStyle(area).lineHeight || '19'));
-  return true;
-}
-
-/** Binds the keys of a code textarea: Enter keeps the current line's indentation. */
-export function bindKeys(area, onChange) {
-  area.addEventListener('keydown', (e) => {
-    if (e.key !== 'Enter' || e.shiftKey || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
-    const { selectionStart: s, selectionEnd: end, value } = area;
-    const lineStart = value.lastIndexOf('\n', s - 1) + 1;
-    const indent = /^[ \t]*/.exec(value.slice(lineStart, s))[0];
-    if (!indent) return;
-    e.preventDefault();
-    area.setSelectionRange(s, end);
-    insert(area, '\n' + indent, false);
-    onChange();
-  });
 }

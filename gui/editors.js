@@ -1,11 +1,13 @@
 // Fuseforks web GUI: the Files page (an editor for every village file, checked by the server's
 // parsers as you type, Ctrl+S to save, and the drafting assistant beside it) and the Stats page
-// (tables and SVG charts). Helpers come from app.js through bindEditors; no dependencies.
+// (tables and SVG charts). Helpers come from app.js through bindEditors; the editor itself is
+// code.js (CodeMirror).
 
 import { bindForms, schedulesForm, templatesForm } from '/forms.js';
-import { bindKeys, findNext, insert, kindOf, matchAt, paint } from '/code.js';
+import { createCodeEditor, kindOf } from '/code.js';
 
 let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, fmtNum }
+let ED = null; // the code editor (code.js)
 
 const E = {
   files: [],
@@ -21,32 +23,21 @@ const E = {
 export function bindEditors(helpers) {
   H = helpers;
   const { $ } = H;
+  ED = createCodeEditor($('file-text'), {
+    t: H.t, labelKey: 'files.text', onChange: onInput, onSave: save,
+  });
   bindForms({
     el: H.el,
     t: H.t,
-    text: () => $('file-text').value,
-    setText: (s) => { insert($('file-text'), s, true); onInput(); renderForm(); },
+    text: () => ED.text(),
+    setText: (s) => { ED.replaceAll(s); renderForm(); },
     nextDue: () => E.nextDue,
     agents: () => E.files.filter((f) => f.draft === 'skill').map((f) => ({ id: f.owner, name: f.ownerName })),
   });
   $('file-pick').addEventListener('change', (e) => openFile(e.target.value));
-  $('file-text').addEventListener('input', onInput);
-  $('file-text').addEventListener('scroll', syncScroll);
-  for (const ev of ['keyup', 'click', 'select']) $('file-text').addEventListener(ev, () => renderGutter());
-  $('file-find').addEventListener('keydown', (e) => {
-    if (e.key !== 'Enter') return;
-    e.preventDefault();
-    const found = findNext($('file-text'), $('file-find').value);
-    $('file-find-status').textContent = found ? '' : H.t('files.notFound');
-    renderGutter();
-  });
-  bindKeys($('file-text'), onInput);
-  $('file-text').addEventListener('keydown', (e) => {
-    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's') {
-      e.preventDefault();
-      save();
-    }
-  });
+  $('file-find').addEventListener('click', () => ED.find());
+  $('file-fold').addEventListener('click', () => { ED.foldAll(); ED.focus(); });
+  $('file-unfold').addEventListener('click', () => { ED.unfoldAll(); ED.focus(); });
   $('file-save').addEventListener('click', save);
   $('assist-send').addEventListener('click', () => ask(false));
   $('assist-draft').addEventListener('click', () => ask(true));
@@ -66,6 +57,7 @@ export async function showFiles() {
     showError($('file-alert'), e);
     return;
   }
+  ED.relabel();
   renderPicker();
   renderTemplates();
   if (!E.path && E.files.length) openFile(E.files[0].path);
@@ -106,7 +98,7 @@ async function openFile(path) {
     E.path = r.path;
     E.hash = r.hash || null;
     E.saved = r.text || '';
-    $('file-text').value = E.saved;
+    ED.load(E.saved, kindOf(E.path));
     E.findings = r.findings || [];
     E.secrets = r.secrets || [];
     E.history = [];
@@ -117,7 +109,6 @@ async function openFile(path) {
     return;
   }
   $('file-pick').value = E.path;
-  renderGutter();
   renderFindings();
   renderState();
   renderAssist();
@@ -174,11 +165,10 @@ function renderSecrets() {
 }
 
 function dirty() {
-  return H.$('file-text').value !== E.saved;
+  return ED.text() !== E.saved;
 }
 
 function onInput() {
-  renderGutter();
   renderState();
   clearTimeout(E.checkTimer);
   E.checkTimer = setTimeout(check, 300);
@@ -186,10 +176,10 @@ function onInput() {
 
 async function check() {
   const { $, command, showError } = H;
-  const text = $('file-text').value;
+  const text = ED.text();
   try {
     const r = await command('checkFile', { path: E.path, text });
-    if ($('file-text').value !== text) return; // typed meanwhile: the next check follows
+    if (ED.text() !== text) return; // typed meanwhile: the next check follows
     E.findings = r.findings || [];
     E.nextDue = r.nextDue || null;
     renderNextDue();
@@ -198,29 +188,7 @@ async function check() {
   } catch (e) {
     showError($('file-alert'), e);
   }
-  renderGutter();
   renderFindings();
-}
-
-function syncScroll() {
-  const { $ } = H;
-  const area = $('file-text');
-  $('file-gutter').scrollTop = area.scrollTop;
-  $('file-hl').scrollTop = area.scrollTop;
-  $('file-hl').scrollLeft = area.scrollLeft;
-}
-
-function renderGutter() {
-  const { $ } = H;
-  const area = $('file-text');
-  const pair = area.selectionStart === area.selectionEnd ? matchAt(area.value, area.selectionStart) : null;
-  paint($('file-hl'), area.value, kindOf(E.path || ''), E.findings, pair);
-  const lines = $('file-text').value.split('\n').length;
-  const bad = new Set(E.findings.map((f) => f.line));
-  const out = [];
-  for (let i = 1; i <= lines; i++) out.push((bad.has(i) ? '● ' : '  ') + i);
-  $('file-gutter').textContent = out.join('\n');
-  syncScroll();
 }
 
 function renderFindings() {
@@ -230,7 +198,7 @@ function renderFindings() {
     el('strong', { text: t('files.at', { line: f.line, col: f.col }) }), ' ',
     el('span', { text: f.message }), f.fix ? el('span', { class: 'fix', text: ' — ' + f.fix }) : null)));
   $('file-ok').hidden = E.findings.length > 0;
-  $('file-text').setAttribute('aria-invalid', E.findings.length > 0 ? 'true' : 'false');
+  ED.setProblems(E.findings); // at their line and column, and aria-invalid while there are any
 }
 
 function renderState() {
@@ -240,7 +208,7 @@ function renderState() {
 
 async function save() {
   const { $, command, showError, clearAlert, flash, t } = H;
-  const text = $('file-text').value;
+  const text = ED.text();
   try {
     const r = await command('saveFile', { path: E.path, text, baseHash: E.hash });
     E.hash = (r && r.hash) || null;
@@ -252,7 +220,6 @@ async function save() {
     showError($('file-alert'), e);
   }
   renderFindings();
-  renderGutter();
   renderState();
 }
 
@@ -300,7 +267,7 @@ async function ask(force) {
   renderAssist();
   const request = {
     target, templateId: $('assist-template').value, history: E.history,
-    input: input || null, forceDraft: !!force, current: $('file-text').value,
+    input: input || null, forceDraft: !!force, current: ED.text(),
   };
   try {
     const r = await command('assist', { request });
@@ -321,12 +288,11 @@ async function ask(force) {
 function useDraft() {
   const { $, t, flash } = H;
   if (!E.draft) return;
-  const area = $('file-text');
-  if (area.value.trim() && area.value !== E.saved && !confirm(t('assist.replace'))) return;
-  insert(area, E.draft.content, true); // Ctrl+Z brings the text before the draft back
-  onInput();
+  const text = ED.text();
+  if (text.trim() && text !== E.saved && !confirm(t('assist.replace'))) return;
+  ED.replaceAll(E.draft.content); // Ctrl+Z brings the text before the draft back
   flash($('file-status'), t('assist.used'));
-  area.focus();
+  ED.focus();
 }
 
 // ---------------------------------------------------------------- stats

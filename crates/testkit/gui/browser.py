@@ -78,6 +78,49 @@ def wait_until(check, what, timeout_s=TIMEOUT_MS / 1000):
         time.sleep(0.1)
 
 
+# The Files editor's whole text, read from CodeMirror's state (the page draws only the lines in
+# view, so the DOM alone does not hold a long file).
+EDITOR_TEXT = """async () => {
+  const { EditorView } = await import('/vendor/codemirror.js');
+  return EditorView.findFromDOM(document.querySelector('#file-text').shadowRoot.querySelector('.cm-editor')).state.doc.toString();
+}"""
+
+
+def editor_text(page):
+    return page.evaluate(EDITOR_TEXT)
+
+
+def expect_editor(page, want):
+    """Waits until the editor's text equals `want` (a str) or matches it (a compiled regex)."""
+    seen = []
+
+    def ok():
+        seen[:] = [editor_text(page)]
+        return seen[0] == want if isinstance(want, str) else bool(want.search(seen[0]))
+
+    end = time.monotonic() + TIMEOUT_MS / 1000
+    while not ok():
+        if time.monotonic() > end:
+            fail("the editor reads %r, not %r" % (seen[0], want))
+        time.sleep(0.05)
+
+
+def paste_all(editor, text):
+    """Replaces the editor's text the way a user pastes it (Ctrl+A, then a paste event). Playwright's
+    fill() types through the browser's insertText, which turns runs of spaces in an editable div
+    into no-break spaces; a paste carries the text exactly."""
+    editor.press("Control+a")
+    editor.evaluate("""(e, text) => {
+      const data = new DataTransfer();
+      data.setData('text/plain', text);
+      e.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    }""", text)
+
+
+def api_text(page, path):
+    return page.request.get(urljoin(page.url, "/api/files/" + path)).json()["text"]
+
+
 def send_chat(page, text):
     box = page.get_by_role("textbox", name="Message")
     box.fill(text)
@@ -100,6 +143,9 @@ def main():
         browser = p.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
         context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
         page = context.new_page()
+        # A CSP refusal is reported with the file, line and column that caused it.
+        page.add_init_script("document.addEventListener('securitypolicyviolation', (e) => console.error("
+                             "'CSP refused ' + e.violatedDirective + ' at ' + e.sourceFile + ':' + e.lineNumber + ':' + e.columnNumber))")
         page.set_default_timeout(TIMEOUT_MS)
         # A refusal the script asks for on purpose (one 422) is not a problem of the page.
         refusals = {"422": 0}
@@ -255,29 +301,71 @@ def main():
             pick = page.get_by_role("combobox", name="File")
             pick.select_option("agents/reception/SKILL.md")
             editor = page.get_by_role("textbox", name="File text")
-            editor.fill("1. Greet the user.\n2. Answer briefly.\n")
+            editor.press("Control+a")
+            editor.press_sequentially("1. Greet the user.\n2. Answer briefly.\n")  # typed, key by key
             expect(page.get_by_text("Unsaved changes")).to_be_visible()
             editor.press("Control+s")
             expect(page.get_by_text("Saved agents/reception/SKILL.md.")).to_be_visible()
-            r = page.request.get(urljoin(page.url, "/api/files/agents/reception/SKILL.md"))
-            if r.json().get("text") != "1. Greet the user.\n2. Answer briefly.\n":
-                fail("the saved SKILL.md reads %r" % r.json().get("text"))
-            # Find selects the next match in the text.
-            find = page.get_by_role("searchbox", name="Find in file")
-            find.fill("Answer")
+            if api_text(page, "agents/reception/SKILL.md") != "1. Greet the user.\n2. Answer briefly.\n":
+                fail("the saved SKILL.md reads %r" % api_text(page, "agents/reception/SKILL.md"))
+
+        with Step("files: find and replace, multiple cursors, folding"):
+            page.get_by_role("button", name="Find and replace").click()
+            find = page.get_by_role("textbox", name="Find", exact=True)
+            find.press_sequentially("Answer")  # the panel takes its query as keys are let go
             find.press("Enter")
-            picked = editor.evaluate("e => e.value.slice(e.selectionStart, e.selectionEnd)")
-            if picked != "Answer":
-                fail("Find selected %r" % picked)
+            expect(page.locator(".cm-searchMatch-selected")).to_have_text("Answer")
             shot(page, "files.png")
+            page.get_by_role("textbox", name="Replace", exact=True).press_sequentially("Reply")
+            page.get_by_role("button", name="replace all").click()
+            expect_editor(page, "1. Greet the user.\n2. Reply briefly.\n")
+            page.get_by_role("button", name="close").click()
+            editor.press("Control+z")  # the replacement is one undoable edit
+            expect_editor(page, "1. Greet the user.\n2. Answer briefly.\n")
+            # Ctrl+D twice: a cursor on each "x"; what is typed lands at both.
+            paste_all(editor, "x one\nx two\n")
+            editor.press("Control+Home")
+            editor.press("Control+d")
+            editor.press("Control+d")
+            expect(page.locator(".cm-selectionBackground")).to_have_count(2)
+            editor.press_sequentially("y")
+            expect_editor(page, "y one\ny two\n")
+            # Folding: each Markdown section folds under its heading, and unfolds again.
+            paste_all(editor, "# Steps\n1. Greet.\n\n# Tone\nBrief.\n")
+            page.get_by_role("button", name="Fold all", exact=True).click()
+            expect(page.locator(".cm-foldPlaceholder")).to_have_count(2)
+            expect(editor).not_to_contain_text("Greet.")
+            page.get_by_role("button", name="Unfold all").click()
+            expect(page.locator(".cm-foldPlaceholder")).to_have_count(0)
+            expect(editor).to_contain_text("Greet.")
+            paste_all(editor, "1. Greet the user.\n2. Answer briefly.\n")  # the saved text again
+            expect(page.get_by_text("Saved", exact=True)).to_be_visible()
 
         with Step("files: a broken judge.toml shows its problem at its line and is not saved"):
             pick.select_option("judges/gate/judge.toml")
-            before = page.request.get(urljoin(page.url, "/api/files/judges/gate/judge.toml")).json()["text"]
-            editor.fill("[questions.kind]\ntype = 7\n")
+            before = api_text(page, "judges/gate/judge.toml")
+            expect_editor(page, before)
+            # A TOML table folds under its header, a multi-line array under its bracket.
+            paste_all(editor, "[a]\nx = 1\n\n[b]\ny = [\n  1,\n]\n")
+            page.get_by_role("button", name="Fold all", exact=True).click()
+            expect(page.locator(".cm-foldPlaceholder")).to_have_count(2)
+            page.get_by_role("button", name="Unfold all").click()
+            editor.press("Control+End")
+            editor.press("ArrowUp")
+            editor.press("ArrowUp")
+            editor.press("ArrowUp")
+            editor.press("Control+Shift+BracketLeft")  # folds the array the caret is in
+            expect(page.locator(".cm-foldPlaceholder")).to_have_count(1)
+            expect(editor).not_to_contain_text("1,")
+            paste_all(editor, "[questions.kind]\ntype = 7\n")
             findings = page.get_by_role("list", name="Problems")
             expect(findings.get_by_role("listitem").first).to_contain_text("line 2")
             expect(editor).to_have_attribute("aria-invalid", "true")
+            # The problem is marked in the text at its line: a gutter mark and an underline.
+            lines = {m for item in findings.get_by_role("listitem").all_inner_texts()
+                     for m in re.findall(r"^line (\d+),", item)}
+            expect(page.locator(".cm-lint-marker-error")).to_have_count(len(lines))
+            expect(page.locator(".cm-lintRange-error").first).to_be_visible()
             refusals["422"] = 1
             page.get_by_role("button", name="Save", exact=True).click()
             expect(page.locator("#file-alert")).to_contain_text("FILE_INVALID")
@@ -285,40 +373,43 @@ def main():
             if after != before:
                 fail("a broken judge.toml was written: %r" % after)
             shot(page, "files-invalid.png")
-            editor.fill(before)  # back to the saved text: nothing to discard on the way out
+            paste_all(editor, before)  # back to the saved text: nothing to discard on the way out
 
         with Step("files: schedules.json shows each task's next due time as you type"):
             pick.select_option("schedules.json")
             expect(page.get_by_role("region", name="Schedule tasks")).to_be_visible()
-            saved_text = editor.input_value()
-            editor.fill('[{"id": "morning", "to": "reception", "message": "Good morning", '
+            saved_text = api_text(page, "schedules.json")
+            expect_editor(page, saved_text)
+            paste_all(editor, '[{"id": "morning", "to": "reception", "message": "Good morning", '
                         '"recurrence": {"kind": "daily", "hour": 9, "minute": 0}}]')
             due = page.get_by_role("region", name="Next due")
             expect(due.get_by_role("listitem").first).to_contain_text(re.compile(r"morning → reception: \d{4}-\d\d-\d\d 09:00"))
             # The bracket at the caret and its match are marked in the code view.
-            editor.evaluate("e => { e.focus(); e.setSelectionRange(0, 0); e.dispatchEvent(new MouseEvent('click')); }")
-            expect(page.locator("#file-hl .match")).to_have_count(2)
+            editor.press("Control+Home")
+            expect(page.locator(".cm-matchingBracket")).to_have_count(2)
             # The form edits the same text: a new time, then a second task.
             form = page.get_by_role("region", name="Schedule tasks")
             form.get_by_label("Time (morning)").fill("10:30")
             form.get_by_label("Time (morning)").press("Tab")
-            expect(editor).to_have_value(re.compile(r'"hour": 10,\s+"minute": 30'))
+            expect_editor(page, re.compile(r'"hour": 10,\s+"minute": 30'))
             expect(due.get_by_role("listitem").first).to_contain_text("10:30")
             form.get_by_role("button", name="Add task").click()
             expect(form.get_by_role("listitem")).to_have_count(2)
-            editor.fill(saved_text)
+            paste_all(editor, saved_text)
 
         with Step("files: world.json's model templates in a form"):
             pick.select_option("world.json")
             templates = page.get_by_role("region", name="Model templates")
             expect(templates).to_be_visible()
-            world_text = editor.input_value()
+            world_text = api_text(page, "world.json")
+            expect_editor(page, world_text)
             field = templates.get_by_label("Model of drafter")
             field.fill("stub-model-x")
             field.press("Tab")
-            expect(editor).to_have_value(re.compile(r'"model": "stub-model-x"'))
+            expect_editor(page, re.compile(r'"model": "stub-model-x"'))
             expect(page.get_by_role("list", name="Problems").get_by_role("listitem")).to_have_count(0)
-            editor.fill(world_text)
+            paste_all(editor, world_text)
+            expect_editor(page, world_text)
 
         with Step("files: the assistant asks, then drafts into the editor (not saved)"):
             pick.select_option("agents/reception/Construct.md")
@@ -333,14 +424,14 @@ def main():
             assist.get_by_role("button", name="Draft now").click()
             expect(assist.locator("#assist-draft-text")).to_contain_text("You greet people warmly.")
             assist.get_by_role("button", name="Put the draft in the editor").click()
-            expect(editor).to_have_value("You greet people warmly.\n")
+            expect_editor(page, "You greet people warmly.\n")
             expect(page.get_by_text("Unsaved changes")).to_be_visible()
             # One Ctrl+Z brings the text before the draft back.
-            before_draft = page.request.get(urljoin(page.url, "/api/files/agents/reception/Construct.md")).json()["text"]
+            before_draft = api_text(page, "agents/reception/Construct.md")
             editor.press("Control+z")
-            expect(editor).to_have_value(before_draft)
+            expect_editor(page, before_draft)
             assist.get_by_role("button", name="Put the draft in the editor").click()
-            expect(editor).to_have_value("You greet people warmly.\n")
+            expect_editor(page, "You greet people warmly.\n")
             r = page.request.get(urljoin(page.url, "/api/files/agents/reception/Construct.md"))
             if "warmly" in r.json().get("text", ""):
                 fail("the draft was saved by itself")
