@@ -296,8 +296,15 @@ def main():
 
         with Step("files: edit and save SKILL.md with Ctrl+S"):
             nav = page.get_by_role("navigation", name="Pages")
+            opened = time.monotonic()
             nav.get_by_role("link", name="Files").click()
             expect(page.get_by_role("heading", name="Files", level=1)).to_be_visible()
+            expect(page.get_by_role("textbox", name="File text")).to_be_visible()
+            first_file = round((time.monotonic() - opened) * 1000)
+            module_bytes = page.evaluate("""() => performance.getEntriesByType('resource')
+              .filter((r) => /\/(editors|code|forms)\.js$|\/vendor\/|\/code\.css$|\/pages\.css$/.test(r.name))
+              .reduce((n, r) => n + r.decodedBodySize, 0)""")
+            print("figure: files page first open %d ms, %d bytes of modules" % (first_file, module_bytes), flush=True)
             pick = page.get_by_role("combobox", name="File")
             pick.select_option("agents/reception/SKILL.md")
             editor = page.get_by_role("textbox", name="File text")
