@@ -1,7 +1,8 @@
 // Fuseforks web GUI: forms over two JSON files of the Files page — the tasks of
 // schedules.json and the model templates of world.json. A form edits the editor's text (the
 // one source: parsed, changed, written back with every field it does not show kept), so the
-// server's check, the next-due preview and Ctrl+S work as for typing. No dependencies.
+// server's check, the next-due preview and Ctrl+S work as for typing; numbers keep their text.
+// No dependencies.
 
 let H = null; // { el, t, text(): string, setText(s), nextDue(): rows, agents(): [{id, name}] }
 
@@ -11,9 +12,20 @@ export function bindForms(helpers) {
 
 const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
+// A number whose source text a plain round trip would change (beyond 2^53, `1.0`, `1e3`) is kept
+// as that text (JSON.parse's source access and JSON.rawJSON, in Chromium 114+, Firefox 135+), so
+// a form change rewrites no field it does not show. A browser without them rounds such numbers.
+const exact = typeof JSON.rawJSON === 'function'
+  ? (_key, value, context) => (typeof value === 'number' && context && typeof context.source === 'string'
+    && String(value) !== context.source ? JSON.rawJSON(context.source) : value)
+  : undefined;
+
+// What a form field shows of a value: a kept number's own text, else the value.
+const shown = (v) => (exact && v !== null && typeof v === 'object' && JSON.isRawJSON(v) ? v.rawJSON : v);
+
 function parsed() {
   try {
-    return JSON.parse(H.text());
+    return JSON.parse(H.text(), exact);
   } catch {
     return undefined; // the text is being typed: the form waits for valid JSON
   }
@@ -57,13 +69,13 @@ export function schedulesForm(box) {
     }));
     const when = [];
     if (rec.kind === 'interval') {
-      when.push(input({ type: 'number', min: 1, value: rec.everyMinutes ?? 60, 'aria-label': t('forms.every', { id: name }) }, (e) => change(i, (x) => { x.recurrence.everyMinutes = Number(e.value); })));
+      when.push(input({ type: 'number', min: 1, value: shown(rec.everyMinutes) ?? 60, 'aria-label': t('forms.every', { id: name }) }, (e) => change(i, (x) => { x.recurrence.everyMinutes = Number(e.value); })));
     } else {
       if (rec.kind === 'weekly') {
         when.push(select(t('forms.weekday', { id: name }), WEEKDAYS.map((d) => [d, t('forms.wd.' + d)]), rec.weekday || 'mon', (v) => change(i, (x) => { x.recurrence.weekday = v; })));
       }
-      const hh = String(rec.hour ?? 9).padStart(2, '0');
-      const mm = String(rec.minute ?? 0).padStart(2, '0');
+      const hh = String(shown(rec.hour) ?? 9).padStart(2, '0');
+      const mm = String(shown(rec.minute) ?? 0).padStart(2, '0');
       when.push(input({ type: 'time', value: hh + ':' + mm, 'aria-label': t('forms.time', { id: name }) }, (e) => change(i, (x) => {
         const [h, m] = e.value.split(':').map(Number);
         x.recurrence.hour = h; x.recurrence.minute = m;
@@ -107,7 +119,7 @@ export function templatesForm(box) {
   const rows = world.modelTemplates.map((tp, i) => {
     const id = tp.id || String(i + 1);
     const fields = TEMPLATE_FIELDS.map(([key, type]) => el('label', { class: 'field' }, el('span', { text: t('forms.tpl.' + key) }), ' ',
-      input({ type, value: tp[key] ?? '', step: key === 'temperature' ? '0.1' : null, 'aria-label': t('forms.tplField', { field: t('forms.tpl.' + key), id }) }, (e) => change(i, (x) => {
+      input({ type, value: shown(tp[key]) ?? '', step: key === 'temperature' ? '0.1' : null, 'aria-label': t('forms.tplField', { field: t('forms.tpl.' + key), id }) }, (e) => change(i, (x) => {
         if (type === 'number') {
           if (e.value === '') delete x[key]; else x[key] = Number(e.value);
         } else x[key] = e.value;
