@@ -109,10 +109,22 @@ function nameOf(id) {
   return s ? s.name : id;
 }
 
+// What will still name the servant once it is deleted (schedule tasks, judge routes), or ''.
+function leftBehind(named) {
+  const { t } = H;
+  const parts = [];
+  if (named && named.schedules.length) parts.push(t('cast.leftSchedules', { ids: named.schedules.join(', ') }));
+  if (named && named.judges.length) parts.push(t('cast.leftJudges', { ids: named.judges.map(nameOf).join(', ') }));
+  return parts.join(' ');
+}
+
 function askDelete(s) {
   const { $, t } = H;
   deleting = s;
   $('cast-delete-h').textContent = t('cast.deleteQ', { name: s.name });
+  const left = leftBehind(s.namedBy);
+  $('cast-delete-left').hidden = !left;
+  $('cast-delete-left').textContent = left;
   $('cast-delete-dialog').showModal();
 }
 
@@ -122,7 +134,8 @@ async function confirmDelete() {
   if (!deleting) return;
   const s = deleting;
   deleting = null;
-  await edit($('cast-alert'), { op: 'delete', agentId: s.id }, t('cast.deleted', { name: s.name }), $('cast-status'));
+  const said = [t('cast.deleted', { name: s.name }), leftBehind(s.namedBy)].filter(Boolean).join(' ');
+  await edit($('cast-alert'), { op: 'delete', agentId: s.id }, said, $('cast-status'));
 }
 
 function judgeRow(j) {

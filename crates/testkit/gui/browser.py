@@ -479,6 +479,13 @@ def main():
             gate.get_by_role("checkbox", name="Enabled").check()
             expect(page.get_by_role("article", name="Gate").get_by_role("checkbox", name="Enabled")).to_be_checked()
             shot(page, "servants.png")
+            # Delete asks first, and says what will still name the servant: a schedule task.
+            page.get_by_role("article", name="Spare").get_by_role("button", name="Delete").click()
+            dialog = page.get_by_role("dialog", name="Delete Spare?")
+            expect(dialog).to_contain_text("Schedule tasks still send to it: nightly")
+            dialog.get_by_role("button", name="Delete").click()
+            expect(page.get_by_role("article", name="Spare")).to_have_count(0)
+            expect(page.locator("#cast-status")).to_contain_text("Schedule tasks still send to it: nightly")
 
         with Step("status bar"):
             bar = page.get_by_role("contentinfo")

@@ -329,6 +329,7 @@ async fn the_pages_work_in_a_real_browser() {
             a.work_dir = Some(at);
             a.enabled_tools = Some(vec!["run".into()]);
         })
+        .agent("spare", "Spare")
         .reception("reception")
         .budget(Some(1_000_000))
         .world(|w| {
@@ -346,6 +347,12 @@ async fn the_pages_work_in_a_real_browser() {
             );
         })
         .write(&data);
+    // A schedule task to the servant the script deletes (the dialog names what it leaves).
+    std::fs::write(
+        data.workspace().join("schedules.json"),
+        r#"[{"id": "nightly", "to": "spare", "message": "tidy up", "recurrence": {"kind": "daily", "hour": 23, "minute": 0}}]"#,
+    )
+    .unwrap();
     let mut gui = start(&data, &[]);
     let url = format!("http://127.0.0.1:{}/?token={}", gui.port, gui.token);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

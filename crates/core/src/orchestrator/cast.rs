@@ -3,7 +3,8 @@
 //! the edges to it, the reception and the default verifier that named it cleared), connect or
 //! disconnect two servants (only a person draws an edge), set its work folder, tools, tool
 //! rounds and group, and switch a judge on or off. Each is one `update_world` (one at a time,
-//! validated by the world's rules, written atomically); the caller audits it.
+//! validated by the world's rules, written atomically); the caller audits it. What still names
+//! a servant outside `world.json` (schedule tasks, judge routes) is told, never rewritten.
 
 use std::path::PathBuf;
 
@@ -11,6 +12,25 @@ use super::Orchestrator;
 use crate::error::CoreError;
 use crate::events::AgentStatus;
 use crate::village::{AgentId, AgentSpec, World};
+
+/// What names a servant outside `world.json`, and so stops working when it is deleted: the
+/// schedule tasks sent to it (then skipped as `target_stopped`) and the judges whose rules
+/// route to it (their `judge.toml` then fails its check, and the judge offers no tool).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServantReferences {
+    /// The ids of the schedule tasks whose `to` is the servant, in file order.
+    pub schedules: Vec<String>,
+    /// The ids of the judges that route to the servant, in list order.
+    pub judges: Vec<String>,
+}
+
+impl ServantReferences {
+    /// Nothing outside `world.json` names the servant.
+    pub fn is_empty(&self) -> bool {
+        self.schedules.is_empty() && self.judges.is_empty()
+    }
+}
 
 /// What `set_servant` changes (`None`: left as it is; `Some(None)`: cleared).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
@@ -134,6 +154,44 @@ impl Orchestrator {
             Ok(())
         })?;
         Ok(trashed)
+    }
+
+    /// What names servant `id` outside `world.json`, whether or not it still exists.
+    pub fn servant_references(&self, id: &str) -> ServantReferences {
+        self.all_servant_references().remove(id).unwrap_or_default()
+    }
+
+    /// What names each servant outside `world.json`, by servant id (only those named; an id
+    /// may be of a servant already gone). One read of `schedules.json` and of each judge file;
+    /// an unreadable one names nobody here (`check` reports it).
+    pub fn all_servant_references(&self) -> std::collections::BTreeMap<String, ServantReferences> {
+        let store = self.inner.store();
+        let mut out: std::collections::BTreeMap<String, ServantReferences> = Default::default();
+        for task in store
+            .load_schedules()
+            .map(|l| l.value.0)
+            .unwrap_or_default()
+        {
+            let refs = out.entry(task.to.as_str().to_owned()).or_default();
+            refs.schedules.push(task.id);
+        }
+        for judge in &self.world().judges {
+            // Parsed without the roster: a route to a servant already gone still names it.
+            let Ok(file) = store.judge_file(&judge.id) else {
+                continue;
+            };
+            let Ok(Some(text)) = crate::judge::read_bounded(file.path()) else {
+                continue;
+            };
+            let Ok(rules) = crate::judge::parse_judge(&text) else {
+                continue;
+            };
+            for target in rules.targets() {
+                let refs = out.entry(target.to_owned()).or_default();
+                refs.judges.push(judge.id.as_str().to_owned());
+            }
+        }
+        out
     }
 
     /// Moves `agents/<id>` to the trash (taken by its parent's handle and its name).

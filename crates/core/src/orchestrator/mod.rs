@@ -40,7 +40,7 @@ use crate::sync::LockOrRecover;
 use crate::tools::{RunApproval, TrashTarget};
 use crate::village::{Language, World};
 pub use approvals::PendingDecision;
-pub use cast::ServantSettings;
+pub use cast::{ServantReferences, ServantSettings};
 pub use conversation::Conversation;
 pub use failure::TurnFailure;
 use inner::Inner;

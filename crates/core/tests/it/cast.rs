@@ -110,3 +110,55 @@ async fn servants_are_created_connected_set_and_deleted_with_their_references() 
     let left = orch.create_servant("c3", "New", None).unwrap_err();
     assert_eq!(left.code(), "INVALID_CAST_CHANGE", "{left}");
 }
+
+#[tokio::test]
+async fn what_names_a_servant_outside_world_json_is_told_and_left_as_it_is() {
+    let v = Village::new(Wire::OpenAiCompat, "http://127.0.0.1:9/v1", None);
+    v.data.edit_world(|w| {
+        for (id, on) in [("gate", true), ("idle", false)] {
+            w.judges.push(
+                serde_json::from_value(
+                    serde_json::json!({"id": id, "name": id, "order": 0, "enabled": on}),
+                )
+                .unwrap(),
+            );
+        }
+    });
+    let ws = v.data.workspace();
+    let schedules = r#"[
+      {"id": "morning", "to": "c3", "message": "hi", "recurrence": {"kind": "daily", "hour": 9, "minute": 0}},
+      {"id": "other", "to": "a1", "message": "hi", "recurrence": {"kind": "daily", "hour": 9, "minute": 0}},
+      {"id": "evening", "to": "c3", "message": "bye", "recurrence": {"kind": "daily", "hour": 18, "minute": 0}}
+    ]"#;
+    std::fs::write(ws.join("schedules.json"), schedules).unwrap();
+    let routes = |to: &str| {
+        format!(
+            "[questions.kind]\ntype = \"choice\"\nask = \"What kind?\"\n\
+             options = {{ bug = \"a bug\", other = \"else\" }}\n\n[otherwise]\nto = [\"{to}\"]\n"
+        )
+    };
+    let orch = v.open();
+    orch.create_servant("c3", "Cy", None).unwrap();
+    for (judge, to) in [("gate", "c3"), ("idle", "a1")] {
+        std::fs::create_dir_all(ws.join("judges").join(judge)).unwrap();
+        std::fs::write(ws.join("judges").join(judge).join("judge.toml"), routes(to)).unwrap();
+    }
+    let named = orch.servant_references("c3");
+    assert_eq!(named.schedules, ["morning", "evening"]);
+    assert_eq!(
+        named.judges,
+        ["gate"],
+        "a judge is listed whether or not it is on"
+    );
+    assert!(orch.servant_references("nobody").is_empty());
+    assert_eq!(orch.servant_references("a1").judges, ["idle"]);
+
+    orch.delete_servant("c3").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("schedules.json")).unwrap(),
+        schedules,
+        "schedules.json is not rewritten by a delete"
+    );
+    // Deleted, it is still named there (the GUI says so; the schedule skips, the judge is off).
+    assert_eq!(orch.servant_references("c3"), named);
+}

@@ -12,16 +12,19 @@ use serde_json::{Value, json};
 use super::GuiState;
 use super::error::ApiError;
 
-/// `GET /api/cast`: the servants with their settings, the roles, the groups, the judges.
+/// `GET /api/cast`: the servants with their settings and what names each outside `world.json`
+/// (schedule tasks, judge routes), the roles, the groups, the judges.
 pub async fn cast(
     axum::extract::State(state): axum::extract::State<std::sync::Arc<GuiState>>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let world = state.orchestrator.world();
+    let named = state.orchestrator.all_servant_references();
     let servants: Vec<Value> = world.agents.iter().map(|a| json!({
         "id": a.id.as_str(), "name": a.name, "roleId": a.role_id, "groupId": a.group_id,
         "workDir": a.work_dir, "enabledTools": a.enabled_tools, "maxToolIterations": a.max_tool_iterations,
         "connected": a.connected_agents.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
         "status": serde_json::to_value(state.orchestrator.status(a.id.as_str())).unwrap_or(Value::Null),
+        "namedBy": named.get(a.id.as_str()).cloned().unwrap_or_default(),
     })).collect();
     let judges: Vec<Value> = world
         .judges
@@ -98,7 +101,7 @@ pub async fn edit(state: &GuiState, edit: CastEdit) -> Result<Value, ApiError> {
         }
         CastEdit::Delete { agent_id } => {
             let trashed = orch.delete_servant(&agent_id)?;
-            json!({"trashed": trashed.is_some()})
+            json!({"trashed": trashed.is_some(), "namedBy": orch.servant_references(&agent_id)})
         }
         CastEdit::Connect {
             from,
