@@ -1,7 +1,8 @@
 //! A person's edits of the village's cast (the GUI's servant and judge controls): create a
 //! servant (optionally of a role), rename it, delete it (stopped first; its folder to the trash;
 //! the edges to it, the reception and the default verifier that named it cleared), connect or
-//! disconnect two servants (only a person draws an edge), set its work folder, tools, tool
+//! disconnect two servants (only a person draws an edge), set its work folder (absolute, apart
+//! from the village's own folder), tools, tool
 //! rounds and group, and switch a judge on or off. Each is one `update_world` (one at a time,
 //! validated by the world's rules, written atomically); the caller audits it. What still names
 //! a servant outside `world.json` (schedule tasks, judge routes) is told, never rewritten.
@@ -270,10 +271,8 @@ impl Orchestrator {
             {
                 return Err(refused(format!("enabledTools: no bundled tool {t}")));
             }
-            if let Some(Some(dir)) = &settings.work_dir
-                && !std::path::Path::new(dir).is_absolute()
-            {
-                return Err(refused("workDir: an absolute path"));
+            if let Some(Some(dir)) = &settings.work_dir {
+                self.check_work_dir(dir)?;
             }
             if settings.max_tool_iterations == Some(Some(0)) {
                 return Err(refused("maxToolIterations: 1 to 255"));
@@ -296,6 +295,31 @@ impl Orchestrator {
         .map(|_| ())
     }
 
+    /// A work folder a person may give a servant: absolute, and apart from the village's own
+    /// folder (neither inside it nor holding it, `/` included): there the servant's file tools
+    /// could rewrite `world.json`, its own `run.json` approvals and the judges.
+    fn check_work_dir(&self, dir: &str) -> Result<(), CoreError> {
+        let dir = std::path::Path::new(dir);
+        if !dir.is_absolute() {
+            return Err(refused("workDir: an absolute path"));
+        }
+        let real = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| lexical(p));
+        let (dir, village) = (real(dir), real(self.inner.store().workspace()));
+        if dir.starts_with(&village) || village.starts_with(&dir) {
+            return Err(refused(format!(
+                "workDir: {} is {} the village's folder {}; pick a folder apart from it, so that the servant's file tools cannot rewrite the village",
+                dir.display(),
+                if dir.starts_with(&village) {
+                    "inside"
+                } else {
+                    "above"
+                },
+                village.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// Switches a judge on or off.
     pub fn set_judge_enabled(&self, id: &str, enabled: bool) -> Result<(), CoreError> {
         self.update_world(|w| {
@@ -309,4 +333,19 @@ impl Orchestrator {
         })
         .map(|_| ())
     }
+}
+
+/// `path` with `.` and `..` taken out by its words alone (for a folder that does not exist yet).
+fn lexical(path: &std::path::Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }

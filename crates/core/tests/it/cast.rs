@@ -61,6 +61,24 @@ async fn servants_are_created_connected_set_and_deleted_with_their_references() 
         orch.set_servant("c3", &relative).unwrap_err().code(),
         "INVALID_CAST_CHANGE"
     );
+    // Not the village's own folder, nor one inside it or above it (its file tools would reach
+    // world.json and run.json); a folder that does not exist yet is judged by its words.
+    let ws = v.data.workspace();
+    for dir in [
+        "/".to_owned(),
+        ws.display().to_string(),
+        ws.join("agents/c3").display().to_string(),
+        ws.join("not-yet/../agents").display().to_string(),
+        ws.parent().unwrap().display().to_string(),
+    ] {
+        let near = ServantSettings {
+            work_dir: Some(Some(dir.clone())),
+            ..ServantSettings::default()
+        };
+        let e = orch.set_servant("c3", &near).unwrap_err();
+        assert_eq!(e.code(), "INVALID_CAST_CHANGE", "{dir}: {e}");
+    }
+
     orch.set_judge_enabled("gate", true).unwrap();
     let on_disk: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(v.data.workspace().join("world.json")).unwrap(),
