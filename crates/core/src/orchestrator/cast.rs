@@ -2,10 +2,10 @@
 //! servant (optionally of a role), rename it, delete it (stopped first; its folder to the trash;
 //! the edges to it, the reception and the default verifier that named it cleared), connect or
 //! disconnect two servants (only a person draws an edge), set its work folder (absolute, apart
-//! from the village's own folder), tools, tool
-//! rounds and group, and switch a judge on or off. Each is one `update_world` (one at a time,
-//! validated by the world's rules, written atomically); the caller audits it. What still names
-//! a servant outside `world.json` (schedule tasks, judge routes) is told, never rewritten.
+//! from the village's own folder), tools, tool rounds and group, and switch a judge on or off.
+//! Each is one `update_world` (one at a time, validated by the world's rules, written
+//! atomically); the caller audits it. What still names a servant outside `world.json`
+//! (schedule tasks, judge routes) is told, never rewritten.
 
 use std::path::PathBuf;
 
