@@ -19,9 +19,22 @@ function t(key, vars) {
   return s;
 }
 
-async function loadDict(code) {
-  const d = await getJson('/i18n/' + (code === 'ja' ? 'ja' : 'en') + '.json');
-  return d && typeof d === 'object' ? d : {};
+// The first load's words; the Servants, Files and Stats pages' words come with their modules
+// (`pages-<lang>.json`, merged in once one of them is first opened, and on a language switch).
+let pagesWanted = false;
+async function loadDict(code, pages = pagesWanted) {
+  const name = (p) => '/i18n/' + p + (code === 'ja' ? 'ja' : 'en') + '.json';
+  const [d, more] = await Promise.all([getJson(name('')), pages ? getJson(name('pages-')) : {}]);
+  return Object.assign(d && typeof d === 'object' ? d : {}, more);
+}
+
+let pagesWords = null;
+function pageWords() {
+  if (!pagesWords) {
+    pagesWanted = true;
+    pagesWords = loadDict(lang, true).then((d) => { dict = d; applyStatic(); });
+  }
+  return pagesWords;
 }
 
 function storedLang() {
@@ -1452,7 +1465,7 @@ function route(focus) {
     loadSettings();
   } else if (page === 'village' && changed) refreshVillage();
   else if (page === 'servants') castPage().then((m) => m.showCast());
-  else if (page === 'files' && changed) editors().then((m) => m.showFiles());
+  else if (page === 'files') editors().then((m) => (changed ? m.showFiles() : m.relabelFiles()));
   else if (page === 'stats') editors().then((m) => m.showStats());
   if (page === 'log') {
     if (changed || !logTimer) { logFirst = true; clearTimeout(logTimer); pollLog(); }
@@ -1478,7 +1491,7 @@ let editorsModule = null;
 function editors() {
   if (!editorsModule) {
     pagesStyle();
-    editorsModule = import('/editors.js').then((m) => {
+    editorsModule = pageWords().then(() => import('/editors.js')).then((m) => {
       m.bindEditors({ $, el, t, command, getJson, showError, clearAlert, flash, fmtNum });
       return m;
     });
@@ -1491,7 +1504,7 @@ let castModule = null;
 function castPage() {
   if (!castModule) {
     pagesStyle();
-    castModule = import('/cast.js').then((m) => {
+    castModule = pageWords().then(() => import('/cast.js')).then((m) => {
       m.bindCast({ $, el, t, command, getJson, showError, clearAlert, flash });
       return m;
     });

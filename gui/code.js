@@ -10,7 +10,8 @@ import {
   highlightActiveLineGutter, drawSelection, dropCursor, rectangularSelection, crosshairCursor,
   highlightSpecialChars, defaultKeymap, history, historyKeymap, indentWithTab, StreamLanguage,
   HighlightStyle, syntaxHighlighting, bracketMatching, indentOnInput, foldGutter, foldKeymap,
-  foldService, foldAll, unfoldAll, search, searchKeymap, openSearchPanel, highlightSelectionMatches,
+  foldService, foldAll, unfoldAll, search, searchKeymap, openSearchPanel, closeSearchPanel, searchPanelOpen,
+  highlightSelectionMatches,
   setDiagnostics, lintGutter, lintKeymap, closeBrackets, closeBracketsKeymap, json, toml, tags,
 } from '/vendor/codemirror.js';
 
@@ -43,6 +44,11 @@ const markdown = {
   },
 };
 
+const FENCE = /^\s*(```|~~~)/;
+// A TOML table header: `[name]` or `[[name]]`, a comment after it at most (an array's own line,
+// `[1, 2],` or a lone `[`, is not one).
+const HEADER = /^\s*\[\[?\s*[A-Za-z0-9_"'-][^\]]*\]\]?\s*(#.*)?$/;
+
 /** The last line (1-based) of a Markdown section whose heading is on `line`, or null.
  * `at(n)` is the text of line n, `count` the number of lines. */
 export function sectionEnd(at, count, line) {
@@ -50,10 +56,12 @@ export function sectionEnd(at, count, line) {
   const own = level(at(line));
   if (!own) return null;
   let fence = false;
+  for (let n = 1; n < line; n++) if (FENCE.test(at(n))) fence = !fence;
+  if (fence) return null; // a `#` line inside a code fence is code, not a heading
   let last = line;
   for (let n = line + 1; n <= count; n++) {
     const text = at(n);
-    if (/^\s*(```|~~~)/.test(text)) fence = !fence;
+    if (FENCE.test(text)) fence = !fence;
     const l = fence ? 0 : level(text);
     if (l && l <= own) break;
     if (text.trim()) last = n;
@@ -63,11 +71,11 @@ export function sectionEnd(at, count, line) {
 
 /** The last line (1-based) of a TOML table whose `[header]` is on `line`, or null. */
 export function tableEnd(at, count, line) {
-  if (!/^\s*\[/.test(at(line))) return null;
+  if (!HEADER.test(at(line))) return null;
   let last = line;
   for (let n = line + 1; n <= count; n++) {
     const text = at(n);
-    if (/^\s*\[/.test(text)) break;
+    if (HEADER.test(text)) break;
     if (text.trim()) last = n;
   }
   return last > line ? last : null;
@@ -83,21 +91,35 @@ function lineFold(end) {
   });
 }
 
+/** The offset in `text` of the bracket that closes the one at 0 (strings, escapes and `#`
+ * comments skipped), or -1. */
+export function closingBracket(text) {
+  const open = text[0];
+  const close = open === '[' ? ']' : '}';
+  let depth = 0;
+  let quote = null;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (quote) {
+      if (ch === '\\' && quote === '"') i++;
+      else if (ch === quote) quote = null;
+    } else if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === '#') { const nl = text.indexOf('\n', i); if (nl < 0) break; i = nl; }
+    else if (ch === open) depth++;
+    else if (ch === close && --depth === 0) return i;
+  }
+  return -1;
+}
+
 // TOML: tables by their header, and multi-line arrays / inline tables by their brackets.
 function tomlBrackets() {
   return foldService.of((state, from, to) => {
     const text = state.sliceDoc(from, to);
     const open = /[[{]\s*(#.*)?$/.exec(text);
-    if (!open || /^\s*\[/.test(text)) return null;
-    const close = open[0][0] === '[' ? ']' : '}';
+    if (!open || HEADER.test(text)) return null;
     const start = from + open.index;
-    const rest = state.doc.sliceString(start);
-    let depth = 0;
-    for (let i = 0; i < rest.length; i++) {
-      if (rest[i] === open[0][0]) depth++;
-      else if (rest[i] === close && --depth === 0) return start + i > to ? { from: to, to: start + i } : null;
-    }
-    return null;
+    const end = closingBracket(state.doc.sliceString(start));
+    return end >= 0 && start + end > to ? { from: to, to: start + end } : null;
   });
 }
 
@@ -142,6 +164,10 @@ const PHRASES = {
   'replace all': 'cm.replaceAll', close: 'cm.close', 'Fold line': 'cm.fold', 'Unfold line': 'cm.unfold',
   'folded code': 'cm.folded', unfold: 'cm.unfoldShort', 'Go to line': 'cm.goto', go: 'cm.go',
   Diagnostics: 'cm.diagnostics', 'No diagnostics': 'cm.noDiagnostics',
+  'Control character': 'cm.control', 'current match': 'cm.currentMatch', 'on line': 'cm.onLine',
+  'replaced $ matches': 'cm.replacedN', 'replaced match on line $': 'cm.replacedOn',
+  'Selection deleted': 'cm.selectionDeleted', 'Folded lines': 'cm.foldedLines',
+  'Unfolded lines': 'cm.unfoldedLines', to: 'cm.to',
 };
 
 function phrases(t) {
@@ -150,11 +176,27 @@ function phrases(t) {
   return out;
 }
 
-/** The (from, to) offsets of a problem at 1-based (line, col) in `doc`: one character, clamped. */
+/** How `text` ends its lines, so that it comes back byte for byte: 'crlf' when every line
+ * ends with CR LF (edited as LF, given back as CR LF), 'strict' when a lone CR is in it (only
+ * LF splits lines; the CR stays a character, shown as a control character), else 'lf'. */
+export function lineEnds(text) {
+  const crlf = (text.match(/\r\n/g) || []).length;
+  if (/\r(?!\n)/.test(text)) return 'strict';
+  return crlf > 0 && crlf === (text.match(/\n/g) || []).length ? 'crlf' : 'lf';
+}
+
+/** The (from, to) offsets of a problem at 1-based (line, col) in `doc`, the column counted in
+ * characters (as the server counts), the range one character, clamped to the line. */
 export function problemRange(doc, line, col) {
   const l = doc.line(Math.min(Math.max(1, line || 1), doc.lines));
-  const from = Math.min(l.from + Math.max(0, (col || 1) - 1), l.to);
-  if (from < l.to) return [from, from + 1];
+  let at = 0; // UTF-16 units into the line
+  let left = Math.max(0, (col || 1) - 1);
+  for (const ch of l.text) {
+    if (left-- <= 0) break;
+    at += ch.length;
+  }
+  const from = l.from + at;
+  if (from < l.to) return [from, from + (l.text.codePointAt(at) > 0xffff ? 2 : 1)];
   return [Math.max(l.from, from - 1), l.to];
 }
 
@@ -172,7 +214,9 @@ export function createCodeEditor(parent, opts) {
     EditorState.phrases.of(phrases(opts.t)),
     EditorView.contentAttributes.of({ 'aria-label': opts.t(opts.labelKey) }),
   ];
+  let ends = 'lf';
   const base = (kind) => [
+    ends === 'strict' ? EditorState.lineSeparator.of('\n') : [],
     lineNumbers(), highlightActiveLineGutter(), highlightSpecialChars(), history(), foldGutter(),
     drawSelection(), dropCursor(), EditorState.allowMultipleSelections.of(true), indentOnInput(),
     syntaxHighlighting(colours), bracketMatching(), closeBrackets(), rectangularSelection(),
@@ -200,12 +244,22 @@ export function createCodeEditor(parent, opts) {
   shadow.append(sheet, host);
   const state = EditorState.create({ doc: '', extensions: base('md') });
   const view = new EditorView({ parent: host, root: shadow, state });
+  // Ctrl+S in the search panel's fields too (the keymap covers only the text).
+  view.dom.addEventListener('keydown', (e) => {
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 's' && !e.defaultPrevented) {
+      e.preventDefault();
+      opts.onSave();
+    }
+  });
   return {
     view,
-    text: () => view.state.doc.toString(),
-    /** A new file: its text, its kind, a fresh undo history. */
+    /** The text, with the file's own line ends. */
+    text: () => (ends === 'crlf' ? view.state.doc.toString().replace(/\n/g, '\r\n') : view.state.doc.toString()),
+    /** A new file: its text, its kind, a fresh undo history; its line ends kept as they are. */
     load(text, kind) {
-      view.setState(EditorState.create({ doc: text, extensions: base(kind) }));
+      ends = lineEnds(text);
+      const doc = ends === 'crlf' ? text.replace(/\r\n/g, '\n') : text;
+      view.setState(EditorState.create({ doc, extensions: base(kind) }));
     },
     /** Replaces the whole text as one edit (Ctrl+Z brings the text before it back). */
     replaceAll(text) {
@@ -223,7 +277,13 @@ export function createCodeEditor(parent, opts) {
       view.dispatch({ effects: invalid.reconfigure(flag) });
     },
     /** Takes the words of the page's language again (after the user picked another). */
-    relabel() { view.dispatch({ effects: words.reconfigure(wording()) }); },
+    relabel() {
+      view.dispatch({ effects: words.reconfigure(wording()) });
+      if (searchPanelOpen(view.state)) { // its words are read when it opens
+        closeSearchPanel(view);
+        openSearchPanel(view);
+      }
+    },
     focus: () => view.focus(),
     find: () => openSearchPanel(view),
     foldAll: () => foldAll(view),

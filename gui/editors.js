@@ -30,11 +30,13 @@ export function bindEditors(helpers) {
     el: H.el,
     t: H.t,
     text: () => ED.text(),
-    setText: (s) => { ED.replaceAll(s); renderForm(); },
+    setText: (s, rebuild) => { ED.replaceAll(s); if (rebuild) renderForm(); },
     nextDue: () => E.nextDue,
     agents: () => E.files.filter((f) => f.draft === 'skill').map((f) => ({ id: f.owner, name: f.ownerName })),
   });
   $('file-pick').addEventListener('change', (e) => openFile(e.target.value));
+  // Leaving or reloading the page with unsaved text asks first (the browser's own prompt).
+  window.addEventListener('beforeunload', (e) => { if (E.path && dirty()) e.preventDefault(); });
   $('file-find').addEventListener('click', () => ED.find());
   $('file-fold').addEventListener('click', () => { ED.foldAll(); ED.focus(); });
   $('file-unfold').addEventListener('click', () => { ED.unfoldAll(); ED.focus(); });
@@ -61,6 +63,18 @@ export async function showFiles() {
   renderPicker();
   renderTemplates();
   if (!E.path && E.files.length) openFile(E.files[0].path);
+}
+
+/** The Files page in the page's language again (after the user picked another). */
+export function relabelFiles() {
+  if (!ED) return;
+  ED.relabel();
+  renderFindings();
+  renderState();
+  renderAssist();
+  renderSecrets();
+  renderNextDue();
+  renderForm();
 }
 
 function label(f) {
@@ -119,14 +133,19 @@ async function openFile(path) {
   if (E.path === 'schedules.json') check();
 }
 
-// The form over schedules.json or world.json's templates (it edits the editor's text).
+// The form over schedules.json or world.json's templates (it edits the editor's text). Built
+// again, the field that had the focus gets it back (found by its accessible name).
 function renderForm() {
   const { $, t } = H;
   const kind = E.path === 'schedules.json' ? 'schedules' : E.path === 'world.json' ? 'templates' : null;
   $('file-form-sec').hidden = !kind;
   if (!kind) return;
+  const box = $('file-form');
+  const had = box.contains(document.activeElement) ? document.activeElement.getAttribute('aria-label') : null;
   $('file-form-h').textContent = t(kind === 'schedules' ? 'forms.schedules' : 'forms.templates');
-  (kind === 'schedules' ? schedulesForm : templatesForm)($('file-form'));
+  (kind === 'schedules' ? schedulesForm : templatesForm)(box);
+  const back = had && [...box.querySelectorAll('[aria-label]')].find((e) => e.getAttribute('aria-label') === had);
+  if (back) back.focus();
 }
 
 // For schedules.json: each task's next due time, from the last check.
@@ -183,7 +202,8 @@ async function check() {
     E.findings = r.findings || [];
     E.nextDue = r.nextDue || null;
     renderNextDue();
-    renderForm();
+    // Not while a field of the form has the focus: what is being typed there would be lost.
+    if (!$('file-form').contains(document.activeElement)) renderForm();
     $('file-check-ms').textContent = H.t('files.checked', { ms: ((r.checkMicros || 0) / 1000).toFixed(1) });
   } catch (e) {
     showError($('file-alert'), e);

@@ -4,7 +4,7 @@
 // server's check, the next-due preview and Ctrl+S work as for typing; numbers keep their text.
 // No dependencies.
 
-let H = null; // { el, t, text(): string, setText(s), nextDue(): rows, agents(): [{id, name}] }
+let H = null; // { el, t, text(): string, setText(s, rebuild), nextDue(): rows, agents(): [{id, name}] }
 
 export function bindForms(helpers) {
   H = helpers;
@@ -12,27 +12,40 @@ export function bindForms(helpers) {
 
 const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
-// A number whose source text a plain round trip would change (beyond 2^53, `1.0`, `1e3`) is kept
-// as that text (JSON.parse's source access and JSON.rawJSON, in Chromium 114+, Firefox 135+), so
-// a form change rewrites no field it does not show. A browser without them rounds such numbers.
-const exact = typeof JSON.rawJSON === 'function'
-  ? (_key, value, context) => (typeof value === 'number' && context && typeof context.source === 'string'
-    && String(value) !== context.source ? JSON.rawJSON(context.source) : value)
-  : undefined;
+// Every number and string keeps its source text while it is unchanged (`1.50`, a number past
+// 2^53, `"\u00e9"`): the parse notes each one's text by its holder and key (JSON.parse's
+// source access, Chromium 114+, Firefox 135+), and the write puts that text back
+// (JSON.rawJSON) where the value is still the one parsed, so a form change rewrites no other
+// field. A browser without them writes such values in the plain way.
+const exact = typeof JSON.rawJSON === 'function';
+const sources = new WeakMap(); // holder -> Map(key -> [value, source text])
 
-// What a form field shows of a value: a kept number's own text, else the value.
-const shown = (v) => (exact && v !== null && typeof v === 'object' && JSON.isRawJSON(v) ? v.rawJSON : v);
+function note(key, value, context) {
+  if (exact && context && typeof context.source === 'string' && (typeof value === 'number' || typeof value === 'string')) {
+    if (!sources.has(this)) sources.set(this, new Map());
+    sources.get(this).set(key, [value, context.source]);
+  }
+  return value;
+}
+
+function kept(key, value) {
+  const seen = exact && sources.get(this);
+  const was = seen && seen.get(key);
+  return was && was[0] === value ? JSON.rawJSON(was[1]) : value;
+}
 
 function parsed() {
   try {
-    return JSON.parse(H.text(), exact);
+    return JSON.parse(H.text(), note);
   } catch {
     return undefined; // the text is being typed: the form waits for valid JSON
   }
 }
 
-function write(value) {
-  H.setText(JSON.stringify(value, null, 2) + '\n');
+// A field's change leaves the form as it is (the focus and what is being typed stay); a change
+// of the form's shape (a task added or removed, another kind of repeat) asks for a rebuild.
+function write(value, rebuild = false) {
+  H.setText(JSON.stringify(value, kept, 2) + '\n', rebuild);
 }
 
 function input(attrs, onChange) {
@@ -58,7 +71,7 @@ export function schedulesForm(box) {
     box.replaceChildren(el('p', { class: 'hint', text: t('forms.notList') }));
     return;
   }
-  const change = (i, fn) => { const all = parsed(); if (Array.isArray(all) && all[i]) { fn(all[i]); write(all); } };
+  const change = (i, fn, rebuild) => { const all = parsed(); if (Array.isArray(all) && all[i]) { fn(all[i]); write(all, rebuild); } };
   const due = new Map((H.nextDue() || []).map((r) => [r.id, r]));
   const agents = H.agents();
   const rows = tasks.map((task, i) => {
@@ -66,16 +79,16 @@ export function schedulesForm(box) {
     const name = task.id || String(i + 1);
     const kind = select(t('forms.kindOf', { id: name }), [['interval', t('forms.interval')], ['daily', t('forms.daily')], ['weekly', t('forms.weekly')]], rec.kind || 'daily', (v) => change(i, (x) => {
       x.recurrence = v === 'interval' ? { kind: v, everyMinutes: 60 } : v === 'daily' ? { kind: v, hour: 9, minute: 0 } : { kind: v, weekday: 'mon', hour: 9, minute: 0 };
-    }));
+    }, true));
     const when = [];
     if (rec.kind === 'interval') {
-      when.push(input({ type: 'number', min: 1, value: shown(rec.everyMinutes) ?? 60, 'aria-label': t('forms.every', { id: name }) }, (e) => change(i, (x) => { x.recurrence.everyMinutes = Number(e.value); })));
+      when.push(input({ type: 'number', min: 1, value: rec.everyMinutes ?? 60, 'aria-label': t('forms.every', { id: name }) }, (e) => change(i, (x) => { x.recurrence.everyMinutes = Number(e.value); })));
     } else {
       if (rec.kind === 'weekly') {
         when.push(select(t('forms.weekday', { id: name }), WEEKDAYS.map((d) => [d, t('forms.wd.' + d)]), rec.weekday || 'mon', (v) => change(i, (x) => { x.recurrence.weekday = v; })));
       }
-      const hh = String(shown(rec.hour) ?? 9).padStart(2, '0');
-      const mm = String(shown(rec.minute) ?? 0).padStart(2, '0');
+      const hh = String(rec.hour ?? 9).padStart(2, '0');
+      const mm = String(rec.minute ?? 0).padStart(2, '0');
       when.push(input({ type: 'time', value: hh + ':' + mm, 'aria-label': t('forms.time', { id: name }) }, (e) => change(i, (x) => {
         const [h, m] = e.value.split(':').map(Number);
         x.recurrence.hour = h; x.recurrence.minute = m;
@@ -87,15 +100,15 @@ export function schedulesForm(box) {
       select(t('forms.to', { id: name }), agents.map((a) => [a.id, a.name]), task.to || '', (v) => change(i, (x) => { x.to = v; })),
       input({ type: 'text', value: task.message || '', 'aria-label': t('forms.message', { id: name }) }, (e) => change(i, (x) => { x.message = e.value; })),
       kind, ...when,
-      el('label', { class: 'check' }, input({ type: 'checkbox', checked: task.enabled !== false }, (e) => change(i, (x) => { x.enabled = e.checked; })), ' ', el('span', { text: t('forms.enabled') })),
+      el('label', { class: 'check' }, input({ type: 'checkbox', checked: task.enabled !== false, 'aria-label': t('forms.enabledOf', { id: name }) }, (e) => change(i, (x) => { x.enabled = e.checked; })), ' ', el('span', { text: t('forms.enabled') })),
       el('span', { class: 'hint', text: next ? (next.enabled === false ? t('files.dueOff') : next.nextDue || t('files.dueNone')) : '' }),
-      el('button', { type: 'button', text: t('forms.remove', { id: name }), onclick: () => { const all = parsed(); if (Array.isArray(all)) { all.splice(i, 1); write(all); } } }));
+      el('button', { type: 'button', text: t('forms.remove', { id: name }), onclick: () => { const all = parsed(); if (Array.isArray(all)) { all.splice(i, 1); write(all, true); } } }));
   });
   const add = el('button', { type: 'button', text: t('forms.addTask'), onclick: () => {
     const all = parsed();
     if (!Array.isArray(all)) return;
     all.push({ id: 'task-' + (all.length + 1), to: agents[0] ? agents[0].id : '', message: '', recurrence: { kind: 'daily', hour: 9, minute: 0 }, enabled: true });
-    write(all);
+    write(all, true);
   } });
   box.replaceChildren(el('ol', { class: 'form-list' }, ...rows), add);
 }
@@ -119,7 +132,7 @@ export function templatesForm(box) {
   const rows = world.modelTemplates.map((tp, i) => {
     const id = tp.id || String(i + 1);
     const fields = TEMPLATE_FIELDS.map(([key, type]) => el('label', { class: 'field' }, el('span', { text: t('forms.tpl.' + key) }), ' ',
-      input({ type, value: shown(tp[key]) ?? '', step: key === 'temperature' ? '0.1' : null, 'aria-label': t('forms.tplField', { field: t('forms.tpl.' + key), id }) }, (e) => change(i, (x) => {
+      input({ type, value: tp[key] ?? '', step: key === 'temperature' ? '0.1' : null, 'aria-label': t('forms.tplField', { field: t('forms.tpl.' + key), id }) }, (e) => change(i, (x) => {
         if (type === 'number') {
           if (e.value === '') delete x[key]; else x[key] = Number(e.value);
         } else x[key] = e.value;

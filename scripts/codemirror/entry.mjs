@@ -10,7 +10,9 @@ export {
   StreamLanguage, HighlightStyle, syntaxHighlighting, bracketMatching, indentOnInput, foldGutter,
   foldKeymap, foldService, foldAll, unfoldAll, foldedRanges, foldable,
 } from '@codemirror/language';
-export { search, searchKeymap, openSearchPanel, highlightSelectionMatches } from '@codemirror/search';
+export {
+  search, searchKeymap, openSearchPanel, closeSearchPanel, searchPanelOpen, highlightSelectionMatches,
+} from '@codemirror/search';
 export { setDiagnostics, lintGutter, lintKeymap } from '@codemirror/lint';
 export { closeBrackets, closeBracketsKeymap } from '@codemirror/autocomplete';
 export { json } from '@codemirror/lang-json';

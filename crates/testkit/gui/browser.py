@@ -348,6 +348,51 @@ def main():
             paste_all(editor, "1. Greet the user.\n2. Answer briefly.\n")  # the saved text again
             expect(page.get_by_text("Saved", exact=True)).to_be_visible()
 
+        with Step("files: CR LF line ends survive an edit"):
+            pick.select_option("Ordinance.md")
+            expect_editor(page, "# Rules\nBe kind.\n")  # edited as LF lines, given back as CR LF
+            expect(page.get_by_text("Saved", exact=True)).to_be_visible()  # opened, not changed
+            editor.press("Control+End")
+            editor.press_sequentially("Be brief.")
+            editor.press("Enter")
+            editor.press("Control+s")
+            expect(page.get_by_text("Saved Ordinance.md.")).to_be_visible()
+            if api_text(page, "Ordinance.md") != "# Rules\r\nBe kind.\r\nBe brief.\r\n":
+                fail("Ordinance.md was saved as %r" % api_text(page, "Ordinance.md"))
+
+        with Step("files: the editor's own helpers (folds, columns, line ends), in the page"):
+            got = page.evaluate("""async () => {
+              const c = await import('/code.js');
+              const { EditorState } = await import('/vendor/codemirror.js');
+              const lines = (a) => [(n) => a[n - 1], a.length];
+              const doc = (t) => EditorState.create({ doc: t }).doc;
+              const toml = ['[a]', 'x = [', '  [', '  1,', '  ],', ']', '[b]', 'y = 1'];
+              const md = ['# A', '```', '# code', '```', 'text', '# B', 'b'];
+              return {
+                stringBracket: c.closingBracket('[\\n "]",\\n 2,\\n]'),
+                quoteBrace: c.closingBracket("{ a = 'x}' }"),
+                commentBracket: c.closingBracket('[ # ]\\n 1 ]'),
+                open: c.closingBracket('[ 1, 2'),
+                table: c.tableEnd(...lines(toml), 1),
+                notHeader: c.tableEnd(...lines(toml), 3),
+                section: c.sectionEnd(...lines(md), 1),
+                inFence: c.sectionEnd(...lines(md), 3),
+                ends: ['a\\r\\nb\\r\\n', 'a\\nb', 'a\\rb\\n', 'a\\r\\nb\\n', ''].map(c.lineEnds),
+                wide: c.problemRange(doc('{"a": "おはよう", x}'), 1, 15),
+                astral: c.problemRange(doc('"😀", x'), 1, 6),
+                pastEnd: c.problemRange(doc('ab\\ncd'), 9, 9),
+              };
+            }""")
+            want = {
+                "stringBracket": 12, "quoteBrace": 11, "commentBracket": 9, "open": -1,
+                "table": 6, "notHeader": None, "section": 5, "inFence": None,
+                "ends": ["crlf", "lf", "strict", "lf", "lf"],
+                "wide": [14, 15], "astral": [6, 7], "pastEnd": [4, 5],
+            }
+            for key, value in want.items():
+                if got.get(key) != value:
+                    fail("%s: %r, not %r" % (key, got.get(key), value))
+
         with Step("files: a broken judge.toml shows its problem at its line and is not saved"):
             pick.select_option("judges/gate/judge.toml")
             before = api_text(page, "judges/gate/judge.toml")
@@ -411,12 +456,12 @@ def main():
             world_text = api_text(page, "world.json")
             expect_editor(page, world_text)
             # A field the form does not show keeps its exact text, a number past 2^53 included.
-            paste_all(editor, world_text.replace("{", '{\n  "x-big": 9007199254740993, "x-float": 1.50,', 1))
+            paste_all(editor, world_text.replace("{", '{\n  "x-big": 9007199254740993, "x-float": 1.50, "x-esc": "\\u00e9",', 1))
             field = templates.get_by_label("Model of drafter")
             field.fill("stub-model-x")
             field.press("Tab")
             expect_editor(page, re.compile(r'"model": "stub-model-x"'))
-            expect_editor(page, re.compile(r'"x-big": 9007199254740993,\s+"x-float": 1.50,'))
+            expect_editor(page, re.compile(r'"x-big": 9007199254740993,\s+"x-float": 1.50,\s+"x-esc": "\\u00e9",'))
             expect(page.get_by_role("list", name="Problems").get_by_role("listitem")).to_have_count(0)
             paste_all(editor, world_text)
             expect_editor(page, world_text)
@@ -446,6 +491,15 @@ def main():
             if "warmly" in r.json().get("text", ""):
                 fail("the draft was saved by itself")
             shot(page, "files-assist.png")
+
+        with Step("files: a language switch on the Files page reaches the editor and its panel"):
+            page.get_by_role("combobox", name="Language").select_option("ja")
+            expect(page.get_by_role("textbox", name="ファイルの本文")).to_be_visible()
+            page.get_by_role("button", name="検索と置換").click()
+            expect(page.get_by_role("textbox", name="検索", exact=True)).to_be_visible()
+            page.get_by_role("combobox", name="言語").select_option("en")
+            expect(page.get_by_role("textbox", name="File text")).to_be_visible()
+            expect(page.get_by_role("textbox", name="Find", exact=True)).to_be_visible()
 
         with Step("stats: tables and charts"):
             nav.get_by_role("link", name="Stats").click()

@@ -353,6 +353,12 @@ async fn the_pages_work_in_a_real_browser() {
         r#"[{"id": "nightly", "to": "spare", "message": "tidy up", "recurrence": {"kind": "daily", "hour": 23, "minute": 0}}]"#,
     )
     .unwrap();
+    // An ordinance written on Windows: its CR LF line ends must survive an edit.
+    std::fs::write(
+        data.workspace().join("Ordinance.md"),
+        "# Rules\r\nBe kind.\r\n",
+    )
+    .unwrap();
     let mut gui = start(&data, &[]);
     let url = format!("http://127.0.0.1:{}/?token={}", gui.port, gui.token);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -176,18 +176,46 @@ pub(crate) fn parse_json<T: DeserializeOwned>(
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|err| {
         let path = err.path().to_string();
-        VillageError::Invalid(Box::new(describe(file, &path, err.inner(), hide_values)))
+        VillageError::Invalid(Box::new(describe(
+            file,
+            text,
+            &path,
+            err.inner(),
+            hide_values,
+        )))
     })?;
     // Trailing characters after the document are an error too.
-    de.end()
-        .map_err(|err| VillageError::Invalid(Box::new(describe(file, "", &err, hide_values))))?;
+    de.end().map_err(|err| {
+        VillageError::Invalid(Box::new(describe(file, text, "", &err, hide_values)))
+    })?;
     Ok(value)
 }
 
-fn describe(file: &Path, path: &str, err: &serde_json::Error, hide_values: bool) -> InvalidFile {
-    let (line, column) = (err.line(), err.column());
+/// serde_json counts a column in bytes; people and the editor count characters, as the judge
+/// parser does. The byte column of `line` (1-based) becomes a character column.
+fn char_column(text: &str, line: usize, byte_column: usize) -> usize {
+    let Some(row) = text.split('\n').nth(line.saturating_sub(1)) else {
+        return byte_column;
+    };
+    let mut end = byte_column.min(row.len());
+    while !row.is_char_boundary(end) {
+        end -= 1;
+    }
+    let partial = usize::from(end < byte_column.min(row.len()));
+    row[..end].chars().count() + partial + byte_column.saturating_sub(row.len())
+}
+
+fn describe(
+    file: &Path,
+    text: &str,
+    path: &str,
+    err: &serde_json::Error,
+    hide_values: bool,
+) -> InvalidFile {
+    let (line, byte_column) = (err.line(), err.column());
     let mut reason = err.to_string();
-    let suffix = format!(" at line {line} column {column}");
+    let suffix = format!(" at line {line} column {byte_column}");
+    let column = char_column(text, line, byte_column);
     if let Some(stripped) = reason.strip_suffix(&suffix) {
         reason = stripped.to_owned();
     }
@@ -277,6 +305,19 @@ mod tests {
             hide_quoted_values("missing field `url`"),
             "missing field `url`"
         );
+    }
+
+    #[test]
+    fn json_columns_count_characters_not_bytes() {
+        let at = |text: &str| {
+            let err = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+            char_column(text, err.line(), err.column())
+        };
+        let ascii = at("{\"a\": \"abcd\", x}");
+        assert_eq!(at("{\"a\": \"おはよう\", x}"), ascii);
+        assert_eq!(at("[1,\n \"é\", x]"), at("[1,\n \"e\", x]"));
+        assert_eq!(char_column("ab", 1, 9), 9, "past the end: as many as past");
+        assert_eq!(char_column("ab", 5, 3), 3, "no such line: as given");
     }
 
     #[test]

@@ -56,7 +56,8 @@ async fn interrupt_ends_a_slow_turn_at_its_next_round() {
     assert_eq!(stub.requests().len(), 1, "no round after the interrupt");
 }
 
-/// The pages' two dictionaries have the same keys, and every text is non-empty (ja/en parity).
+/// The pages' dictionaries have the same keys in both languages, and every text is non-empty
+/// (ja/en parity); the first load's and the later pages' share no key.
 #[test]
 fn the_two_languages_have_the_same_keys() {
     let dictionary = |path: &str| -> serde_json::Map<String, Value> {
@@ -66,17 +67,29 @@ fn the_two_languages_have_the_same_keys() {
             .unwrap();
         serde_json::from_slice(bytes).unwrap()
     };
-    let (en, ja) = (dictionary("/i18n/en.json"), dictionary("/i18n/ja.json"));
     let keys = |d: &serde_json::Map<String, Value>| {
         d.keys().cloned().collect::<std::collections::BTreeSet<_>>()
     };
-    assert_eq!(keys(&en), keys(&ja), "en and ja differ in their keys");
-    assert!(en.len() > 50, "{} keys", en.len());
-    for (k, v) in en.iter().chain(ja.iter()) {
-        assert!(
-            v.as_str().is_some_and(|t| !t.trim().is_empty()),
-            "{k} is empty"
+    // The first load's words, then the later pages' words (none in both).
+    let mut seen = std::collections::BTreeSet::new();
+    for part in ["", "pages-"] {
+        let en = dictionary(&format!("/i18n/{part}en.json"));
+        let ja = dictionary(&format!("/i18n/{part}ja.json"));
+        assert_eq!(
+            keys(&en),
+            keys(&ja),
+            "{part}en and {part}ja differ in their keys"
         );
+        assert!(en.len() > 50, "{} keys", en.len());
+        for (k, v) in en.iter().chain(ja.iter()) {
+            assert!(
+                v.as_str().is_some_and(|t| !t.trim().is_empty()),
+                "{k} is empty"
+            );
+        }
+        for k in keys(&en) {
+            assert!(seen.insert(k.clone()), "{k} is in both dictionaries");
+        }
     }
 }
 
