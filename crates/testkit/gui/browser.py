@@ -441,8 +441,18 @@ def main():
             expect(page.locator(".cm-matchingBracket")).to_have_count(2)
             # The form edits the same text: a new time, then a second task.
             form = page.get_by_role("region", name="Schedule tasks")
-            form.get_by_label("Time (morning)").fill("10:30")
-            form.get_by_label("Time (morning)").press("Tab")
+            # Typed key by key (each digit a change): the field keeps the focus, the last wins.
+            time_field = form.get_by_label("Time (morning)")
+            time_field.focus()
+            page.keyboard.type("1030AM")
+            expect(time_field).to_be_focused()
+            time_field.blur()
+            # Tab out of a changed field goes on to the next one (the form is not rebuilt).
+            message = form.get_by_label("Message (morning)")
+            message.fill("Good morning!")
+            message.press("Tab")
+            expect(form.get_by_label("Repeats (morning)")).to_be_focused()
+            expect_editor(page, re.compile(r'"message": "Good morning!"'))
             expect_editor(page, re.compile(r'"hour": 10,\s+"minute": 30'))
             expect(due.get_by_role("listitem").first).to_contain_text("10:30")
             form.get_by_role("button", name="Add task").click()
