@@ -303,8 +303,7 @@ impl Orchestrator {
         if !dir.is_absolute() {
             return Err(refused("workDir: an absolute path"));
         }
-        let real = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| lexical(p));
-        let (dir, village) = (real(dir), real(self.inner.store().workspace()));
+        let (dir, village) = (resolved(dir), resolved(self.inner.store().workspace()));
         if dir.starts_with(&village) || village.starts_with(&dir) {
             return Err(refused(format!(
                 "workDir: {} is {} the village's folder {}; pick a folder apart from it, so that the servant's file tools cannot rewrite the village",
@@ -335,7 +334,27 @@ impl Orchestrator {
     }
 }
 
-/// `path` with `.` and `..` taken out by its words alone (for a folder that does not exist yet).
+/// Where `path` leads: its longest existing ancestor with its links resolved, and the rest of
+/// it by its words (a folder not made yet, under a link into the village, is still inside it).
+fn resolved(path: &std::path::Path) -> PathBuf {
+    let path = lexical(path);
+    let mut base = path.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = base.canonicalize() {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                base = parent;
+            }
+            _ => return path,
+        }
+    }
+}
+
+/// `path` with `.` and `..` taken out by its words alone.
 fn lexical(path: &std::path::Path) -> PathBuf {
     let mut out = PathBuf::new();
     for part in path.components() {

@@ -64,8 +64,12 @@ async fn servants_are_created_connected_set_and_deleted_with_their_references() 
     // Not the village's own folder, nor one inside it or above it (its file tools would reach
     // world.json and run.json); a folder that does not exist yet is judged by its words.
     let ws = v.data.workspace();
+    let outside = tempfile::tempdir().unwrap();
+    let link = outside.path().join("link");
+    std::os::unix::fs::symlink(&ws, &link).unwrap();
     for dir in [
         "/".to_owned(),
+        link.join("not-yet").display().to_string(),
         ws.display().to_string(),
         ws.join("agents/c3").display().to_string(),
         ws.join("not-yet/../agents").display().to_string(),
