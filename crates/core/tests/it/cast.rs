@@ -184,3 +184,107 @@ async fn what_names_a_servant_outside_world_json_is_told_and_left_as_it_is() {
     // Deleted, it is still named there (the GUI says so; the schedule skips, the judge is off).
     assert_eq!(orch.servant_references("c3"), named);
 }
+
+#[tokio::test]
+async fn each_cast_refusal_names_its_field_and_each_reference_is_cleared_only_for_its_servant() {
+    use fuseforks_core::orchestrator::ServantReferences;
+    let v = Village::new(Wire::OpenAiCompat, "http://127.0.0.1:9/v1", None);
+    v.data.edit_world(|w| {
+        w.roles.push(
+            serde_json::from_value(serde_json::json!({"id": "r1", "name": "Writer"})).unwrap(),
+        );
+        w.groups
+            .push(serde_json::from_value(serde_json::json!({"id": "g1", "name": "Team"})).unwrap());
+        w.judges.push(
+            serde_json::from_value(
+                serde_json::json!({"id": "gate", "name": "Gate", "order": 0, "enabled": false}),
+            )
+            .unwrap(),
+        );
+    });
+    let orch = v.open();
+    let code = |r: Result<(), fuseforks_core::CoreError>| r.unwrap_err().code();
+    // Names: trimmed, 1 to 60 characters, no control characters.
+    assert_eq!(
+        code(orch.create_servant("n0", "  ", None)),
+        "INVALID_CAST_CHANGE"
+    );
+    assert_eq!(
+        code(orch.create_servant("n1", &"x".repeat(61), None)),
+        "INVALID_CAST_CHANGE"
+    );
+    assert_eq!(
+        code(orch.create_servant("n2", "a\u{7}b", None)),
+        "INVALID_CAST_CHANGE"
+    );
+    orch.create_servant("n3", &"y".repeat(60), None).unwrap();
+    // An id a judge holds is taken; a role must exist.
+    assert_eq!(
+        code(orch.create_servant("gate", "G", None)),
+        "INVALID_CAST_CHANGE"
+    );
+    assert_eq!(
+        code(orch.create_servant("n4", "N", Some("nope"))),
+        "INVALID_CAST_CHANGE"
+    );
+    orch.create_servant("n5", "N", Some("r1")).unwrap();
+    let w = orch.world();
+    let order = |id: &str| w.agents.iter().find(|a| a.id.as_str() == id).unwrap().order;
+    assert!(
+        order("n5") > order("n3") && order("n3") > order("a1"),
+        "each new one last"
+    );
+    assert_eq!(
+        w.agents
+            .iter()
+            .find(|a| a.id.as_str() == "n5")
+            .unwrap()
+            .role_id
+            .as_deref(),
+        Some("r1")
+    );
+    // An edge goes to the servant named, not to another.
+    orch.connect_servants("n3", "n5", true).unwrap();
+    let edges: Vec<String> = orch
+        .world()
+        .agents
+        .iter()
+        .find(|a| a.id.as_str() == "n3")
+        .unwrap()
+        .connected_agents
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect();
+    assert_eq!(edges, ["n5"]);
+    // A group must exist.
+    let group = |g: &str| ServantSettings {
+        group_id: Some(Some(g.into())),
+        ..ServantSettings::default()
+    };
+    assert_eq!(
+        code(orch.set_servant("n3", &group("nope"))),
+        "INVALID_CAST_CHANGE"
+    );
+    orch.set_servant("n3", &group("g1")).unwrap();
+    // The reception and the default verifier are cleared only when they name the deleted one.
+    orch.update_world(|w| {
+        w.reception = Some(fuseforks_core::village::AgentId::new("n3").unwrap());
+        w.default_verifier = Some(fuseforks_core::village::AgentId::new("n3").unwrap());
+        Ok(())
+    })
+    .unwrap();
+    orch.delete_servant("n5").unwrap();
+    let w = orch.world();
+    assert_eq!(w.reception.as_ref().map(|r| r.as_str()), Some("n3"));
+    assert_eq!(w.default_verifier.as_ref().map(|r| r.as_str()), Some("n3"));
+    orch.delete_servant("n3").unwrap();
+    let w = orch.world();
+    assert!(w.reception.is_none() && w.default_verifier.is_none());
+    // A record of references is empty only when both lists are.
+    let only = |schedules: usize, judges: usize| ServantReferences {
+        schedules: vec!["s".into(); schedules],
+        judges: vec!["j".into(); judges],
+    };
+    assert!(only(0, 0).is_empty());
+    assert!(!only(1, 0).is_empty() && !only(0, 1).is_empty());
+}
