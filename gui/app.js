@@ -48,8 +48,10 @@ function storedLang() {
 
 function applyStatic() {
   document.documentElement.lang = lang;
-  for (const e of document.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
-  for (const e of document.querySelectorAll('[data-i18n-aria]')) e.setAttribute('aria-label', t(e.dataset.i18nAria));
+  // A word not loaded yet (a later page's) leaves the element's own English as it is.
+  const has = (k) => Object.prototype.hasOwnProperty.call(dict, k);
+  for (const e of document.querySelectorAll('[data-i18n]')) if (has(e.dataset.i18n)) e.textContent = t(e.dataset.i18n);
+  for (const e of document.querySelectorAll('[data-i18n-aria]')) if (has(e.dataset.i18nAria)) e.setAttribute('aria-label', t(e.dataset.i18nAria));
   $('lang').value = lang;
 }
 

@@ -177,12 +177,13 @@ function phrases(t) {
 }
 
 /** How `text` ends its lines, so that it comes back byte for byte: 'crlf' when every line
- * ends with CR LF (edited as LF, given back as CR LF), 'strict' when a lone CR is in it (only
- * LF splits lines; the CR stays a character, shown as a control character), else 'lf'. */
+ * ends with CR LF (edited as LF, given back as CR LF), 'lf' when none has a CR, else 'strict'
+ * (mixed ends or a lone CR: only LF splits lines, and each CR stays a character of its line,
+ * shown as a control character). */
 export function lineEnds(text) {
   const crlf = (text.match(/\r\n/g) || []).length;
-  if (/\r(?!\n)/.test(text)) return 'strict';
-  return crlf > 0 && crlf === (text.match(/\n/g) || []).length ? 'crlf' : 'lf';
+  if (!text.includes('\r')) return 'lf';
+  return !/\r(?!\n)/.test(text) && crlf === (text.match(/\n/g) || []).length ? 'crlf' : 'strict';
 }
 
 /** The (from, to) offsets of a problem at 1-based (line, col) in `doc`, the column counted in
@@ -280,8 +281,10 @@ export function createCodeEditor(parent, opts) {
     relabel() {
       view.dispatch({ effects: words.reconfigure(wording()) });
       if (searchPanelOpen(view.state)) { // its words are read when it opens
+        const had = document.activeElement; // the Language select, say: it keeps the focus
         closeSearchPanel(view);
         openSearchPanel(view);
+        if (had && had !== document.body && had.focus) had.focus();
       }
     },
     focus: () => view.focus(),

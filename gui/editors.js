@@ -30,11 +30,16 @@ export function bindEditors(helpers) {
     el: H.el,
     t: H.t,
     text: () => ED.text(),
-    setText: (s, rebuild) => { ED.replaceAll(s); if (rebuild) renderForm(); },
+    // A field's change leaves the form as it is until the focus leaves it (labels may follow
+    // a changed id); a change of shape rebuilds it at once.
+    setText: (s, rebuild) => { ED.replaceAll(s); if (rebuild) renderForm(); else E.formStale = true; },
     nextDue: () => E.nextDue,
     agents: () => E.files.filter((f) => f.draft === 'skill').map((f) => ({ id: f.owner, name: f.ownerName })),
   });
   $('file-pick').addEventListener('change', (e) => openFile(e.target.value));
+  $('file-form').addEventListener('focusout', (e) => {
+    if (E.formStale && !$('file-form').contains(e.relatedTarget)) renderForm();
+  });
   // Leaving or reloading the page with unsaved text asks first (the browser's own prompt).
   window.addEventListener('beforeunload', (e) => { if (E.path && dirty()) e.preventDefault(); });
   $('file-find').addEventListener('click', () => ED.find());
@@ -59,7 +64,7 @@ export async function showFiles() {
     showError($('file-alert'), e);
     return;
   }
-  ED.relabel();
+  relabelFiles();
   renderPicker();
   renderTemplates();
   if (!E.path && E.files.length) openFile(E.files[0].path);
@@ -141,10 +146,15 @@ function renderForm() {
   $('file-form-sec').hidden = !kind;
   if (!kind) return;
   const box = $('file-form');
-  const had = box.contains(document.activeElement) ? document.activeElement.getAttribute('aria-label') : null;
+  const name = (e) => e.getAttribute('aria-label') || e.textContent;
+  const had = box.contains(document.activeElement) ? name(document.activeElement) : null;
+  E.formStale = false;
   $('file-form-h').textContent = t(kind === 'schedules' ? 'forms.schedules' : 'forms.templates');
   (kind === 'schedules' ? schedulesForm : templatesForm)(box);
-  const back = had && [...box.querySelectorAll('[aria-label]')].find((e) => e.getAttribute('aria-label') === had);
+  if (had === null) return;
+  // The same control again, else (its row removed) the form's last button.
+  const controls = [...box.querySelectorAll('input, select, button')];
+  const back = controls.find((e) => name(e) === had) || controls.filter((e) => e.tagName === 'BUTTON').pop();
   if (back) back.focus();
 }
 
@@ -204,6 +214,7 @@ async function check() {
     renderNextDue();
     // Not while a field of the form has the focus: what is being typed there would be lost.
     if (!$('file-form').contains(document.activeElement)) renderForm();
+    else E.formStale = true; // built again when the focus leaves the form
     $('file-check-ms').textContent = H.t('files.checked', { ms: ((r.checkMicros || 0) / 1000).toFixed(1) });
   } catch (e) {
     showError($('file-alert'), e);
@@ -232,7 +243,10 @@ async function save() {
   try {
     const r = await command('saveFile', { path: E.path, text, baseHash: E.hash });
     E.hash = (r && r.hash) || null;
-    E.saved = text;
+    E.saved = r && typeof r.text === 'string' ? r.text : text;
+    // The village writes JSON in its own layout: the editor shows the file as it now is (one
+    // edit, so Ctrl+Z brings the typed layout back), unless more was typed meanwhile.
+    if (E.saved !== text && ED.text() === text) ED.replaceAll(E.saved);
     E.findings = [];
     clearAlert($('file-alert'));
     flash($('file-status'), t('files.savedNow', { path: E.path }));

@@ -33,22 +33,32 @@ impl ServantReferences {
     }
 }
 
-/// What `set_servant` changes (`None`: left as it is; `Some(None)`: cleared).
+/// What `set_servant` changes (`None`: left as it is; `Some(None)`: cleared). In JSON a field
+/// left out is left as it is, and a field given as `null` is cleared.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServantSettings {
     /// The work folder (an absolute path), or none.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "given")]
     pub work_dir: Option<Option<String>>,
     /// The bundled tools offered, or the defaults.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "given")]
     pub enabled_tools: Option<Option<Vec<String>>>,
     /// Tool rounds per turn (1–255), or the default.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "given")]
     pub max_tool_iterations: Option<Option<u8>>,
     /// The group, or none.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "given")]
     pub group_id: Option<Option<String>>,
+}
+
+/// A field that is present: `null` is `Some(None)` (clear it), a value `Some(Some(v))`.
+fn given<'de, T, D>(de: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
 }
 
 fn refused(text: impl Into<String>) -> CoreError {

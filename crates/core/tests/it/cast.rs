@@ -266,6 +266,18 @@ async fn each_cast_refusal_names_its_field_and_each_reference_is_cleared_only_fo
         "INVALID_CAST_CHANGE"
     );
     orch.set_servant("n3", &group("g1")).unwrap();
+    // From JSON (the GUI's form): a field left out stays, a `null` clears it.
+    let json = |v: serde_json::Value| serde_json::from_value::<ServantSettings>(v).unwrap();
+    orch.set_servant("n3", &json(serde_json::json!({"maxToolIterations": 9})))
+        .unwrap();
+    let n3 = |w: &fuseforks_core::village::World| {
+        let a = w.agents.iter().find(|a| a.id.as_str() == "n3").unwrap();
+        (a.group_id.clone(), a.max_tool_iterations)
+    };
+    assert_eq!(n3(&orch.world()), (Some("g1".into()), Some(9)));
+    orch.set_servant("n3", &json(serde_json::json!({"groupId": null})))
+        .unwrap();
+    assert_eq!(n3(&orch.world()), (None, Some(9)));
     // The reception and the default verifier are cleared only when they name the deleted one.
     orch.update_world(|w| {
         w.reception = Some(fuseforks_core::village::AgentId::new("n3").unwrap());

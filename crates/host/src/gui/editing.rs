@@ -224,8 +224,7 @@ pub async fn save(
     match store.save_editable(&file, &text, &state.orchestrator.world()) {
         Ok(()) => {
             super::commands::saved(state, &file.path()).await;
-            let now = store.read_editable(&file).unwrap_or_default();
-            Ok(json!({"path": file.path(), "hash": super::file_guard::hash(&now)}))
+            Ok(written(&store, &file))
         }
         Err(EditError::Findings(findings)) => Err(invalid(&findings[0])),
         Err(EditError::Village(e)) => Err(ApiError::from(e)),
@@ -267,7 +266,19 @@ async fn save_world(state: &GuiState, text: &str) -> Result<Value, ApiError> {
         Ok(())
     })?;
     super::commands::saved(state, "world.json").await;
-    Ok(json!({"path": "world.json"}))
+    Ok(written(&store, &EditableFile::World))
+}
+
+/// What a save answers: the file as it is on disk now — its hash (the next save names it) and
+/// its text as the page is shown it (the village writes JSON files in its own layout, so the
+/// editor takes this text, not the one it sent).
+fn written(store: &VillageStore, file: &EditableFile) -> Value {
+    let now = store.read_editable(file).unwrap_or_default();
+    let shown = match is_mcp(file) {
+        true => super::file_guard::masked(&now),
+        false => Some(now.clone()),
+    };
+    json!({"path": file.path(), "hash": super::file_guard::hash(&now), "text": shown})
 }
 
 /// `assist`: one exchange of the drafting assistant, with its usage.

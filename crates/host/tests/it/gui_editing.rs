@@ -232,6 +232,10 @@ async fn world_json_is_edited_as_text_and_put_in_effect() {
     );
     let on_disk = std::fs::read_to_string(fx.data.workspace().join("world.json")).unwrap();
     assert!(on_disk.contains("futureField"), "unknown fields kept");
+    // The answer is the file as written (the editor shows it) with the hash a next save names.
+    assert_eq!(body["text"].as_str(), Some(on_disk.as_str()));
+    let (_, reread) = fx.read("/api/files/world.json").await;
+    assert_eq!(body["hash"], reread["hash"]);
     world["agents"][0]["modelTemplateId"] = json!("nope");
     let (status, body) = fx
         .command(json!({"type": "saveFile", "path": "world.json", "text": world.to_string()}))
