@@ -322,8 +322,9 @@ function applyVillage(v, started) {
   }
   S.agents = next;
   for (const n of (v.map && v.map.nodes) || []) {
-    const dragged = mapDrag && mapDrag.id === n.id;
-    if (!dragged && !(mapPos.has(n.id) && fresh('pos:' + n.id, started))) mapPos.set(n.id, { x: n.x, y: n.y });
+    // A place moved here and not saved yet (or being saved) is newer than any answer.
+    const mine = (mapDrag && mapDrag.id === n.id) || mapMoved.has(n.id) || mapSaving.has(n.id);
+    if (!mine && !(mapPos.has(n.id) && fresh('pos:' + n.id, started))) mapPos.set(n.id, { x: n.x, y: n.y });
   }
   clearTimeout(timers.roots);
   if ((v.roots || []).length) timers.roots = setTimeout(refreshVillage, 2000);
@@ -469,6 +470,7 @@ const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], Arrow
 const mapPos = new Map(); // id -> {x, y} as drawn (the server's, or the user's not yet read back)
 const mapRefs = { svg: null, nodes: new Map(), edges: [] };
 let mapDrag = null;
+const mapMoved = new Set(); // nodes moved here since their last save began
 
 function mapSize() {
   const m = (S.village && S.village.map) || {};
@@ -581,6 +583,7 @@ function moveNode(id, x, y) {
   const [w, h] = mapSize();
   const clamp = (v, hi) => Math.round(Math.min(hi, Math.max(0, v)));
   mapPos.set(id, { x: clamp(x, w), y: clamp(y, h) });
+  mapMoved.add(id);
   S.eventAt.set('pos:' + id, performance.now());
   placeMap();
 }
@@ -614,6 +617,7 @@ async function savePos(id) {
   for (;;) {
     const p = mapPos.get(id);
     if (!p) break;
+    mapMoved.delete(id);
     await run($('map-alert'), 'setPosition', { agentId: id, x: p.x, y: p.y });
     S.eventAt.set('pos:' + id, performance.now());
     if (mapSaving.get(id) !== 'again') break;

@@ -367,9 +367,15 @@ function renderStats(r) {
     if (typeof row.costUsd === 'number') a.cost = (a.cost || 0) + row.costUsd;
     byAgent.set(row.agentId, a);
   }
+  // Servants and judges in tables of their own (a judge's turns are its routing calls).
   const judges = new Set(r.judges || []);
-  $('stats-rows').replaceChildren(...[...byAgent].map(([id, a]) => el('tr', null,
-    el('th', { scope: 'row', text: judges.has(id) ? id + ' ' + t('stats.judgeMark') : id }), cell(a.turns), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.cost)))));
+  const row = ([id, a]) => el('tr', null,
+    el('th', { scope: 'row', text: id }), cell(a.turns), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.cost)));
+  const all = [...byAgent];
+  $('stats-rows').replaceChildren(...all.filter(([id]) => !judges.has(id)).map(row));
+  const judged = all.filter(([id]) => judges.has(id));
+  $('stats-judges').replaceChildren(...judged.map(row));
+  $('stats-judges-empty').hidden = judged.length > 0;
   $('stats-detail').replaceChildren(...(r.rows || []).map((row) => el('tr', null,
     el('th', { scope: 'row', text: row.sessionId.slice(0, 8) }), cell(row.agentId), cell(row.model), cell(row.stop),
     cell(row.turns), cell(row.prompt + row.completion), cell(row.effective), cell(money(row.costUsd)))));

@@ -524,6 +524,8 @@ def main():
             expect(page.get_by_role("img", name="≈ $ per servant")).to_be_visible()
             servants = page.get_by_role("table", name="By servant")
             expect(servants.get_by_role("rowheader", name="reception")).to_be_visible()
+            expect(page.get_by_role("table", name="Judges (their routing calls)")).to_be_visible()
+            expect(page.get_by_text("No judge calls.")).to_be_visible()
             drafting = page.get_by_role("table", name="Drafting assistant (not charged to the budget)")
             expect(drafting.get_by_role("row")).to_have_count(2)
             expect(drafting).to_contain_text("(drafter)")
