@@ -83,11 +83,13 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Checks the request and builds the conversation to send; `Err` before anything is sent.
+/// Checks the request and builds the conversation to send, with the characters of its system
+/// text that stay the same from round to round (the guidance and the facts, before the user's
+/// text: the provider's cache breakpoint); `Err` before anything is sent.
 fn prepare(
     setup: &AssistSetup<'_>,
     req: &AssistRequest,
-) -> Result<(Vec<ChatMessage>, ChatMessage), AssistError> {
+) -> Result<(Vec<ChatMessage>, ChatMessage, usize), AssistError> {
     let chars = req.current.chars().count();
     if chars > MAX_CURRENT_CHARS {
         return Err(AssistError::invalid(
@@ -147,7 +149,7 @@ fn prepare(
     let mut messages = vec![ChatMessage::text(Role::System, system)];
     messages.extend(req.history.iter().cloned());
     messages.push(user.clone());
-    Ok((messages, user))
+    Ok((messages, user, stable.chars().count() + 1))
 }
 
 /// A draft as the model gave it, with its check (`None`: skill and construct).
@@ -182,7 +184,7 @@ pub async fn run_exchange(
     setup: &AssistSetup<'_>,
     req: &AssistRequest,
 ) -> (Result<AssistReply, AssistError>, Vec<AssistCall>) {
-    let (mut messages, user) = match prepare(setup, req) {
+    let (mut messages, user, stable) = match prepare(setup, req) {
         Ok(v) => v,
         Err(e) => return (Err(e), Vec::new()),
     };
@@ -190,7 +192,8 @@ pub async fn run_exchange(
     let mut calls = Vec::new();
     let mut last: Option<Drafted> = None;
     for attempt in 1..=MAX_JUDGE_ROUNDS {
-        let (request, forced) = request(setup, &messages, req.force_draft);
+        let (mut request, forced) = request(setup, &messages, req.force_draft);
+        request.cacheable_prefix_len = stable;
         let ts_ms = now_ms();
         let mut note = AssistCall {
             ts_ms,

@@ -90,6 +90,7 @@ async fn a_question_then_a_draft_on_every_wire_family() {
         .await;
         let v = Village::new(wire, stub.base_url(), Some(1_000));
         let orch = open(&v);
+        let mut events = orch.events();
         let mut req = request(
             DraftKind::Skill,
             "a1",
@@ -147,6 +148,18 @@ async fn a_question_then_a_draft_on_every_wire_family() {
             "{wire:?}: the saved Construct.md"
         );
 
+        // Nothing charged: no causal root ran (the budget of 1,000 would not have held the
+        // 1,520 tokens of the two calls), and no agent's running totals moved.
+        assert!(orch.running_roots().is_empty(), "{wire:?}");
+        while let Ok(event) = events.try_recv() {
+            assert!(
+                !matches!(
+                    event,
+                    fuseforks_core::events::CoreEvent::AgentStatsUpdated { .. }
+                ),
+                "{wire:?}: {event:?}"
+            );
+        }
         // Two calls, two records, no turn and no intent: nothing charged.
         let all = records(&orch);
         let assists: Vec<_> = all
@@ -206,7 +219,9 @@ async fn a_question_then_a_draft_on_every_wire_family() {
 async fn a_forced_draft_forces_the_tool_or_falls_back_with_the_fixed_line() {
     for (wire, thinking, forced) in [
         (Wire::OpenAiCompat, false, "yes"),
+        (Wire::Anthropic, false, "yes"),
         (Wire::Anthropic, true, "fallback"),
+        (Wire::MetaResponses, false, "fallback"),
     ] {
         let stub = StubServer::start(vec![wire_replies::tool_calls(
             wire,
@@ -215,12 +230,16 @@ async fn a_forced_draft_forces_the_tool_or_falls_back_with_the_fixed_line() {
         )])
         .await;
         let v = Village::new(wire, stub.base_url(), None);
-        if thinking {
-            v.data.edit_world(|w| {
-                w.model_templates[0].effort = Some(fuseforks_core::village::Effort::High);
-                w.model_templates[0].max_output_tokens = 4_096;
-            });
-        }
+        v.data.edit_world(|w| {
+            let t = &mut w.model_templates[0];
+            // Provider skills on the template are never sent with an assist call.
+            (t.google_search, t.xai_web_search, t.openai_web_search) = (true, true, true);
+            (t.meta_web_search, t.perplexity_web_search) = (true, true);
+            if thinking {
+                t.effort = Some(fuseforks_core::village::Effort::High);
+                t.max_output_tokens = 4_096;
+            }
+        });
         let orch = open(&v);
         let mut req = request(DraftKind::Construct, "a1", None);
         req.force_draft = true;
@@ -232,9 +251,29 @@ async fn a_forced_draft_forces_the_tool_or_falls_back_with_the_fixed_line() {
             text.contains("Write the draft now"),
             "{wire:?}: the fixed line"
         );
+        let choice = body["tool_choice"].to_string();
         match forced {
-            "yes" => assert_eq!(body["tool_choice"]["function"]["name"], "submit_draft"),
-            _ => assert_ne!(body["tool_choice"]["type"], "tool", "{wire:?}: {body}"),
+            "yes" => assert!(choice.contains("submit_draft"), "{wire:?}: {choice}"),
+            _ => assert!(!choice.contains("submit_draft"), "{wire:?}: {choice}"),
+        }
+        for skill in ["web_search", "google_search", "search_parameters"] {
+            assert!(
+                !text.contains(skill),
+                "{wire:?}: a provider skill sent: {skill}"
+            );
+        }
+        if wire == Wire::Anthropic {
+            // The cache breakpoint ends the guidance and the facts; the editor text follows.
+            let system = body["system"].as_array().expect("system blocks");
+            assert!(system[0]["cache_control"].is_object(), "{body}");
+            let stable = system[0]["text"].as_str().unwrap();
+            assert!(stable.contains("Village facts") && !stable.contains("What the user wrote"));
+            assert!(
+                system[1]["text"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("## What the user wrote")
+            );
         }
         assert!(
             v.log().contains(&format!("forced={forced} outcome=draft")),
