@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use super::Orchestrator;
 use crate::error::CoreError;
 use crate::events::AgentStatus;
+use crate::village::role::RoleDefaults;
 use crate::village::{AgentId, AgentSpec, World};
 
 /// What names a servant outside `world.json`, and so stops working when it is deleted: the
@@ -82,8 +83,9 @@ fn checked_name(name: &str) -> Result<String, CoreError> {
 }
 
 impl Orchestrator {
-    /// A new servant `id` named `name` (of `role_id` when given) on the reception's template
-    /// (else the first), with empty files.
+    /// A new servant `id` named `name`, of `role_id` when given: the role's defaults copied in
+    /// (its Construct text, template, tools and tool rounds); else on the reception's template
+    /// (else the first) with empty files.
     pub fn create_servant(
         &self,
         id: &str,
@@ -99,30 +101,50 @@ impl Orchestrator {
                 "id: a folder agents/{id} is left from before; move it away or pick another id"
             )));
         }
+        let mut construct = String::new();
         self.update_world(|w| {
             if w.agents.iter().any(|a| a.id == agent_id)
                 || w.judges.iter().any(|j| j.id == agent_id)
             {
                 return Err(refused(format!("id: {id} is taken")));
             }
-            if let Some(role) = role_id.filter(|r| !w.roles.iter().any(|x| x.id == *r)) {
-                return Err(refused(format!("roleId: no role {role}")));
+            let defaults = match role_id {
+                None => RoleDefaults::default(),
+                Some(r) => match w.roles.iter().find(|x| x.id == r) {
+                    Some(role) => role.defaults.clone(),
+                    None => return Err(refused(format!("roleId: no role {r}"))),
+                },
+            };
+            if let Some(t) = &defaults.model_template_id
+                && !w.model_templates.iter().any(|m| &m.id == t)
+            {
+                return Err(refused(format!(
+                    "roleId: its model template {t} is not in the village"
+                )));
             }
-            let template = w
-                .reception
-                .as_ref()
-                .and_then(|r| w.agent(r))
-                .map(|a| a.model_template_id.clone())
+            let template = defaults
+                .model_template_id
+                .clone()
+                .or_else(|| {
+                    w.reception
+                        .as_ref()
+                        .and_then(|r| w.agent(r))
+                        .map(|a| a.model_template_id.clone())
+                })
                 .or_else(|| w.model_templates.first().map(|t| t.id.clone()))
                 .ok_or_else(|| refused("the village has no model template"))?;
             let mut spec = AgentSpec::new(agent_id.clone(), name, template);
             spec.order = w.agents.iter().map(|a| a.order + 1).max().unwrap_or(0);
             spec.role_id = role_id.map(str::to_owned);
+            // A role's defaults are copied in once, at creation.
+            spec.enabled_tools = defaults.enabled_tools.clone();
+            spec.max_tool_iterations = defaults.max_tool_iterations;
+            construct = defaults.construct;
             w.agents.push(spec);
             Ok(())
         })?;
         let files = self.inner.store().agent_files(&agent_id)?;
-        files.write_construct("")?;
+        files.write_construct(&construct)?;
         files.write_skill("")?;
         Ok(())
     }

@@ -193,6 +193,19 @@ async fn each_cast_refusal_names_its_field_and_each_reference_is_cleared_only_fo
         w.roles.push(
             serde_json::from_value(serde_json::json!({"id": "r1", "name": "Writer"})).unwrap(),
         );
+        w.roles.push(
+            serde_json::from_value(
+                serde_json::json!({"id": "r2", "name": "Editor", "defaults": {
+                "construct": "You edit.", "enabledTools": ["grep"], "maxToolIterations": 4,
+                "modelTemplateId": w.model_templates[0].id.as_str()}}),
+            )
+            .unwrap(),
+        );
+        w.roles.push(
+            serde_json::from_value(serde_json::json!({"id": "r3", "name": "Lost", "defaults": {
+                "modelTemplateId": "gone"}}))
+            .unwrap(),
+        );
         w.groups
             .push(serde_json::from_value(serde_json::json!({"id": "g1", "name": "Team"})).unwrap());
         w.judges.push(
@@ -228,6 +241,29 @@ async fn each_cast_refusal_names_its_field_and_each_reference_is_cleared_only_fo
         "INVALID_CAST_CHANGE"
     );
     orch.create_servant("n5", "N", Some("r1")).unwrap();
+    // A role's defaults are copied into the new servant; a role naming a missing template is
+    // refused before anything is written.
+    orch.create_servant("n6", "Ed", Some("r2")).unwrap();
+    let n6 = orch
+        .world()
+        .agents
+        .into_iter()
+        .find(|a| a.id.as_str() == "n6")
+        .unwrap();
+    assert_eq!(
+        (n6.enabled_tools.clone(), n6.max_tool_iterations),
+        (Some(vec!["grep".to_owned()]), Some(4))
+    );
+    let ws = v.data.workspace();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("agents/n6/Construct.md")).unwrap(),
+        "You edit."
+    );
+    assert_eq!(
+        code(orch.create_servant("n7", "L", Some("r3"))),
+        "INVALID_CAST_CHANGE"
+    );
+    assert!(!ws.join("agents/n7").exists());
     let w = orch.world();
     let order = |id: &str| w.agents.iter().find(|a| a.id.as_str() == id).unwrap().order;
     assert!(
