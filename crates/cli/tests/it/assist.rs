@@ -1,7 +1,8 @@
 //! `fuseforks-cli assist` against the stub: the one-shot `--json` exchange (a question, then a
 //! draft continued from `--history`), the terminal Q&A on stdin with the draft on stdout,
-//! `--save --yes` writing the village file, `--out` refusing an existing file, and the usage in
-//! `stats`' assist table, never in the turns.
+//! `--save --yes` writing the village file, `--save` without a yes or a terminal refused,
+//! `--out` writing a new file and refusing an existing one, a judge draft that never passes
+//! never saved, and the usage in `stats`' assist table, never in the turns.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -190,4 +191,80 @@ async fn a_bad_request_is_exit_2_with_its_code() {
     let out = run(args, "").await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("INVALID_ASSIST_REQUEST"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_writes_a_new_file_and_save_needs_a_yes() {
+    let stub = StubServer::start(vec![draft("Step one.\n"), draft("Step two.\n")]).await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url()).write(&data);
+    let dir = data.data_dir().display().to_string();
+    let skill = data.workspace().join("agents/rec/SKILL.md");
+    let before = std::fs::read_to_string(&skill).unwrap_or_default();
+    // --out: the draft goes to the new file, not to stdout, and the village is untouched.
+    let new = data.data_dir().join("draft.md");
+    let n = new.display().to_string();
+    let out = run(
+        assist_args(&dir, &["--input", "go", "--force-draft", "--out", &n]),
+        "",
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&new).unwrap(), "Step one.\n");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Step one."));
+    // --save without --yes and without a terminal to ask on: not saved, exit 8.
+    let out = run(
+        assist_args(&dir, &["--input", "go", "--force-draft", "--save"]),
+        "y\n",
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(8),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ASSIST_NOT_SAVED"));
+    assert_eq!(std::fs::read_to_string(&skill).unwrap_or_default(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_draft_that_never_passes_is_not_saved_even_with_yes() {
+    let bad = || draft("[questions.kind]\ntype = 7\n");
+    let stub = StubServer::start(vec![bad(), bad(), bad()]).await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url())
+        .world(|w| {
+            w.judges.push(
+                serde_json::from_value(
+                    json!({"id": "gate", "name": "Gate", "order": 0, "enabled": false}),
+                )
+                .unwrap(),
+            );
+        })
+        .write(&data);
+    let judge = data.workspace().join("judges/gate/judge.toml");
+    std::fs::create_dir_all(judge.parent().unwrap()).unwrap();
+    std::fs::write(&judge, "# mine\n").unwrap();
+    let dir = data.data_dir().display().to_string();
+    let mut args = assist_args(&dir, &["--input", "go", "--force-draft", "--save", "--yes"]);
+    (args[4], args[6]) = ("judge".into(), "gate".into());
+    let out = run(args, "").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("INVALID_JUDGE_FILE") && stderr.contains("ASSIST_NOT_SAVED"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&judge).unwrap(),
+        "# mine\n",
+        "nothing written"
+    );
+    assert_eq!(stub.requests().len(), 3, "three rounds");
 }
