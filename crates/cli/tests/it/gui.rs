@@ -246,6 +246,57 @@ async fn an_api_key_saved_from_the_page_lands_in_the_os_store_and_is_never_shown
         .output();
 }
 
+/// A value typed into an `mcp.json`'s secret field goes to the OS store (keyutils here) under
+/// `mcp:NAME`, the page then says it is stored, and the value never comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_secret_saved_from_the_page_is_stored_and_never_shown() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url()).write(&data);
+    let name = format!("GH{}", crate::secrets::unique_id())
+        .to_uppercase()
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+    std::fs::write(
+        data.workspace().join("mcp.json"),
+        format!(
+            r#"{{"mcpServers": {{"gh": {{"type": "http", "url": "https://example.com/mcp", "headers": {{"Authorization": "Bearer ${{secret:{name}}}"}}}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let mut c = command(
+        words(&format!(
+            "gui --data-dir {} --secrets keyring",
+            data.data_dir().display()
+        )),
+        true,
+    );
+    c.env("FUSEFORKS_KEYRING", "keyutils");
+    let mut gui = start_command(c);
+    let cookie = cookie(&gui);
+    let host = format!("127.0.0.1:{}", gui.port);
+    let read = || get(gui.port, &host, "/api/files/mcp.json", Some(&cookie)).2;
+    assert!(read().contains(r#""hasValue":false"#), "{}", read());
+    let value = "ghp-FROM-THE-PAGE-7f3a";
+    let (status, _, answer) = post(
+        gui.port,
+        &cookie,
+        Some(&format!("http://{host}")),
+        &json!({"type": "setMcpSecret", "name": name, "value": value}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let file = read();
+    assert!(file.contains(r#""hasValue":true"#) && !file.contains(value), "{file}");
+    let out = signal_and_wait(&mut gui.child, "TERM").await;
+    assert!(!stderr(&out).contains(value));
+    let _ = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"))
+        .args(words(&format!(
+            "secrets delete mcp:{name} --data-dir {}",
+            data.data_dir().display()
+        )))
+        .env("FUSEFORKS_KEYRING", "keyutils")
+        .output();
+}
+
 fn run_call(id: &str) -> StubReply {
     let call = ScriptCall {
         id: id.into(),
