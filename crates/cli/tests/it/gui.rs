@@ -297,6 +297,44 @@ async fn an_mcp_secret_saved_from_the_page_is_stored_and_never_shown() {
         .output();
 }
 
+/// "Try" on the Servants page: the judge's backend on the text (one forced call), its answers
+/// and the rule it would take, and nothing delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_on_the_servants_page_asks_the_judge_and_delivers_nothing() {
+    let call = ScriptCall {
+        id: "c1".into(),
+        name: "judge_answers".into(),
+        args: json!({"kind": {"bug": 0.85, "other": 0.15}}),
+    };
+    let stub = StubServer::start(vec![wire_replies::tool_calls(Wire::OpenAiCompat, &[call], U)]).await;
+    let base = format!("{}/v1", stub.base_url());
+    let (data, _dir) = crate::judges::judge_village(&base, Some("stub"), crate::judges::GOOD);
+    let gui = start(&data, &[]);
+    let cookie = cookie(&gui);
+    let origin = format!("http://127.0.0.1:{}", gui.port);
+    let text = "My app crashes on start";
+    let (status, _, answer) = post(
+        gui.port,
+        &cookie,
+        Some(&origin),
+        &json!({"type": "tryJudge", "judgeId": "good", "text": text}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let v: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!((v["outcome"].as_str(), v["rule"].as_str()), (Some("routed"), Some("1")), "{v}");
+    assert!(v["answers"].to_string().contains("bug"), "{v}");
+    let sent = stub.requests();
+    assert_eq!(sent.len(), 1, "one call, nothing delivered after it");
+    assert!(sent[0].body.to_string().contains(text));
+    let (status, _, answer) = post(
+        gui.port,
+        &cookie,
+        Some(&origin),
+        &json!({"type": "tryJudge", "judgeId": "nobody", "text": text}),
+    );
+    assert_eq!(status, 404, "{answer}");
+}
+
 fn run_call(id: &str) -> StubReply {
     let call = ScriptCall {
         id: id.into(),
