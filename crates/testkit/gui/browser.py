@@ -507,6 +507,14 @@ def main():
             if "warmly" in r.json().get("text", ""):
                 fail("the draft was saved by itself")
             shot(page, "files-assist.png")
+            # A judge draft shows how the parser took it, and in how many rounds (the unsaved
+            # Construct.md is discarded: its prompt is accepted this time).
+            page.once("dialog", lambda d: d.accept())
+            pick.select_option("judges/gate/judge.toml")
+            expect_editor(page, api_text(page, "judges/gate/judge.toml"))
+            assist.get_by_role("combobox", name="Template").select_option("drafter")
+            assist.get_by_role("button", name="Draft now").click()
+            expect(assist.locator("#assist-draft-note")).to_contain_text("passed the parser (round 1)")
 
         with Step("files: a language switch on the Files page reaches the editor and its panel"):
             page.get_by_role("combobox", name="Language").select_option("ja")

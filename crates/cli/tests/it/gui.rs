@@ -285,7 +285,10 @@ async fn an_mcp_secret_saved_from_the_page_is_stored_and_never_shown() {
     );
     assert_eq!(status, 200, "{answer}");
     let file = read();
-    assert!(file.contains(r#""hasValue":true"#) && !file.contains(value), "{file}");
+    assert!(
+        file.contains(r#""hasValue":true"#) && !file.contains(value),
+        "{file}"
+    );
     let out = signal_and_wait(&mut gui.child, "TERM").await;
     assert!(!stderr(&out).contains(value));
     let _ = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"))
@@ -306,7 +309,12 @@ async fn try_on_the_servants_page_asks_the_judge_and_delivers_nothing() {
         name: "judge_answers".into(),
         args: json!({"kind": {"bug": 0.85, "other": 0.15}}),
     };
-    let stub = StubServer::start(vec![wire_replies::tool_calls(Wire::OpenAiCompat, &[call], U)]).await;
+    let stub = StubServer::start(vec![wire_replies::tool_calls(
+        Wire::OpenAiCompat,
+        &[call],
+        U,
+    )])
+    .await;
     let base = format!("{}/v1", stub.base_url());
     let (data, _dir) = crate::judges::judge_village(&base, Some("stub"), crate::judges::GOOD);
     let gui = start(&data, &[]);
@@ -321,7 +329,11 @@ async fn try_on_the_servants_page_asks_the_judge_and_delivers_nothing() {
     );
     assert_eq!(status, 200, "{answer}");
     let v: Value = serde_json::from_str(&answer).unwrap();
-    assert_eq!((v["outcome"].as_str(), v["rule"].as_str()), (Some("routed"), Some("1")), "{v}");
+    assert_eq!(
+        (v["outcome"].as_str(), v["rule"].as_str()),
+        (Some("routed"), Some("1")),
+        "{v}"
+    );
     assert!(v["answers"].to_string().contains("bug"), "{v}");
     let sent = stub.requests();
     assert_eq!(sent.len(), 1, "one call, nothing delivered after it");
@@ -403,9 +415,19 @@ async fn the_pages_work_in_a_real_browser() {
         name: "submit_draft".into(),
         args: json!({"content": "You greet people warmly.\n", "notes": "assumed casual"}),
     };
+    // Then a judge draft that passes the parser on its first round.
+    let judge = ScriptCall {
+        id: "d2".into(),
+        name: "submit_draft".into(),
+        args: json!({"content": fuseforks_core::judge::starter_template(
+            "reception",
+            fuseforks_core::village::Language::En
+        )}),
+    };
     let drafter = StubServer::start(vec![
         text("Formal or casual?"),
         wire_replies::tool_calls(Wire::OpenAiCompat, &[submit], U),
+        wire_replies::tool_calls(Wire::OpenAiCompat, &[judge], U),
     ])
     .await;
     let data = TempDataDir::new();
