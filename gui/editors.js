@@ -49,7 +49,8 @@ export function bindEditors(helpers) {
   $('assist-send').addEventListener('click', () => ask(false));
   $('assist-draft').addEventListener('click', () => ask(true));
   $('assist-use').addEventListener('click', useDraft);
-  $('assist-new').addEventListener('click', () => { E.history = []; E.draft = null; renderAssist(); });
+  $('assist-undo').addEventListener('click', undoDraft);
+  $('assist-new').addEventListener('click', () => { E.history = []; E.log = []; E.draft = null; E.before = null; renderAssist(); });
   $('stats-period').addEventListener('change', loadStats);
   $('stats-closing').addEventListener('change', loadStats);
 }
@@ -121,7 +122,9 @@ async function openFile(path) {
     E.findings = r.findings || [];
     E.secrets = r.secrets || [];
     E.history = [];
+    E.log = [];
     E.draft = null;
+    E.before = null;
     clearAlert($('file-alert'));
   } catch (e) {
     if (seq === E.openSeq) showError($('file-alert'), e);
@@ -269,14 +272,10 @@ function renderAssist() {
   const target = draftKind();
   $('assist-sec').hidden = !target;
   if (!target) return;
-  const log = $('assist-log');
-  const rows = [];
-  for (const m of E.history) {
-    const text = (m.content || []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
-    if (!text || m.role === 'tool') continue;
-    rows.push(el('li', { class: 'assist-' + m.role }, el('strong', { text: t('assist.' + m.role) + ': ' }), el('span', { text })));
-  }
-  log.replaceChildren(...rows);
+  // The conversation as the page saw it: what the user sent and the replies' text (the history
+  // itself is the core's, sent back as it came, never read here).
+  $('assist-log').replaceChildren(...(E.log || []).map(([role, text]) => el('li', { class: 'assist-' + role },
+    el('strong', { text: t('assist.' + role) + ': ' }), el('span', { text }))));
   const d = E.draft;
   $('assist-result').hidden = !d;
   if (d) {
@@ -286,7 +285,12 @@ function renderAssist() {
     if (v) note += ' · ' + (v.valid ? t('assist.valid', { n: d.attempts }) : t('assist.invalid', { n: d.attempts, at: v.location || '-', msg: v.message || '' }));
     if (d.notes) note += ' · ' + t('assist.notes') + ' ' + d.notes;
     $('assist-draft-note').textContent = note;
+    const diff = lineDiff(ED.text(), d.content);
+    $('assist-draft-diff').textContent = t('assist.diff', {
+      from: [...ED.text()].length, to: d.draftChars, added: diff.added, removed: diff.removed,
+    });
   }
+  $('assist-undo').hidden = E.before === null || E.before === undefined;
   $('assist-send').disabled = E.busy || !E.templates.length;
   $('assist-draft').disabled = E.busy || !E.templates.length;
 }
@@ -307,6 +311,7 @@ async function ask(force) {
     const r = await command('assist', { request });
     const reply = r.reply || {};
     E.history = E.history.concat(reply.appended || []);
+    E.log = (E.log || []).concat(input ? [['user', input]] : [], reply.text ? [['assistant', reply.text]] : []);
     E.draft = reply.type === 'draft' ? reply : null;
     $('assist-input').value = '';
     clearAlert($('assist-alert'));
@@ -319,13 +324,45 @@ async function ask(force) {
   renderAssist();
 }
 
+// Lines added and removed from `a` to `b` (a longest common subsequence of lines; past 2,000
+// lines a side, counted as sets of lines instead).
+export function lineDiff(a, b) {
+  const x = a.split('\n');
+  const y = b.split('\n');
+  if (x.length > 2000 || y.length > 2000) {
+    const left = new Set(x);
+    const right = new Set(y);
+    return { added: y.filter((l) => !left.has(l)).length, removed: x.filter((l) => !right.has(l)).length };
+  }
+  let prev = new Array(y.length + 1).fill(0);
+  for (let i = 1; i <= x.length; i++) {
+    const row = new Array(y.length + 1).fill(0);
+    for (let j = 1; j <= y.length; j++) row[j] = x[i - 1] === y[j - 1] ? prev[j - 1] + 1 : Math.max(prev[j], row[j - 1]);
+    prev = row;
+  }
+  const same = prev[y.length];
+  return { added: y.length - same, removed: x.length - same };
+}
+
 function useDraft() {
   const { $, t, flash } = H;
   if (!E.draft) return;
   const text = ED.text();
-  if (text.trim() && text !== E.saved && !confirm(t('assist.replace'))) return;
-  ED.replaceAll(E.draft.content); // Ctrl+Z brings the text before the draft back
+  if (text.trim() && !confirm(t('assist.replace'))) return;
+  E.before = text; // "Take the draft back out" (and Ctrl+Z) bring it back
+  ED.replaceAll(E.draft.content);
   flash($('file-status'), t('assist.used'));
+  renderAssist();
+  ED.focus();
+}
+
+function undoDraft() {
+  const { $, t, flash } = H;
+  if (E.before === null || E.before === undefined) return;
+  ED.replaceAll(E.before);
+  E.before = null;
+  flash($('file-status'), t('assist.undone'));
+  renderAssist();
   ED.focus();
 }
 

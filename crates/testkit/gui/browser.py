@@ -494,14 +494,25 @@ def main():
             assist.get_by_role("textbox", name="Message to the assistant").fill("casual")
             assist.get_by_role("button", name="Draft now").click()
             expect(assist.locator("#assist-draft-text")).to_contain_text("You greet people warmly.")
-            assist.get_by_role("button", name="Put the draft in the editor").click()
+            # Before it goes in: the characters from the editor's to the draft's, lines +/-.
+            expect(assist.locator("#assist-draft-diff")).to_contain_text(
+                re.compile(r"^\d+ → 25 characters; \d+ lines added, \d+ removed$"))
+            put = assist.get_by_role("button", name="Put the draft in the editor")
+            page.once("dialog", lambda d: d.accept())  # the editor is not empty: it asks first
+            put.click()
             expect_editor(page, "You greet people warmly.\n")
             expect(page.get_by_text("Unsaved changes")).to_be_visible()
-            # One Ctrl+Z brings the text before the draft back.
+            # One Ctrl+Z, or "Take the draft back out", brings the text before the draft back.
             before_draft = api_text(page, "agents/reception/Construct.md")
             editor.press("Control+z")
             expect_editor(page, before_draft)
-            assist.get_by_role("button", name="Put the draft in the editor").click()
+            page.once("dialog", lambda d: d.accept())
+            put.click()
+            expect_editor(page, "You greet people warmly.\n")
+            assist.get_by_role("button", name="Take the draft back out").click()
+            expect_editor(page, before_draft)
+            page.once("dialog", lambda d: d.accept())
+            put.click()
             expect_editor(page, "You greet people warmly.\n")
             r = page.request.get(urljoin(page.url, "/api/files/agents/reception/Construct.md"))
             if "warmly" in r.json().get("text", ""):
