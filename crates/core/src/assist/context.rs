@@ -12,6 +12,7 @@ pub(super) fn facts(
     world: &World,
     kind: DraftKind,
     id: &str,
+    connected: &[(String, Vec<String>)],
     language: Language,
 ) -> Result<String, AssistError> {
     let unknown = |what: &str| {
@@ -38,7 +39,7 @@ pub(super) fn facts(
         }
         DraftKind::Skill | DraftKind::Construct => {
             let agent = world.agent(&agent_id).ok_or_else(|| unknown("agent"))?;
-            agent_facts(store, world, agent, kind, language)
+            agent_facts(store, world, agent, kind, connected, language)
         }
     };
     Ok(format!("{head}{lang}{body}"))
@@ -66,6 +67,7 @@ fn agent_facts(
     world: &World,
     agent: &crate::village::AgentSpec,
     kind: DraftKind,
+    connected: &[(String, Vec<String>)],
     language: Language,
 ) -> String {
     let none = language.pick("(なし)", "(none)");
@@ -86,6 +88,14 @@ fn agent_facts(
     if let Some(own) = files.as_ref().and_then(|f| f.load_mcp().ok()) {
         servers.extend(own.value.mcp_servers.keys().cloned());
     }
+    // A connected server (the agent runs) with its tools' names; the others by name only.
+    let servers: Vec<String> = servers
+        .into_iter()
+        .map(|name| match connected.iter().find(|(n, _)| *n == name) {
+            Some((_, tools)) => format!("{name} ({})", tools.join(", ")),
+            None => name,
+        })
+        .collect();
     let peers: Vec<String> = agent
         .connected_agents
         .iter()
@@ -99,8 +109,8 @@ fn agent_facts(
         }
     };
     let mut text = language.pick(
-        format!("エージェント: {}\n道具: {}\nMCP サーバー(関数名は未確認): {}\nつながっている相手: {}\n", agent.name, list(&tools), list(&servers), list(&peers)),
-        format!("Agent: {}\nTools: {}\nMCP servers (function names not known): {}\nConnected to: {}\n", agent.name, list(&tools), list(&servers), list(&peers)),
+        format!("エージェント: {}\n道具: {}\nMCP サーバー(接続中はかっこ内に関数名): {}\nつながっている相手: {}\n", agent.name, list(&tools), list(&servers), list(&peers)),
+        format!("Agent: {}\nTools: {}\nMCP servers (when connected, their functions in brackets): {}\nConnected to: {}\n", agent.name, list(&tools), list(&servers), list(&peers)),
     );
     // The saved text of the other file, so that the two do not overlap.
     let other = files.and_then(|f| match kind {

@@ -34,6 +34,8 @@ pub struct AssistSetup<'a> {
     pub template: &'a ModelTemplate,
     /// The village language.
     pub language: Language,
+    /// The target agent's connected MCP servers with their tool names (empty: not running).
+    pub connected_mcp: Vec<(String, Vec<String>)>,
     /// Cancels the call in flight.
     pub cancel: CancellationToken,
 }
@@ -124,6 +126,7 @@ fn prepare(
         setup.world,
         req.target.kind,
         &req.target.id,
+        &setup.connected_mcp,
         language,
     )?;
     let example = (req.target.kind == DraftKind::Judge)

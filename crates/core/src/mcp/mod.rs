@@ -179,6 +179,22 @@ impl McpConnections {
         out
     }
 
+    /// Each connected server with the names of its tools (as the server names them), in
+    /// connection order.
+    pub fn server_tools(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = self
+            .servers
+            .iter()
+            .map(|s| (s.name.clone(), Vec::new()))
+            .collect();
+        for tool in self.order.iter().filter_map(|n| self.tools.get(n)) {
+            if let Some((_, tools)) = out.get_mut(tool.server) {
+                tools.push(tool.tool.clone());
+            }
+        }
+        out
+    }
+
     /// The tool specs, in connection order.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.order

@@ -51,6 +51,7 @@ pub(crate) async fn run(
         inner.log(line);
     }
     let mcp = connect_mcp(&inner, &agent_id, control.stop.child_token()).await;
+    inner.note_mcp_tools(&agent_id, Some(mcp.server_tools()));
     while let Some(delivery) = mailbox.recv().await {
         // A stopping agent starts no new turn: what is still queued is answered at once.
         if control.stop.is_cancelled() {
@@ -100,6 +101,7 @@ pub(crate) async fn run(
         }
     }
     // The agent stops: its MCP children go with it (without waiting once it was cut).
+    inner.note_mcp_tools(&agent_id, None);
     mcp.close(&control.abort).await;
 }
 

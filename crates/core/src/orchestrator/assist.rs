@@ -60,6 +60,7 @@ impl Orchestrator {
             endpoint: &endpoint,
             template: &template,
             language: inner.language(),
+            connected_mcp: inner.mcp_tools(&request.target.id),
             cancel,
         };
         let (reply, calls) = run_exchange(&setup, request).await;

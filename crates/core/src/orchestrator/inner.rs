@@ -58,6 +58,8 @@ pub(crate) struct Inner {
     approval: RwLock<RunApproval>,
     trash: TrashTarget,
     mcp_child_output: Option<Arc<dyn ChildOutput>>,
+    /// Each running agent's connected MCP servers with their tool names (the assistant's facts).
+    mcp_tools: Mutex<HashMap<String, Vec<(String, Vec<String>)>>>,
     tracer: Option<Arc<dyn crate::trace::Tracer>>,
     square: Square,
     plans: PlanBook,
@@ -132,6 +134,7 @@ impl Inner {
             approval: RwLock::new(RunApproval::Required),
             trash: config.trash,
             mcp_child_output: config.mcp_child_output,
+            mcp_tools: Mutex::default(),
             tracer: config.tracer,
             square: Square::default(),
             plans: PlanBook::default(),
@@ -226,6 +229,28 @@ impl Inner {
 
     pub(super) fn mcp_child_output(&self) -> Option<Arc<dyn ChildOutput>> {
         self.mcp_child_output.clone()
+    }
+
+    /// Notes (`Some`) or forgets (`None`, at its stop) an agent's connected MCP servers.
+    pub(super) fn note_mcp_tools(
+        &self,
+        agent_id: &str,
+        servers: Option<Vec<(String, Vec<String>)>>,
+    ) {
+        let mut all = self.mcp_tools.lock_or_recover();
+        match servers {
+            Some(s) => all.insert(agent_id.to_owned(), s),
+            None => all.remove(agent_id),
+        };
+    }
+
+    /// An agent's connected MCP servers with their tool names (empty when it is not running).
+    pub(super) fn mcp_tools(&self, agent_id: &str) -> Vec<(String, Vec<String>)> {
+        self.mcp_tools
+            .lock_or_recover()
+            .get(agent_id)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Where `file remove` puts things.

@@ -467,3 +467,48 @@ async fn a_missing_key_is_secret_missing_and_nothing_is_sent() {
     assert_eq!(e.code(), "SECRET_MISSING", "{e}");
     assert!(stub.requests().is_empty());
 }
+
+/// Seed 000 D7: a running agent's connected MCP servers come with their tools' names; a
+/// stopped agent's servers by name only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_agents_mcp_servers_are_named_with_their_tools() {
+    if !fuseforks_testkit::python_mcp() {
+        return;
+    }
+    let wire = Wire::OpenAiCompat;
+    let stub = StubServer::start(vec![wire_replies::text(wire, "Which tone?", U); 6]).await;
+    let v = Village::new(wire, stub.base_url(), None);
+    let script = fuseforks_testkit::mcp_script("child_stdio.py");
+    let config =
+        serde_json::json!({"mcpServers": {"kid": {"command": "python3", "args": [script]}}});
+    v.store()
+        .agent_files(&fuseforks_core::village::AgentId::new("a1").unwrap())
+        .unwrap()
+        .save_mcp(&serde_json::from_value(config).unwrap())
+        .unwrap();
+    let orch = open(&v);
+    let system = |i: usize| stub.requests()[i].body["messages"][0]["content"].to_string();
+    ask(&orch, &request(DraftKind::Skill, "a1", Some("hi"))).await;
+    assert!(
+        system(0).contains("kid") && !system(0).contains("noop"),
+        "{}",
+        system(0)
+    );
+    orch.start_agent("a1").unwrap();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !v.log().contains("server=kid outcome=connected") {
+        assert!(std::time::Instant::now() < end, "{}", v.log());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // The tools are noted right after the connect's log line: ask until they are there.
+    for i in 1..=5 {
+        ask(&orch, &request(DraftKind::Skill, "a1", Some("hi"))).await;
+        if system(i).contains("kid (noop)") {
+            break;
+        }
+        assert!(i < 5, "{}", system(i));
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    orch.stop_agent("a1", std::time::Duration::from_secs(10))
+        .await;
+}
