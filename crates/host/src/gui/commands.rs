@@ -143,7 +143,8 @@ pub enum Command {
         base_hash: Option<String>,
     },
     Assist {
-        request: Box<fuseforks_core::assist::AssistRequest>,
+        /// Read by `editing::assist`, so that a malformed one is `INVALID_ASSIST_REQUEST`.
+        request: Value,
     },
     Cast {
         edit: super::cast::CastEdit,

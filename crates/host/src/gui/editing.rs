@@ -281,8 +281,31 @@ fn written(store: &VillageStore, file: &EditableFile) -> Value {
     json!({"path": file.path(), "hash": super::file_guard::hash(&now), "text": shown})
 }
 
-/// `assist`: one exchange of the drafting assistant, with its usage.
-pub async fn assist(state: &GuiState, request: &AssistRequest) -> Result<Value, ApiError> {
+/// `text` with every "quoted" part shown as "…".
+fn unquoted(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('"').enumerate() {
+        out.push_str(if i % 2 == 1 { "…" } else { part });
+        out.push('"');
+    }
+    out.pop();
+    out
+}
+
+/// `assist`: one exchange of the drafting assistant, with its usage. A request of the wrong
+/// shape (an unknown kind, a missing field) is `422 INVALID_ASSIST_REQUEST`, as the core's own
+/// refusals are.
+pub async fn assist(state: &GuiState, request: &Value) -> Result<Value, ApiError> {
+    let request: AssistRequest = serde_json::from_value(request.clone()).map_err(|e| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "INVALID_ASSIST_REQUEST",
+            // Quoted values are left out: they may be the editor's text.
+            format!("the request does not read: {}", unquoted(&e.to_string())),
+        )
+        .with_fix("send {target: {kind: skill|construct|judge, id}, templateId, history, input?, forceDraft, current}")
+    })?;
+    let request = &request;
     let outcome = state
         .orchestrator
         .assist_draft(request, CancellationToken::new())

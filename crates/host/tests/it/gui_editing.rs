@@ -118,6 +118,25 @@ async fn the_assistant_drafts_through_a_command_and_stats_keep_it_apart() {
     assert_eq!(reply["usage"]["prompt"], 300);
     let (_, file) = fx.read("/api/files/agents/rec/Construct.md").await;
     assert_ne!(file["text"], "Be kind.\n", "never saved by itself");
+    // A kind that does not exist, or a field of the wrong type, is the core's refusal code,
+    // and the text sent never comes back in it.
+    let mut wrong = request.clone();
+    wrong["target"]["kind"] = json!("poem");
+    wrong["history"] = json!("secret-draft-text-41");
+    let (status, body) = fx
+        .command(json!({"type": "assist", "request": wrong}))
+        .await;
+    assert_eq!(
+        (status, Fx::code(&body)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "INVALID_ASSIST_REQUEST"),
+        "{body}"
+    );
+    wrong["target"]["kind"] = json!("skill");
+    let (_, body) = fx
+        .command(json!({"type": "assist", "request": wrong}))
+        .await;
+    assert_eq!(Fx::code(&body), "INVALID_ASSIST_REQUEST", "{body}");
+    assert!(!body.to_string().contains("secret-draft-text-41"), "{body}");
     let (status, stats) = fx.read("/api/stats").await;
     assert_eq!(status, StatusCode::OK, "{stats}");
     assert_eq!(stats["assist"][0]["calls"], 1);
