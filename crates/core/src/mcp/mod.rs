@@ -102,6 +102,9 @@ struct RemoteTool {
     spec: ToolSpec,
 }
 
+/// Connected servers by name, each with its tools' names (as the server names them).
+pub type ServerTools = Vec<(String, Vec<String>)>;
+
 /// The connected servers of one agent.
 #[derive(Default)]
 pub struct McpConnections {
@@ -181,8 +184,8 @@ impl McpConnections {
 
     /// Each connected server with the names of its tools (as the server names them), in
     /// connection order.
-    pub fn server_tools(&self) -> Vec<(String, Vec<String>)> {
-        let mut out: Vec<(String, Vec<String>)> = self
+    pub fn server_tools(&self) -> ServerTools {
+        let mut out: ServerTools = self
             .servers
             .iter()
             .map(|s| (s.name.clone(), Vec::new()))
