@@ -35,7 +35,7 @@ pub struct AssistSetup<'a> {
     /// The village language.
     pub language: Language,
     /// The target agent's connected MCP servers with their tool names (empty: not running).
-    pub connected_mcp: Vec<(String, Vec<String>)>,
+    pub connected_mcp: crate::mcp::ServerTools,
     /// Cancels the call in flight.
     pub cancel: CancellationToken,
 }

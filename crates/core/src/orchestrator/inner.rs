@@ -59,7 +59,7 @@ pub(crate) struct Inner {
     trash: TrashTarget,
     mcp_child_output: Option<Arc<dyn ChildOutput>>,
     /// Each running agent's connected MCP servers with their tool names (the assistant's facts).
-    mcp_tools: Mutex<HashMap<String, Vec<(String, Vec<String>)>>>,
+    mcp_tools: Mutex<HashMap<String, crate::mcp::ServerTools>>,
     tracer: Option<Arc<dyn crate::trace::Tracer>>,
     square: Square,
     plans: PlanBook,
@@ -232,11 +232,7 @@ impl Inner {
     }
 
     /// Notes (`Some`) or forgets (`None`, at its stop) an agent's connected MCP servers.
-    pub(super) fn note_mcp_tools(
-        &self,
-        agent_id: &str,
-        servers: Option<Vec<(String, Vec<String>)>>,
-    ) {
+    pub(super) fn note_mcp_tools(&self, agent_id: &str, servers: Option<crate::mcp::ServerTools>) {
         let mut all = self.mcp_tools.lock_or_recover();
         match servers {
             Some(s) => all.insert(agent_id.to_owned(), s),
@@ -245,7 +241,7 @@ impl Inner {
     }
 
     /// An agent's connected MCP servers with their tool names (empty when it is not running).
-    pub(super) fn mcp_tools(&self, agent_id: &str) -> Vec<(String, Vec<String>)> {
+    pub(super) fn mcp_tools(&self, agent_id: &str) -> crate::mcp::ServerTools {
         self.mcp_tools
             .lock_or_recover()
             .get(agent_id)
