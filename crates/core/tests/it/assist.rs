@@ -182,6 +182,15 @@ async fn a_question_then_a_draft_on_every_wire_family() {
             ),
             ("skill", "question", 700)
         );
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        assert!(
+            (now_ms - 60_000..=now_ms).contains(&first.ts_ms),
+            "{}",
+            first.ts_ms
+        );
         let report = fuseforks_core::stats::aggregate(
             orch.sessions().unwrap(),
             &orch.world(),
@@ -358,11 +367,14 @@ async fn a_judge_draft_that_never_passes_ends_after_three_rounds_with_the_last_e
         validation,
         attempts,
         content,
+        appended,
         ..
     } = reply
     else {
         panic!("{reply:?}")
     };
+    let last = serde_json::to_string(appended.last().unwrap()).unwrap();
+    assert!(last.contains("No more check rounds"), "{last}");
     let validation = validation.unwrap();
     assert_eq!((attempts, validation.valid), (3, false));
     assert!(validation.location.unwrap().contains(':'));
@@ -376,6 +388,83 @@ async fn a_judge_draft_that_never_passes_ends_after_three_rounds_with_the_last_e
         v.log()
             .contains("attempt=3 forced=no outcome=draft_invalid")
     );
+}
+
+/// The tool result that closes a draft (shown; or no more rounds), a call of another name
+/// never taken for a draft, the judge's example only in a judge prompt, the limits exact, and
+/// a failure after a refused draft still giving that draft (its round counted).
+#[tokio::test]
+async fn the_edges_of_an_exchange() {
+    let wire = Wire::OpenAiCompat;
+    let other = ScriptCall {
+        id: "o1".into(),
+        name: "web_search".into(),
+        args: json!({"content": "not a draft"}),
+    };
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(wire, &[submit("Be brief.\n")], U),
+        wire_replies::tool_calls(wire, &[other], U),
+        wire_replies::text(wire, "ok", U),
+        wire_replies::tool_calls(wire, &[submit("[questions.x]\nkind = 7\n")], U),
+        wire_replies::error(wire, 400, "bad request", None),
+    ])
+    .await;
+    let v = Village::new(wire, stub.base_url(), None);
+    v.data.edit_world(|w| {
+        w.judges.push(
+            serde_json::from_value(
+                json!({"id": "gate", "name": "Gate", "order": 0, "enabled": true}),
+            )
+            .unwrap(),
+        );
+    });
+    let orch = open(&v);
+    let tool_text = |m: &fuseforks_core::llm::ChatMessage| serde_json::to_string(m).unwrap();
+    // A good draft is answered "shown to the user"; the skill prompt has no judge example.
+    let AssistReply::Draft { appended, .. } =
+        ask(&orch, &request(DraftKind::Skill, "a1", Some("x"))).await
+    else {
+        panic!("a draft")
+    };
+    assert!(tool_text(appended.last().unwrap()).contains("The draft was shown to the user"));
+    assert!(!stub.requests()[0].body.to_string().contains("servant-id"));
+    // A call of another name with a `content` is answered as ignored, never a draft.
+    let reply = ask(&orch, &request(DraftKind::Skill, "a1", Some("x"))).await;
+    assert_ne!(reply.kind(), "draft", "{reply:?}");
+    // The limits are exact: at the limit accepted, one over refused before any call.
+    let mut req = request(
+        DraftKind::Skill,
+        "a1",
+        Some(&"i".repeat(fuseforks_core::assist::MAX_INPUT_CHARS)),
+    );
+    req.current = "c".repeat(fuseforks_core::assist::MAX_CURRENT_CHARS);
+    ask(&orch, &req).await;
+    let sent = stub.requests().len();
+    req.current.push('c');
+    let e = orch
+        .assist_draft(&req, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "INVALID_ASSIST_REQUEST");
+    req.current.pop();
+    req.input = Some("i".repeat(fuseforks_core::assist::MAX_INPUT_CHARS + 1));
+    let e = orch
+        .assist_draft(&req, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "INVALID_ASSIST_REQUEST");
+    assert_eq!(stub.requests().len(), sent, "refused before any call");
+    // A judge prompt carries the example; a failure after a refused draft gives that draft.
+    let AssistReply::Draft {
+        attempts,
+        validation,
+        ..
+    } = ask(&orch, &request(DraftKind::Judge, "gate", Some("x"))).await
+    else {
+        panic!("the refused draft")
+    };
+    assert_eq!((attempts, validation.map(|v| v.valid)), (1, Some(false)));
+    assert!(stub.requests()[3].body.to_string().contains("servant-id"));
 }
 
 #[tokio::test]
