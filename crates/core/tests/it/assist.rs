@@ -320,11 +320,14 @@ async fn a_judge_draft_is_checked_corrected_and_accepted_in_two_rounds() {
         validation,
         attempts,
         content,
+        appended,
         ..
     } = reply
     else {
         panic!("{reply:?}")
     };
+    let last = serde_json::to_string(appended.last().unwrap()).unwrap();
+    assert!(last.contains("The draft was shown to the user"), "{last}");
     assert_eq!(attempts, 2);
     assert_eq!(content, good);
     assert!(validation.unwrap().valid);
