@@ -15,7 +15,7 @@ pub mod village;
 pub mod wire_replies;
 pub mod wire_streams;
 
-pub use village::{TestVillage, TestVillageBuilder, provider, stub_template};
+pub use village::{TestVillage, TestVillageBuilder, judge_spec, provider, stub_template};
 
 /// The read-only `shared/` folder beside the repository (override with `FUSEFORKS_SHARED`).
 pub fn shared_dir() -> PathBuf {

@@ -24,6 +24,13 @@ pub fn provider(wire: Wire) -> Provider {
     }
 }
 
+/// A judge `id` named `name` of `world.json` (order 0), switched on or off; its `judge.toml` is
+/// the test's to write.
+pub fn judge_spec(id: &str, name: &str, enabled: bool) -> fuseforks_core::village::JudgeSpec {
+    let spec = serde_json::json!({"id": id, "name": name, "order": 0, "enabled": enabled});
+    serde_json::from_value(spec).expect("a judge's fields")
+}
+
 /// Template `stub` (model `stub-model`) for `wire` at a stub's base URL, with the API prefix
 /// the real service has; the key comes from the secret store (none for Ollama); one retry.
 pub fn stub_template(wire: Wire, stub_base: &str) -> ModelTemplate {

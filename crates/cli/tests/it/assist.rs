@@ -45,6 +45,24 @@ fn assist_args(dir: &str, extra: &[&str]) -> Vec<String> {
     args
 }
 
+/// The stub village on `stub`, and its data folder as an argument.
+fn village(stub: &StubServer) -> (TempDataDir, String) {
+    let data = TempDataDir::new();
+    stub_village(stub.base_url()).write(&data);
+    let dir = data.data_dir().display().to_string();
+    (data, dir)
+}
+
+/// `out` ended with `code` (its stderr shown when not).
+fn exits(out: &std::process::Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 async fn run(args: Vec<String>, stdin: &str) -> std::process::Output {
     let stdin = stdin.to_owned();
     tokio::task::spawn_blocking(move || {
@@ -73,9 +91,7 @@ async fn one_shot_json_question_then_draft_from_the_history() {
         draft("1. Greet.\n"),
     ])
     .await;
-    let data = TempDataDir::new();
-    stub_village(stub.base_url()).write(&data);
-    let dir = data.data_dir().display().to_string();
+    let (data, dir) = village(&stub);
     let out = run(
         assist_args(&dir, &["--input", "write a skill", "--json"]),
         "",
@@ -97,12 +113,7 @@ async fn one_shot_json_question_then_draft_from_the_history() {
         "",
     )
     .await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exits(&out, 0);
     let second: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         (
@@ -136,9 +147,7 @@ async fn the_terminal_qa_prints_the_draft_and_saves_it_with_yes() {
         draft("Be casual.\n"),
     ])
     .await;
-    let data = TempDataDir::new();
-    stub_village(stub.base_url()).write(&data);
-    let dir = data.data_dir().display().to_string();
+    let (data, dir) = village(&stub);
     let out = run(
         assist_args(&dir, &["--save", "--yes"]),
         "a greeter\ncasual\n",
@@ -158,9 +167,7 @@ async fn the_terminal_qa_prints_the_draft_and_saves_it_with_yes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn out_refuses_an_existing_file_and_an_empty_first_line_stops() {
     let stub = StubServer::start(vec![draft("x\n")]).await;
-    let data = TempDataDir::new();
-    stub_village(stub.base_url()).write(&data);
-    let dir = data.data_dir().display().to_string();
+    let (data, dir) = village(&stub);
     let taken = data.data_dir().join("taken.md");
     std::fs::write(&taken, "mine").unwrap();
     let t = taken.display().to_string();
@@ -169,12 +176,7 @@ async fn out_refuses_an_existing_file_and_an_empty_first_line_stops() {
         "",
     )
     .await;
-    assert_eq!(
-        out.status.code(),
-        Some(11),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exits(&out, 11);
     assert_eq!(std::fs::read_to_string(&taken).unwrap(), "mine");
     let out = run(assist_args(&dir, &[]), "\n").await;
     assert_eq!(out.status.code(), Some(8));
@@ -196,9 +198,7 @@ async fn a_bad_request_is_exit_2_with_its_code() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn out_writes_a_new_file_and_save_needs_a_yes() {
     let stub = StubServer::start(vec![draft("Step one.\n"), draft("Step two.\n")]).await;
-    let data = TempDataDir::new();
-    stub_village(stub.base_url()).write(&data);
-    let dir = data.data_dir().display().to_string();
+    let (data, dir) = village(&stub);
     let skill = data.workspace().join("agents/rec/SKILL.md");
     let before = std::fs::read_to_string(&skill).unwrap_or_default();
     // --out: the draft goes to the new file, not to stdout, and the village is untouched.
@@ -209,12 +209,7 @@ async fn out_writes_a_new_file_and_save_needs_a_yes() {
         "",
     )
     .await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exits(&out, 0);
     assert_eq!(std::fs::read_to_string(&new).unwrap(), "Step one.\n");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("Step one."));
     // --save without --yes and without a terminal to ask on: not saved, exit 8.
@@ -223,12 +218,7 @@ async fn out_writes_a_new_file_and_save_needs_a_yes() {
         "y\n",
     )
     .await;
-    assert_eq!(
-        out.status.code(),
-        Some(8),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exits(&out, 8);
     assert!(String::from_utf8_lossy(&out.stderr).contains("ASSIST_NOT_SAVED"));
     assert_eq!(std::fs::read_to_string(&skill).unwrap_or_default(), before);
 }
@@ -240,12 +230,8 @@ async fn a_judge_draft_that_never_passes_is_not_saved_even_with_yes() {
     let data = TempDataDir::new();
     stub_village(stub.base_url())
         .world(|w| {
-            w.judges.push(
-                serde_json::from_value(
-                    json!({"id": "gate", "name": "Gate", "order": 0, "enabled": false}),
-                )
-                .unwrap(),
-            );
+            w.judges
+                .push(fuseforks_testkit::judge_spec("gate", "Gate", false));
         })
         .write(&data);
     let judge = data.workspace().join("judges/gate/judge.toml");

@@ -180,6 +180,30 @@ async fn gui_prints_its_url_starts_nobody_and_refuses_strangers() {
     );
 }
 
+/// `gui` on the OS store, keyutils here (the session keyring of this test process).
+fn start_on_keyutils(data: &TempDataDir) -> Running {
+    let mut c = command(
+        words(&format!(
+            "gui --data-dir {} --secrets keyring",
+            data.data_dir().display()
+        )),
+        true,
+    );
+    c.env("FUSEFORKS_KEYRING", "keyutils");
+    start_command(c)
+}
+
+/// Takes a key a test stored out of keyutils again (best effort).
+fn forget_on_keyutils(data: &TempDataDir, key: &str) {
+    let _ = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"))
+        .args(words(&format!(
+            "secrets delete {key} --data-dir {}",
+            data.data_dir().display()
+        )))
+        .env("FUSEFORKS_KEYRING", "keyutils")
+        .output();
+}
+
 /// A key typed into Settings goes to the OS store (keyutils here) and is never read back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_key_saved_from_the_page_lands_in_the_os_store_and_is_never_shown() {
@@ -193,15 +217,7 @@ async fn an_api_key_saved_from_the_page_lands_in_the_os_store_and_is_never_shown
             w.agents[0].model_template_id = template.clone();
         })
         .write(&data);
-    let mut c = command(
-        words(&format!(
-            "gui --data-dir {} --secrets keyring",
-            data.data_dir().display()
-        )),
-        true,
-    );
-    c.env("FUSEFORKS_KEYRING", "keyutils");
-    let mut gui = start_command(c);
+    let mut gui = start_on_keyutils(&data);
     let cookie = cookie(&gui);
     let origin = format!("http://127.0.0.1:{}", gui.port);
     let value = "sk-FROM-THE-PAGE-0c1d";
@@ -237,13 +253,7 @@ async fn an_api_key_saved_from_the_page_lands_in_the_os_store_and_is_never_shown
         list.contains(&id) && list.contains("present") || list.contains("\"present\":true"),
         "{list}"
     );
-    let _ = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"))
-        .args(words(&format!(
-            "secrets delete {id} --data-dir {}",
-            data.data_dir().display()
-        )))
-        .env("FUSEFORKS_KEYRING", "keyutils")
-        .output();
+    forget_on_keyutils(&data, &id);
 }
 
 /// A value typed into an `mcp.json`'s secret field goes to the OS store (keyutils here) under
@@ -263,15 +273,7 @@ async fn an_mcp_secret_saved_from_the_page_is_stored_and_never_shown() {
         ),
     )
     .unwrap();
-    let mut c = command(
-        words(&format!(
-            "gui --data-dir {} --secrets keyring",
-            data.data_dir().display()
-        )),
-        true,
-    );
-    c.env("FUSEFORKS_KEYRING", "keyutils");
-    let mut gui = start_command(c);
+    let mut gui = start_on_keyutils(&data);
     let cookie = cookie(&gui);
     let host = format!("127.0.0.1:{}", gui.port);
     let read = || get(gui.port, &host, "/api/files/mcp.json", Some(&cookie)).2;
@@ -291,13 +293,7 @@ async fn an_mcp_secret_saved_from_the_page_is_stored_and_never_shown() {
     );
     let out = signal_and_wait(&mut gui.child, "TERM").await;
     assert!(!stderr(&out).contains(value));
-    let _ = Command::new(env!("CARGO_BIN_EXE_fuseforks-cli"))
-        .args(words(&format!(
-            "secrets delete mcp:{name} --data-dir {}",
-            data.data_dir().display()
-        )))
-        .env("FUSEFORKS_KEYRING", "keyutils")
-        .output();
+    forget_on_keyutils(&data, &format!("mcp:{name}"));
 }
 
 /// "Try" on the Servants page: the judge's backend on the text (one forced call), its answers
@@ -450,12 +446,8 @@ async fn the_pages_work_in_a_real_browser() {
             t.name = "drafter".into();
             t.credential = fuseforks_core::village::Credential::NotRequired;
             w.model_templates.push(t);
-            w.judges.push(
-                serde_json::from_value(
-                    json!({"id": "gate", "name": "Gate", "order": 0, "enabled": false}),
-                )
-                .unwrap(),
-            );
+            w.judges
+                .push(fuseforks_testkit::judge_spec("gate", "Gate", false));
         })
         .write(&data);
     // A schedule task to the servant the script deletes (the dialog names what it leaves).

@@ -54,12 +54,8 @@ fn village() -> (TempDataDir, String, String) {
     let data = TempDataDir::new();
     stub_village("http://127.0.0.1:9/v1")
         .world(|w| {
-            w.judges.push(
-                serde_json::from_value(
-                    json!({"id": "gate", "name": "Gate", "order": 0, "enabled": false}),
-                )
-                .unwrap(),
-            );
+            w.judges
+                .push(fuseforks_testkit::judge_spec("gate", "Gate", false));
         })
         .write(&data);
     let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();

@@ -45,6 +45,14 @@ fn request(kind: DraftKind, id: &str, input: Option<&str>) -> AssistRequest {
     }
 }
 
+/// A judge `gate`, switched on, in the village's world.
+fn with_gate(v: &Village) {
+    v.data.edit_world(|w| {
+        w.judges
+            .push(fuseforks_testkit::judge_spec("gate", "Gate", true));
+    });
+}
+
 /// The orchestrator with a conversation open (the assist records go there).
 fn open(v: &Village) -> Orchestrator {
     let orch = v.open();
@@ -302,14 +310,7 @@ async fn a_judge_draft_is_checked_corrected_and_accepted_in_two_rounds() {
     ])
     .await;
     let v = Village::new(wire, stub.base_url(), None);
-    v.data.edit_world(|w| {
-        w.judges.push(
-            serde_json::from_value(
-                json!({"id": "gate", "name": "Gate", "order": 0, "enabled": true}),
-            )
-            .unwrap(),
-        );
-    });
+    with_gate(&v);
     let orch = open(&v);
     let reply = ask(
         &orch,
@@ -356,14 +357,7 @@ async fn a_judge_draft_that_never_passes_ends_after_three_rounds_with_the_last_e
     };
     let stub = StubServer::start(vec![bad(1), bad(2), bad(3), bad(4)]).await;
     let v = Village::new(wire, stub.base_url(), None);
-    v.data.edit_world(|w| {
-        w.judges.push(
-            serde_json::from_value(
-                json!({"id": "gate", "name": "Gate", "order": 0, "enabled": true}),
-            )
-            .unwrap(),
-        );
-    });
+    with_gate(&v);
     let orch = open(&v);
     let reply = ask(&orch, &request(DraftKind::Judge, "gate", Some("x"))).await;
     let AssistReply::Draft {
@@ -413,14 +407,7 @@ async fn the_edges_of_an_exchange() {
     ])
     .await;
     let v = Village::new(wire, stub.base_url(), None);
-    v.data.edit_world(|w| {
-        w.judges.push(
-            serde_json::from_value(
-                json!({"id": "gate", "name": "Gate", "order": 0, "enabled": true}),
-            )
-            .unwrap(),
-        );
-    });
+    with_gate(&v);
     let orch = open(&v);
     let tool_text = |m: &fuseforks_core::llm::ChatMessage| serde_json::to_string(m).unwrap();
     // A good draft is answered "shown to the user"; the skill prompt has no judge example.

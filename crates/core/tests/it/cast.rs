@@ -11,12 +11,8 @@ use crate::orch_support::Village;
 async fn servants_are_created_connected_set_and_deleted_with_their_references() {
     let v = Village::new(Wire::OpenAiCompat, "http://127.0.0.1:9/v1", None);
     v.data.edit_world(|w| {
-        w.judges.push(
-            serde_json::from_value(
-                serde_json::json!({"id": "gate", "name": "Gate", "order": 0, "enabled": false}),
-            )
-            .unwrap(),
-        );
+        w.judges
+            .push(fuseforks_testkit::judge_spec("gate", "Gate", false));
     });
     let orch = v.open();
     orch.create_servant("c3", "Cy", None).unwrap();
@@ -208,12 +204,8 @@ async fn each_cast_refusal_names_its_field_and_each_reference_is_cleared_only_fo
         );
         w.groups
             .push(serde_json::from_value(serde_json::json!({"id": "g1", "name": "Team"})).unwrap());
-        w.judges.push(
-            serde_json::from_value(
-                serde_json::json!({"id": "gate", "name": "Gate", "order": 0, "enabled": false}),
-            )
-            .unwrap(),
-        );
+        w.judges
+            .push(fuseforks_testkit::judge_spec("gate", "Gate", false));
     });
     let orch = v.open();
     let code = |r: Result<(), fuseforks_core::CoreError>| r.unwrap_err().code();
