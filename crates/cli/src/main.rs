@@ -4,6 +4,7 @@
 mod cmd;
 mod exit;
 mod help;
+mod orphans;
 mod output;
 mod signals;
 mod terminal;
@@ -211,6 +212,7 @@ where
         }
     };
     let code = runtime.block_on(async {
+        orphans::start();
         match signals::install() {
             Ok(signals) => command(signals).await,
             Err(e) => {
@@ -220,5 +222,6 @@ where
         }
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    orphans::finish();
     code
 }

@@ -28,9 +28,9 @@ impl Out {
     pub fn cli(&self, level: &str, code: &str, message: &str, fix: Option<&str>) {
         let mut err = std::io::stderr().lock();
         if self.jsonl {
-            let mut line = json!({"type": "cli", "level": level, "code": code, "message": message});
+            let mut line = json!({"type": "cli", "level": level, "code": code, "message": for_stderr(message)});
             if let Some(fix) = fix {
-                line["fix"] = json!(fix);
+                line["fix"] = json!(for_stderr(fix));
             }
             let _ = writeln!(err, "{line}");
         } else {
@@ -96,7 +96,7 @@ impl Out {
 
 impl Out {
     /// Where MCP children's stderr goes: wrapped as JSON under `--events jsonl`, else one
-    /// `mcp:<server>: ` line each, escape sequences stripped on a terminal. Never inherited:
+    /// `mcp:<server>: ` line each, escape sequences and invisible controls stripped either way. Never inherited:
     /// a third-party server must not drive the user's terminal.
     pub fn child_output(&self) -> Option<Arc<dyn fuseforks_core::mcp::ChildOutput>> {
         Some(Arc::new(ChildLines { jsonl: self.jsonl }))
@@ -104,7 +104,7 @@ impl Out {
 }
 
 /// The human rendering of a CLI line: `level: [CODE] message`, then `Fix: …` on its own line
-/// (escape sequences stripped on a terminal).
+/// (escape sequences and invisible controls stripped, whatever stderr is).
 pub fn human_line(level: &str, code: &str, message: &str, fix: Option<&str>) -> String {
     let mut text = format!("{level}: [{code}] {}", for_stderr(message));
     if let Some(fix) = fix {
@@ -156,7 +156,7 @@ impl fuseforks_core::mcp::ChildOutput for ChildLines {
             let _ = writeln!(
                 err,
                 "{}",
-                json!({"type": "log", "source": format!("mcp:{server}"), "message": line})
+                json!({"type": "log", "source": format!("mcp:{}", for_stderr(server)), "message": for_stderr(line)})
             );
         } else {
             let _ = writeln!(err, "mcp:{}: {}", for_stderr(server), for_stderr(line));
@@ -173,7 +173,11 @@ impl LogSink for StderrLog {
     fn line(&self, line: &str) {
         let mut err = std::io::stderr().lock();
         if self.jsonl {
-            let _ = writeln!(err, "{}", json!({"type": "log", "message": line}));
+            let _ = writeln!(
+                err,
+                "{}",
+                json!({"type": "log", "message": for_stderr(line)})
+            );
         } else {
             let _ = writeln!(err, "{}", for_stderr(line));
         }

@@ -1,7 +1,9 @@
-//! Text for a terminal: when stdout or stderr is a TTY, escape sequences and other control
-//! characters in untrusted text (a model's answer, a server's message) are stripped so that
-//! they cannot move the cursor, retitle the window or hide what came before. Newlines and tabs
-//! stay. Text for a pipe or a file is left exactly as it is.
+//! Untrusted text (a model's answer, a server's message) on its way out. On **stderr** —
+//! a terminal, a pipe or a log file read later — escape sequences, other control characters
+//! and the invisible bidi and format controls are always removed, so that a line can neither
+//! move the cursor, retitle the window, hide what came before nor show its words reordered.
+//! On **stdout** the same holds on a terminal; text for a pipe or a file (an answer, the
+//! product) is left exactly as it is. Newlines and tabs stay.
 
 use std::borrow::Cow;
 use std::io::IsTerminal;
@@ -15,19 +17,29 @@ pub fn for_stdout(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// `text` as it may be shown on stderr.
+/// `text` as it may be written to stderr, whatever stderr is.
 pub fn for_stderr(text: &str) -> Cow<'_, str> {
-    if std::io::stderr().is_terminal() {
-        strip(text)
-    } else {
-        Cow::Borrowed(text)
-    }
+    strip(text)
 }
 
-/// Removes ANSI escape sequences (CSI, OSC, DCS and two-byte ones), C1 controls and every
-/// other control character but newline and tab.
+/// Bidi embeddings, overrides and isolates, marks, and the other invisible format characters
+/// that reorder or hide text (`Cf` characters that show nothing).
+fn is_invisible_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
+}
+
+/// Removes ANSI escape sequences (CSI, OSC, DCS and two-byte ones), C1 controls, every other
+/// control character but newline and tab, and the invisible bidi and format controls.
 pub fn strip(text: &str) -> Cow<'_, str> {
-    let keep = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    let keep = |c: char| (!c.is_control() || c == '\n' || c == '\t') && !is_invisible_control(c);
     if text.chars().all(keep) {
         return Cow::Borrowed(text);
     }
@@ -78,5 +90,10 @@ mod tests {
         assert_eq!(strip("\u{1b}]0;evil title\u{7}after"), "after");
         assert_eq!(strip("\u{1b}]8;;http://x\u{1b}\\link"), "link");
         assert_eq!(strip("a\rb\u{8}c\u{9b}2Jd"), "abcd");
+        assert_eq!(
+            strip("kid \u{202e}\u{2066}evil\u{2069}\u{200f}\u{feff}"),
+            "kid evil"
+        );
+        assert_eq!(strip("日本語 ok"), "日本語 ok", "visible text stays");
     }
 }

@@ -33,16 +33,28 @@ pub fn effective_tokens(usage: &Usage) -> u64 {
         .saturating_mul(10)
         .saturating_add(usage.cache_read)
         .saturating_add(usage.cache_write.saturating_mul(10))
-        .saturating_add(usage.completion.saturating_mul(40));
+        .saturating_add(usage.completion.saturating_mul(OUTPUT_WEIGHT * 10));
     tenths.div_ceil(10)
 }
 
-/// An estimate of a call's effective tokens from the characters it sends and its output cap.
-pub fn estimate(prompt_chars: usize, max_output_tokens: u32) -> u64 {
-    let input = (prompt_chars as u64).div_ceil(4);
-    let output = u64::from(max_output_tokens.min(1024)) * 4;
+/// Tokens a provider may add to a request beyond its bytes (a tool-use preamble, message
+/// framing): a fixed allowance on top of the request's size.
+pub const REQUEST_OVERHEAD_TOKENS: u64 = 512;
+
+/// An upper bound of a call's effective tokens: the request **as sent** (its whole body —
+/// system prompt, history, tool specs — in bytes: no tokenizer makes more tokens than bytes
+/// of text) plus [`REQUEST_OVERHEAD_TOKENS`], and the whole output cap at the output weight
+/// (× 4). A server that honours the cap it was sent can never cost more than this.
+pub fn estimate(request_bytes: usize, max_output_tokens: u32) -> u64 {
+    let input = u64::try_from(request_bytes)
+        .unwrap_or(u64::MAX)
+        .saturating_add(REQUEST_OVERHEAD_TOKENS);
+    let output = u64::from(max_output_tokens).saturating_mul(OUTPUT_WEIGHT);
     input.saturating_add(output)
 }
+
+/// The weight of an output token in effective tokens.
+const OUTPUT_WEIGHT: u64 = 4;
 
 /// Why a call may not start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +118,7 @@ impl CausalBudget {
     pub fn remaining(&self) -> Option<u64> {
         let ceiling = self.ceiling?;
         let ledger = self.ledger.lock_or_recover();
-        Some(ceiling.saturating_sub(ledger.spent + ledger.reserved))
+        Some(ceiling.saturating_sub(ledger.spent.saturating_add(ledger.reserved)))
     }
 
     /// Reserves an estimate (at least [`RESERVATION_FLOOR`]) before a call. Refused with
@@ -179,6 +191,62 @@ impl Drop for Reservation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_estimate_bounds_the_request_as_sent_and_the_whole_output_cap() {
+        // 7,388 bytes sent (tool specs included) with a cap of 16: every byte, the allowance,
+        // and 16 output tokens at weight 4.
+        assert_eq!(estimate(7_388, 16), 7_388 + REQUEST_OVERHEAD_TOKENS + 64);
+        assert_eq!(estimate(0, 0), REQUEST_OVERHEAD_TOKENS);
+        // The cap is never shortened (it was capped at 1,024 before).
+        assert_eq!(estimate(1, 8_192), 1 + REQUEST_OVERHEAD_TOKENS + 32_768);
+        assert_eq!(estimate(usize::MAX, u32::MAX), u64::MAX, "saturates");
+        // Never below what the call can really cost: a reply of the whole cap to a request
+        // counted one token per byte.
+        let worst = Usage {
+            prompt: 7_388,
+            completion: 16,
+            ..Usage::default()
+        };
+        assert!(effective_tokens(&worst) <= estimate(7_388, 16));
+    }
+
+    #[test]
+    fn remaining_deducts_spending_and_open_reservations() {
+        let budget = CausalBudget::new(Some(10_000));
+        let open = budget.reserve(3_000).unwrap();
+        budget.reserve(2_000).unwrap().settle(Some(&Usage {
+            prompt: 1_500,
+            ..Usage::default()
+        }));
+        assert_eq!(budget.spent(), 1_500);
+        assert_eq!(budget.remaining(), Some(10_000 - 1_500 - 3_000));
+        drop(open);
+        assert_eq!(
+            budget.remaining(),
+            Some(10_000 - 1_500 - 3_000),
+            "charged in full"
+        );
+        assert_eq!(CausalBudget::new(Some(1)).remaining(), Some(1));
+    }
+
+    #[test]
+    fn each_root_has_its_own_id_and_one_span() {
+        let (a, b) = (CausalBudget::new(None), CausalBudget::new(None));
+        assert_eq!(a.root_id().len(), 32);
+        assert_ne!(a.root_id(), b.root_id());
+        assert_eq!(a.root_id(), a.root_id(), "stable");
+        let mut opened = 0;
+        let _ = a.span(|| {
+            opened += 1;
+            crate::trace::Span::default()
+        });
+        let _ = a.span(|| {
+            opened += 1;
+            crate::trace::Span::default()
+        });
+        assert_eq!(opened, 1, "the root's span is opened once");
+    }
 
     #[test]
     fn a_poisoned_ledger_keeps_its_numbers() {

@@ -2,7 +2,8 @@
 //! `DATA_DIR/control/` (creating `pause`, `resume`, `abort` or `halt` there triggers it,
 //! noticed within [`POLL`]; the file is consumed; a folder or an unreadable file under such a
 //! name is reported once and ignored) and a Unix socket `DATA_DIR/control/fuseforks.sock`
-//! (folder 0700, socket 0600, the peer's uid checked against ours; one request line
+//! (folder 0700, socket 0600, the peer's uid checked against ours, and on Linux a peer that is
+//! one of our own descendants — a `run` command, an MCP server — refused; one request line
 //! `pause|resume|abort|halt|state`, or `probe-approved <key> <kind> <schedule id>` — a probe
 //! the CLI approved, written into this process's audit chain —, one answer line
 //! `{"state":…}` or `{"error":…}`).
@@ -300,15 +301,42 @@ async fn serve_socket(
             },
             () = stop.cancelled() => return,
         };
-        let peer = stream.peer_cred().map(|c| c.uid()).ok();
-        if peer != Some(own_uid) {
+        let peer = stream.peer_cred().ok();
+        if peer.map(|c| c.uid()) != Some(own_uid) {
             log.line(&format!(
                 "control: refused code={CONTROL_PEER_REFUSED} reason=other_user"
             ));
             continue;
         }
+        if let Some(why) = peer.and_then(|c| refused_peer(c.pid())) {
+            // Closed unanswered: the switch is not operable by the processes it controls.
+            log.line(&format!(
+                "control: refused code={CONTROL_PEER_REFUSED} {why} (a process this one started; the switch is unchanged)"
+            ));
+            continue;
+        }
         answer(stream, &orchestrator, &data_dir, &*log).await;
     }
+}
+
+/// Why a peer of our own user is refused: it is one of our own descendants (a `run` command,
+/// an MCP server, anything they started — orphans included, as the binary is their subreaper),
+/// or its pid is unknown. `None`: a process outside our tree (the CLI of a person).
+#[cfg(target_os = "linux")]
+fn refused_peer(pid: Option<i32>) -> Option<String> {
+    match pid.and_then(|p| u32::try_from(p).ok()).filter(|p| *p > 0) {
+        None => Some("reason=peer_unknown".to_owned()),
+        Some(pid) if fuseforks_core::process::is_own_descendant(pid) => {
+            Some(format!("reason=own_child peer_pid={pid}"))
+        }
+        Some(_) => None,
+    }
+}
+
+/// Off Linux the peer's ancestry is not read (see docs/threat-model.md).
+#[cfg(all(unix, not(target_os = "linux")))]
+fn refused_peer(_pid: Option<i32>) -> Option<String> {
+    None
 }
 
 #[cfg(not(unix))]

@@ -10,7 +10,8 @@ Options:
   --parent-env FILE  try to read its parent's /proc/<ppid>/environ; write `readable:<bytes>`
                      or `denied:<errno>` to FILE
   --hostile-stderr   on initialize, write a line with terminal escape sequences (a window
-                     title `pwned`, clear screen) and `kid says hi` to stderr
+                     title `pwned`, clear screen, a carriage return, bidi overrides, a C1 CSI) and `kid says hi`
+                     to stderr
   --tool NAME        name its one tool NAME instead of `noop`
   --answer TEXT      answer every tools/call with TEXT instead of `ok`
   --endless-pages    answer every tools/list with 1,000 tools of 1 KB each and a next cursor,
@@ -84,7 +85,7 @@ for line in sys.stdin:
         continue
     if method == "initialize":
         if "--hostile-stderr" in args:
-            sys.stderr.write("\x1b]0;pwned\x07\x1b[2Jkid says hi\n")
+            sys.stderr.write("\r\x1b[2K\x1b]0;pwned\x07\x1b[2Jkid says hi \u202e\u2066evil\u2069\u009b2J\n")
             sys.stderr.flush()
         reply(
             request,

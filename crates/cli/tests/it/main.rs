@@ -10,6 +10,7 @@ mod demo;
 mod door;
 mod errors;
 mod goals;
+mod guards;
 mod gui;
 mod init;
 mod init_probe;

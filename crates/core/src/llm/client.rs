@@ -140,6 +140,22 @@ impl Endpoint {
             })
     }
 
+    /// The size in bytes of `request`'s body as this endpoint would send it (system prompt,
+    /// history, tool specs, options): what the budget reserves for its input. `None` when the
+    /// request cannot be encoded (then `chat` refuses it before sending anything).
+    pub fn request_bytes(&self, request: &ChatRequest) -> Option<usize> {
+        let ctx = EncodeContext {
+            wire: self.wire,
+            base_url: &self.base_url,
+            cache_ttl: self.cache_ttl,
+        };
+        let mut body = adapters::encode(request, &ctx).ok()?;
+        if self.stream {
+            super::stream_read::ask_to_stream(self.wire, &mut body);
+        }
+        serde_json::to_vec(&body).ok().map(|bytes| bytes.len())
+    }
+
     fn url(&self, model: &str) -> String {
         format!(
             "{}{}",

@@ -126,6 +126,24 @@ impl TurnFailure {
         )
     }
 
+    /// The server answered with more output tokens than the cap it was sent: the call was
+    /// charged what it reported, and the turn ends there so that it cannot overrun again.
+    pub(crate) fn over_cap(agent_id: &str, template: &str, completion: u64, cap: u32) -> Self {
+        Self {
+            template: Some(template.to_owned()),
+            ..Self::setup(
+                agent_id,
+                "LLM_OUTPUT_OVER_CAP",
+                format!(
+                    "the model answered with {completion} output tokens, over the cap of {cap} it was sent (template {template}, agent {agent_id}); it was charged in full and the turn stopped"
+                ),
+                Some(format!(
+                    "the server ignores maxOutputTokens: check the endpoint of template {template}, or use one that honours the cap"
+                )),
+            )
+        }
+    }
+
     /// The stop a turn with this failure is recorded with.
     pub(crate) fn stop(&self) -> TurnStop {
         TurnStop::Failed {

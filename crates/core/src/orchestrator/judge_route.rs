@@ -23,6 +23,10 @@ use crate::sessions::{IntentRecord, Record, TurnRecord, TurnStop};
 use crate::tools::ToolOutput;
 use crate::village::{AgentSpec, Language, ShelfStore, World};
 
+/// A bound of the bytes a judge's model call adds to the message it routes (its prompt, its
+/// rules and choices), reserved before the backend builds the request.
+const JUDGE_PROMPT_BYTES: usize = 16 * 1024;
+
 /// The longest tool name.
 const MAX_TOOL_NAME: usize = 64;
 
@@ -247,7 +251,9 @@ async fn ask_paid(
     let reservation = match template.filter(|_| !uses_jev(&state.spec)) {
         None => None,
         Some(t) => {
-            let chars = message.chars().count() + 2_000;
+            // The message in bytes and a bound for the judge's own prompt (its rules and
+            // choices), read before the backend builds the request.
+            let chars = message.len() + JUDGE_PROMPT_BYTES;
             match delivery
                 .budget
                 .reserve(budget::estimate(chars, t.max_output_tokens))

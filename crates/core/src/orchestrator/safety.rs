@@ -132,6 +132,10 @@ impl Orchestrator {
                     .await;
             }
             SwitchState::Halted if t.changed() => {
+                // The emergency stop: every child group gets SIGKILL now, no grace (a `run`
+                // command that ignores SIGTERM must not hold the halt up).
+                #[cfg(target_os = "linux")]
+                crate::process::kill_every_group();
                 self.cut_turns();
                 self.interrupt_all();
                 self.stop_all(HALT_STOP_GRACE).await;

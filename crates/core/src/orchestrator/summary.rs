@@ -116,13 +116,8 @@ impl Orchestrator {
             return Err("nothing".into());
         }
         let target = self.summary_target(agent_id, &history, language)?;
-        let chars: usize = target
-            .request
-            .messages
-            .iter()
-            .map(|m| m.joined_text().chars().count())
-            .sum();
-        let estimate = budget::estimate(chars, target.request.max_output_tokens);
+        let sent = target.endpoint.request_bytes(&target.request).unwrap_or(0);
+        let estimate = budget::estimate(sent, target.request.max_output_tokens);
         let reservation = budget.reserve(estimate).map_err(|stop| match stop {
             BudgetStop::Exhausted => "budget_exhausted".to_owned(),
             BudgetStop::ReserveShort => "reserve_short".to_owned(),

@@ -25,7 +25,7 @@ use super::square::{Utterance, fold};
 use super::{Delivery, Inner, TurnControl, TurnOutcome, now_ms};
 use crate::budget::{self, BudgetStop};
 use crate::events::CoreEvent;
-use crate::llm::{ChatMessage, ChatResponse, ContentBlock, Role, StopReason, Usage};
+use crate::llm::{ChatMessage, ChatResponse, Role, StopReason, Usage};
 use crate::mcp::McpConnections;
 use crate::prompt::user_message;
 use crate::sessions::{AgentMessage, Endpoint, Record, TurnRecord, TurnStop};
@@ -302,12 +302,10 @@ impl<'a> Turn<'a> {
         }
         let (abort, _bridge) = super::safety::either(&self.control.abort, &cut);
         request.abort = abort;
-        let chars: usize = messages
-            .iter()
-            .flat_map(|m| &m.content)
-            .map(block_chars)
-            .sum();
-        let estimate = budget::estimate(chars, p.template.max_output_tokens);
+        // The whole request as sent (tool specs included) and the whole output cap: an upper
+        // bound of what the call can cost from a server that honours its cap.
+        let sent = p.endpoint.request_bytes(&request).unwrap_or(0);
+        let estimate = budget::estimate(sent, request.max_output_tokens);
         let reservation = self.reserve(estimate).map_err(RoundsEnd::Stopped)?;
         // An interrupt or the hard stop that came meanwhile: no intent for a call never sent.
         if self.control.token().is_cancelled() || self.control.abort.is_cancelled() {
@@ -347,6 +345,18 @@ impl<'a> Turn<'a> {
         }
         if let Some(u) = &response.usage {
             self.tally.usage.add(u);
+            if u.completion > u64::from(request.max_output_tokens) {
+                let template = p.template.id.as_str();
+                let failure = TurnFailure::over_cap(
+                    self.agent_id,
+                    template,
+                    u.completion,
+                    request.max_output_tokens,
+                );
+                let stop = failure.stop();
+                self.tally.failure = Some(failure);
+                return Err(RoundsEnd::Stopped(stop));
+            }
         }
         if response.stop == StopReason::Aborted {
             // A call cut mid-stream reports what its stream had said: a lower bound.
@@ -570,14 +580,5 @@ impl<'a> Turn<'a> {
         {
             self.inner.event(CoreEvent::agent_failed(failure));
         }
-    }
-}
-
-fn block_chars(block: &ContentBlock) -> usize {
-    match block {
-        ContentBlock::Text { text, .. } => text.chars().count(),
-        ContentBlock::ToolUse(c) => c.args.to_string().len(),
-        ContentBlock::ToolResult(r) => r.content.chars().count(),
-        ContentBlock::Attachment(a) => a.data.len() / 4,
     }
 }

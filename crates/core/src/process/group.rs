@@ -70,3 +70,11 @@ impl GroupChild {
         let _ = self.child.wait().await;
     }
 }
+
+#[cfg(target_os = "linux")]
+impl Drop for GroupChild {
+    fn drop(&mut self) {
+        // Off the list of live children: from now on the watchdog ends the group.
+        super::orphans::remove(self.pgid);
+    }
+}

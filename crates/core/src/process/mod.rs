@@ -12,7 +12,13 @@
 //! - an environment built from nothing ([`minimal_env`]): never `FUSEFORKS_SECRET_*`; and,
 //!   before the first child starts, we make ourselves non-dumpable (Linux), so a child of the
 //!   same user cannot read them from `/proc/<our pid>/environ` either (root still can);
-//! - optionally a Landlock ruleset ([`Confinement`]), built here and enforced in the child.
+//! - optionally a Landlock ruleset ([`Confinement`]), built here and enforced in the child;
+//!   a confined child (`run`, probes) is also *contained*: it becomes a child subreaper and
+//!   carries the orphan mark, so that a process it starts in a session of its own is adopted
+//!   by it, then by us, and ended ([`end_orphans`], once the binary made itself a subreaper
+//!   with [`adopt_orphans`]);
+//! - listed while its [`GroupChild`] lives, so that a halt SIGKILLs every group at once
+//!   ([`kill_every_group`]).
 //!
 //! The only `unsafe` of the workspace is in `sys.rs` (the pre-exec hook and raw calls).
 //!
@@ -25,12 +31,16 @@ mod confine;
 mod env;
 mod group;
 #[cfg(target_os = "linux")]
+mod orphans;
+#[cfg(target_os = "linux")]
 mod sys;
 
 #[cfg(target_os = "linux")]
 pub use confine::{Confinement, LandlockSupport, landlock_support};
 pub use env::{PASSED, SECRET_PREFIX, minimal_env};
 pub use group::{GroupChild, KILL_GRACE};
+#[cfg(target_os = "linux")]
+pub use orphans::{OrphanSweep, adopt_orphans, end_orphans, is_own_descendant, kill_every_group};
 
 /// Why a child did not start.
 #[derive(Debug, thiserror::Error)]
@@ -121,9 +131,18 @@ fn spawn_linux(
             watchdog: read_end.as_raw_fd(),
             landlock: ruleset.as_ref().map(AsRawFd::as_raw_fd),
             program,
+            // What a confined child starts is contained: nothing it leaves behind survives it.
+            contain: confinement.is_some(),
+            deny_openat2: false,
         },
     );
+    // Listed before any sweep may look: a fresh child is never taken for an orphan.
+    let mut listed = orphans::lock();
     let child = command.spawn()?;
+    if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+        listed.add(pid);
+    }
+    drop(listed);
     let confined = ruleset.is_some();
     // Our copies of the read end and of the ruleset are no longer needed.
     drop(read_end);

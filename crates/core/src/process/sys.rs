@@ -1,6 +1,8 @@
 //! The one file of the workspace allowed `unsafe`: the raw libc calls around a child — the
-//! watchdog pipe, signals to a process group, and the hook that runs in the forked child
-//! before `exec` (parent-death signal, the group watchdog, Landlock's `restrict_self`).
+//! watchdog pipe, signals to a process group or one process, reaping, the child subreaper, and
+//! the hook that runs in the forked child before `exec` (parent-death signal, the group
+//! watchdog, the subreaper and the orphan mark of a contained child, Landlock's
+//! `restrict_self`).
 //!
 //! What holds in the hook: the parent process has many threads, so between `fork` and `exec`
 //! the child makes only raw system calls through libc's thin wrappers (`prctl`, `getppid`,
@@ -51,6 +53,13 @@ pub(super) struct Hooks {
     pub landlock: Option<RawFd>,
     /// The program the watchdog becomes (see [`watchdog_program`]).
     pub program: &'static WatchdogProgram,
+    /// Contain what the child starts (`run`, probes): it becomes a child subreaper (orphans
+    /// of its descendants come back to it while it lives, then to us) and carries the orphan
+    /// mark (see [`install_orphan_mark`]), which nothing it starts can shed.
+    pub contain: bool,
+    /// Tests only: a seccomp filter answering `openat2` with `ENOSYS` (a host whose kernel or
+    /// container runtime lacks it), so that the jail's portable resolver can be proven.
+    pub deny_openat2: bool,
 }
 
 /// The watchdog as a program of its own: `/bin/sh` running a three-line script, with the
@@ -150,6 +159,32 @@ fn child_setup(hooks: Hooks) -> io::Result<()> {
             return Err(io::Error::from_raw_os_error(libc::ESRCH));
         }
         spawn_watchdog(hooks.watchdog, hooks.program)?;
+        // After the watchdog: it must be adopted by us (or init), never by this child.
+        if hooks.contain {
+            if libc::prctl(
+                libc::PR_SET_CHILD_SUBREAPER,
+                1 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // Best effort: without seccomp the orphans of this child are only not told apart.
+            install_orphan_mark();
+        }
+        if hooks.deny_openat2 {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if !install_openat2_denial() {
+                return Err(io::Error::last_os_error());
+            }
+        }
         if let Some(ruleset) = hooks.landlock {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
@@ -160,6 +195,125 @@ fn child_setup(hooks: Hooks) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `BPF_RET | BPF_K`: return the constant.
+const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+
+/// Installs the orphan mark: a seccomp filter of one instruction that allows every system
+/// call. It changes nothing the child may do, but it is inherited by everything the child
+/// starts and can never be removed, and `/proc/<pid>/status` counts it (`Seccomp_filters`):
+/// a process with more filters than we have is one that a contained child started. Needs
+/// no-new-privs set first. False when the kernel refused.
+///
+/// # Safety
+/// Only call in a forked child before exec (raw system calls only; the filter is on the stack).
+unsafe fn install_orphan_mark() -> bool {
+    let mut filter = [libc::sock_filter {
+        code: RET_K,
+        jt: 0,
+        jf: 0,
+        k: libc::SECCOMP_RET_ALLOW,
+    }];
+    install_filter(&mut filter)
+}
+
+/// Installs a filter that answers `openat2` with `ENOSYS` and allows everything else (tests
+/// of the portable resolver). Needs no-new-privs set first.
+///
+/// # Safety
+/// As [`install_orphan_mark`].
+unsafe fn install_openat2_denial() -> bool {
+    let load_nr = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    let jump_eq = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    #[allow(clippy::cast_sign_loss)]
+    let openat2 = libc::SYS_openat2 as u32;
+    #[allow(clippy::cast_sign_loss)]
+    let enosys = libc::SECCOMP_RET_ERRNO | (libc::ENOSYS as u32);
+    let mut filter = [
+        // The system call's number is the first word of `seccomp_data`.
+        libc::sock_filter {
+            code: load_nr,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        libc::sock_filter {
+            code: jump_eq,
+            jt: 0,
+            jf: 1,
+            k: openat2,
+        },
+        libc::sock_filter {
+            code: RET_K,
+            jt: 0,
+            jf: 0,
+            k: enosys,
+        },
+        libc::sock_filter {
+            code: RET_K,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        },
+    ];
+    install_filter(&mut filter)
+}
+
+/// `prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog)` on `filter`.
+fn install_filter(filter: &mut [libc::sock_filter]) -> bool {
+    let Ok(len) = u16::try_from(filter.len()) else {
+        return false;
+    };
+    let program = libc::sock_fprog {
+        len,
+        filter: filter.as_mut_ptr(),
+    };
+    // SAFETY: `program` points at `filter`, which outlives the call; the kernel copies it.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+            (&raw const program) as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        ) == 0
+    }
+}
+
+/// Makes this process a child subreaper: an orphan among its descendants is adopted by it
+/// instead of init, so nothing a child started can leave its reach by `setsid` and a double
+/// fork. False when the kernel refused.
+pub(super) fn become_subreaper() -> bool {
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) takes plain integers.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_CHILD_SUBREAPER,
+            1 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        ) == 0
+    }
+}
+
+/// Reaps `pid` if it is a child of ours that has exited; true when it was reaped.
+pub(super) fn reap(pid: i32) -> bool {
+    if pid <= 1 {
+        return false;
+    }
+    let mut status: libc::c_int = 0;
+    // SAFETY: `status` points into this frame; WNOHANG never blocks.
+    unsafe { libc::waitpid(pid, &raw mut status, libc::WNOHANG) == pid }
+}
+
+/// Sends `signal` to the one process `pid` (never a group, never 0, 1 or a negative id).
+pub(super) fn signal_process(pid: i32, signal: libc::c_int) -> bool {
+    if pid <= 1 {
+        return false;
+    }
+    // SAFETY: kill has no memory-safety preconditions; a positive pid names one process.
+    unsafe { libc::kill(pid, signal) == 0 }
 }
 
 /// A new process as by `fork`, through the raw `clone` system call: unlike libc's `fork`, it
