@@ -251,7 +251,10 @@ async fn admit(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
     if opens_session && guard.sessions.sessions.read().await.len() >= MAX_SESSIONS {
         return busy();
     }
-    next.run(request).await
+    match crate::door_body::checked(request).await {
+        Ok(request) => next.run(request).await,
+        Err(refused) => refused,
+    }
 }
 
 /// The most door sessions open at once (each holds a conversation and a worker; idle ones

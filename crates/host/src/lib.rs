@@ -7,6 +7,7 @@ pub mod boot;
 pub mod control;
 pub mod demo;
 pub mod door;
+mod door_body;
 pub mod gui;
 pub mod lock;
 pub mod paths;

@@ -481,3 +481,58 @@ print(opened)
         peak_kb / 1024
     );
 }
+
+/// One raw HTTP/1.1 POST to the door (status and body), so that a body no SDK would send can
+/// be sent.
+async fn raw_post(port: u16, content_type: &str, body: &[u8]) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {DOOR_TOKEN}\r\nContent-Type: {content_type}\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // A refused body may be answered before it is all sent; the answer is what counts.
+    let _ = stream.write_all(body).await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answer)).await;
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+    (status, body)
+}
+
+/// Finding 8 of hardening 2: malformed JSON is a parse error (400, JSON-RPC −32700), not an
+/// unsupported media type (415); a body over the door's cap is 413, read no further; a wrong
+/// media type is still 415.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_door_answers_malformed_json_400_and_oversized_bodies_413() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let port = free_port();
+    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
+    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    let (status, body) = raw_post(
+        port,
+        "application/json",
+        b"{\"jsonrpc\": \"2.0\", \"id\": 1,",
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let reply: Value = serde_json::from_str(body.trim()).unwrap_or(Value::Null);
+    assert_eq!(reply["error"]["code"], json!(-32700), "{body}");
+    let huge = vec![b' '; 5 * 1024 * 1024];
+    let (status, body) = raw_post(port, "application/json", &huge).await;
+    assert_eq!(status, 413, "{body}");
+    let (status, _) = raw_post(port, "text/plain", b"{}").await;
+    assert_eq!(status, 415, "a wrong media type stays 415");
+    assert!(stub.requests().is_empty());
+    stop(&mut serving).await;
+}

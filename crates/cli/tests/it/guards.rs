@@ -218,3 +218,115 @@ async fn an_mcp_childs_control_characters_reach_no_piped_sink() {
         }
     }
 }
+
+/// The village of the budget attack: ceiling `ceiling`, template cap 16 output tokens, the
+/// reception with a work folder and every file and search tool (their specs are most of the
+/// request's bytes).
+fn budget_village(data: &TempDataDir, stub: &str, ceiling: u64) -> TempDataDir {
+    let work = TempDataDir::new();
+    let at = work.data_dir().display().to_string();
+    stub_village(stub)
+        .budget(Some(ceiling))
+        .world(|w| {
+            w.model_templates[0].max_output_tokens = 16;
+            w.agents[0].work_dir = Some(at);
+            w.agents[0].enabled_tools = Some(
+                [
+                    "file", "grep", "fd", "diff", "sd", "yq", "remember", "rag", "run",
+                ]
+                .map(String::from)
+                .to_vec(),
+            );
+        })
+        .write(data);
+    work
+}
+
+fn ask_budget(data: &TempDataDir) -> std::process::Output {
+    command(
+        words(&format!(
+            "ask --data-dir {} --start reception --secrets env hi",
+            data.data_dir().display()
+        )),
+        true,
+    )
+    .output()
+    .unwrap()
+}
+
+/// Finding 3: the reservation left the tool specs out (6,162 of 7,388 request bytes), so at a
+/// ceiling of 1,000 (or 2,000) a call was admitted that cost 1,790. A server counting one
+/// token per 4 bytes of the request as sent, answering 16 tokens (its cap), would overspend
+/// either ceiling: the call must not be sent at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ceiling_holds_when_the_tool_specs_are_most_of_the_request() {
+    for ceiling in [1_000u64, 2_000] {
+        let stub = StubServer::start(vec![wire_replies::text(
+            WIRE,
+            "over the ceiling",
+            fuseforks_testkit::wire_replies::ScriptUsage {
+                prompt: 1_774,
+                completion: 4,
+                cache_read: 0,
+                reasoning: 0,
+            },
+        )])
+        .await;
+        let data = TempDataDir::new();
+        let _work = budget_village(&data, stub.base_url(), ceiling);
+        let out = ask_budget(&data);
+        assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+        assert!(
+            stub.requests().is_empty(),
+            "ceiling {ceiling}: a call that costs 1,790 was sent"
+        );
+        assert!(
+            log(&data).contains("reason=reserve_short"),
+            "{}",
+            log(&data)
+        );
+        eprintln!("figure: ceiling {ceiling}: 0 tokens spent (the call did not fit)");
+    }
+}
+
+/// Finding 3, the other half: a server that ignores the output cap it was sent (16) and
+/// answers 5,000 tokens with a tool call. The call is charged what it reported, and the turn
+/// ends there (`LLM_OUTPUT_OVER_CAP`): no second call is made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_ignores_its_output_cap_is_charged_and_its_turn_ends() {
+    let over = fuseforks_testkit::wire_replies::ScriptUsage {
+        prompt: 2_000,
+        completion: 5_000,
+        cache_read: 0,
+        reasoning: 0,
+    };
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(
+            WIRE,
+            &[ScriptCall {
+                id: "c1".into(),
+                name: "fd".into(),
+                args: json!({"pattern": "x"}),
+            }],
+            over,
+        ),
+        wire_replies::text(WIRE, "never asked", U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    let _work = budget_village(&data, stub.base_url(), 100_000);
+    let out = ask_budget(&data);
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("LLM_OUTPUT_OVER_CAP"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        stub.requests().len(),
+        1,
+        "a second call followed the overrun"
+    );
+    let log = log(&data);
+    assert!(log.contains("failed:LLM_OUTPUT_OVER_CAP"), "{log}");
+}

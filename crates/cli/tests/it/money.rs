@@ -358,3 +358,30 @@ async fn many_tool_calls_cannot_multiply_the_json_value_budget() {
     );
     assert!(peak > 0 && peak < 200 * MB, "peak RSS {} MB", peak / MB);
 }
+
+/// Hardening 2, finding 8: `maxResponseBytes` at its highest let a 100 MB answer reach 944 MB
+/// RSS (the cap was 256 MiB). The cap is now at most 32 MiB: a template asking for more is
+/// read as that, and the same answer is refused in little memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_100_mb_answer_under_the_highest_cap_a_template_may_ask_stays_small() {
+    let wire = Wire::OpenAiCompat;
+    let stub = StubServer::start(vec![
+        wire_replies::text(wire, "FILL", U).fill("FILL", 100 * MB),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    crate::headless::stub_village(stub.base_url())
+        .world(|w| w.model_templates[0].max_response_bytes = Some(u64::MAX))
+        .write(&data);
+    let dir = data.data_dir().display().to_string();
+    let (status, peak, _) = tokio::task::spawn_blocking(move || ask_with_peak_rss(&dir))
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(6));
+    assert!(log(&data).contains("stop=failed:LLM_RESPONSE_TOO_LARGE"));
+    eprintln!(
+        "figure: ask peak RSS, 100 MB answer at the highest cap: {} MB",
+        peak / MB
+    );
+    assert!(peak > 0 && peak < 200 * MB, "peak RSS {peak} bytes");
+}

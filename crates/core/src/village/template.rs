@@ -128,8 +128,10 @@ pub(crate) const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 120;
 pub(crate) const DEFAULT_MAX_RETRIES: u32 = 3;
 /// The default cap on a model's answer body, in bytes (16 MiB).
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
-/// The highest cap a template may set (256 MiB): larger values are read as this.
-pub const MAX_RESPONSE_BYTES_LIMIT: u64 = 256 * 1024 * 1024;
+/// The highest cap a template may set (32 MiB): larger values are read as this. A decoded
+/// answer takes several times its size in memory (measured: a 100 MB answer under a 256 MiB
+/// cap reached 944 MB RSS), so the cap is what bounds the process.
+pub const MAX_RESPONSE_BYTES_LIMIT: u64 = 32 * 1024 * 1024;
 
 /// One model template. Optional values are written as `null`, as the original writes them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -266,8 +266,10 @@ impl ParseId for str {
 #[tokio::test]
 async fn a_ceiling_hit_mid_turn_stops_with_budget_exhausted() {
     let wire = Wire::OpenAiCompat;
+    // The first call's reservation (its request plus the whole output cap of 8,192 tokens at
+    // weight 4, about 37,000) fits 50,000; what it costs does not leave room for another.
     let big = ScriptUsage {
-        prompt: 6_000,
+        prompt: 60_000,
         completion: 100,
         cache_read: 0,
         reasoning: 0,
@@ -277,7 +279,7 @@ async fn a_ceiling_hit_mid_turn_stops_with_budget_exhausted() {
         wire_replies::text(wire, "never", U1),
     ])
     .await;
-    let v = Village::new(wire, stub.base_url(), Some(5_000));
+    let v = Village::new(wire, stub.base_url(), Some(50_000));
     let orch = v.open();
     orch.start_agent("a1").unwrap();
     let outcome = orch
@@ -286,7 +288,7 @@ async fn a_ceiling_hit_mid_turn_stops_with_budget_exhausted() {
         .unwrap();
     assert_eq!(outcome.stop, TurnStop::BudgetExhausted);
     assert_eq!(outcome.state(), PlanTaskState::BudgetExhausted);
-    assert_eq!(outcome.usage.prompt, 6_000, "the paid round is counted");
+    assert_eq!(outcome.usage.prompt, 60_000, "the paid round is counted");
     assert_eq!(stub.requests().len(), 1, "no call past the ceiling");
     let Record::Turn(turn) = records(&v, &orch).into_iter().last().unwrap() else {
         panic!()

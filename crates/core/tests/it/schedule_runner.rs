@@ -340,13 +340,14 @@ async fn acceptance_retries_share_the_firings_budget() {
     let mut schedule = daily("s1");
     schedule["acceptance"] = failing.clone();
     schedule["acceptance"]["maxAttempts"] = json!(3);
-    // 50,030 effective tokens a call: in a budget of 80,000 the first and one retry are
-    // admitted, a third call is not — with a fresh budget per delivery all three would run.
+    // 50,030 effective tokens a call, each reserving about 37,000 (its request and the whole
+    // output cap): in a budget of 120,000 the first and one retry are admitted, a third call
+    // is not — with a fresh budget per delivery all three would run.
     let heavy = ScriptUsage {
         prompt: 50_000,
         ..U1
     };
-    let s = Setup::with_budget(schedule, 3, true, Some(80_000), heavy).await;
+    let s = Setup::with_budget(schedule, 3, true, Some(120_000), heavy).await;
     s.approve(&failing);
     let mut runner = s.runner();
     let firing = runner.tick().pop().unwrap();
