@@ -13,6 +13,11 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// JSON-RPC's code for a body that does not parse.
 const PARSE_ERROR: i64 = -32_700;
+/// JSON-RPC's code for a request that is not one.
+const INVALID_REQUEST: i64 = -32_600;
+/// The codes (docs/codes.md).
+const DOOR_BODY_TOO_LARGE: &str = "DOOR_BODY_TOO_LARGE";
+const DOOR_PARSE_ERROR: &str = "DOOR_PARSE_ERROR";
 
 /// The request, its body read and checked; or the answer that refuses it.
 pub async fn checked(request: Request) -> Result<Request, Response> {
@@ -28,15 +33,15 @@ pub async fn checked(request: Request) -> Result<Request, Response> {
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
         return Err(refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
-            -32_600,
-            &format!("[DOOR_BODY_TOO_LARGE] a request body is at most {MAX_BODY_BYTES} bytes"),
+            INVALID_REQUEST,
+            &format!("[{DOOR_BODY_TOO_LARGE}] a request body is at most {MAX_BODY_BYTES} bytes"),
         ));
     };
     if says_json && serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() {
         return Err(refusal(
             StatusCode::BAD_REQUEST,
             PARSE_ERROR,
-            "[DOOR_PARSE_ERROR] the body is not valid JSON",
+            &format!("[{DOOR_PARSE_ERROR}] the body is not valid JSON"),
         ));
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))

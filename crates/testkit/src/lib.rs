@@ -47,6 +47,27 @@ pub fn mcp_script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp").join(name)
 }
 
+/// Whether this kernel enforces Landlock at ABI `min_abi` or later, for a test that needs it.
+/// Without it the test says `skipped` and returns early — unless `FUSEFORKS_REQUIRE_LANDLOCK`
+/// names an ABI of at least `min_abi` (`.ci/run` sets it to the ABI the kernel reports), where
+/// a missing Landlock fails the test instead.
+pub fn landlock(min_abi: i32) -> bool {
+    use fuseforks_core::process::{LandlockSupport, landlock_support};
+    let present = matches!(landlock_support(), LandlockSupport::Available(abi) if abi >= min_abi);
+    if !present {
+        let required = std::env::var("FUSEFORKS_REQUIRE_LANDLOCK")
+            .ok()
+            .and_then(|v| v.trim().parse::<i32>().ok());
+        assert!(
+            required.is_none_or(|abi| abi < min_abi),
+            "Landlock ABI {min_abi} is required (FUSEFORKS_REQUIRE_LANDLOCK is set); this kernel has {:?}",
+            landlock_support()
+        );
+        eprintln!("skipped: this kernel has no Landlock ABI {min_abi}");
+    }
+    present
+}
+
 /// Whether `python3` with the official MCP SDK is here for the interop tests. Without it the
 /// tests skip with a line on stderr, so the README's test command works with only the Rust
 /// toolchain; `.ci/run` sets `FUSEFORKS_REQUIRE_PYTHON_MCP=1`, which turns a missing SDK into a

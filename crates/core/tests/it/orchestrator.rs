@@ -296,7 +296,7 @@ async fn a_ceiling_hit_mid_turn_stops_with_budget_exhausted() {
     assert_eq!(turn.stop, TurnStop::BudgetExhausted);
     let log = v.log();
     assert!(
-        log.contains("budget stop: agent=a1 ceiling=5000 remaining=0")
+        log.contains("budget stop: agent=a1 ceiling=50000 remaining=0")
             && log.contains("reason=exhausted"),
         "{log}"
     );

@@ -335,9 +335,7 @@ async fn a_probe_that_exits_leaving_a_child_holding_stdout_is_not_a_timeout_and_
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_probe_is_confined_like_run_writing_only_in_its_cwd() {
-    use fuseforks_core::process::{LandlockSupport, landlock_support};
-    if landlock_support() == LandlockSupport::Unavailable {
-        eprintln!("skipped: no Landlock in this kernel");
+    if !fuseforks_testkit::landlock(1) {
         return;
     }
     let dir = data_dir();

@@ -179,9 +179,7 @@ async fn a_timeout_kills_the_command_and_its_children() {
 
 #[tokio::test]
 async fn landlock_keeps_run_inside_the_work_folder_and_its_temp() {
-    use fuseforks_core::process::{LandlockSupport, landlock_support};
-    if landlock_support() == LandlockSupport::Unavailable {
-        eprintln!("skipped: this kernel has no Landlock");
+    if !fuseforks_testkit::landlock(1) {
         return;
     }
     let agent = Agent::new();
@@ -249,9 +247,7 @@ async fn after_a_child_starts_our_environment_is_hidden_from_same_user_processes
 
 #[tokio::test]
 async fn network_false_in_run_json_refuses_tcp() {
-    use fuseforks_core::process::{LandlockSupport, landlock_support};
-    if !matches!(landlock_support(), LandlockSupport::Available(abi) if abi >= 4) {
-        eprintln!("skipped: this kernel has no Landlock network rules (ABI 4)");
+    if !fuseforks_testkit::landlock(4) {
         return;
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -351,9 +347,7 @@ fn cap_for_message(body: &str) -> String {
 /// ABI 5 and network ABI 4 only.
 #[tokio::test]
 async fn a_confined_command_cannot_signal_a_process_outside_its_box() {
-    use fuseforks_core::process::{LandlockSupport, landlock_support};
-    if !matches!(landlock_support(), LandlockSupport::Available(abi) if abi >= 6) {
-        eprintln!("skipped: this kernel has no Landlock signal scoping (ABI 6)");
+    if !fuseforks_testkit::landlock(6) {
         return;
     }
     let mut victim = std::process::Command::new("sleep")
