@@ -111,13 +111,24 @@ impl Orchestrator {
     /// The one call every channel makes: pause (no new model or tool call starts), resume,
     /// abort (every turn is cut now — model calls, `run` children as process groups, MCP
     /// calls —; agents stay running) or halt (abort, then every agent stops; the host closes
-    /// the door, stops the scheduler and writes the `halt` marker). Says so in a
-    /// `kill switch:` line, a `killSwitchChanged` event and an audit line; returns the state
-    /// after the change.
+    /// the door, stops the scheduler and writes the `halt` marker). A change is said in a
+    /// `kill switch:` line, a `killSwitchChanged` event and an audit line; a command that
+    /// changes nothing (pause while paused, halt while halted) only logs `unchanged` and cuts
+    /// nothing. Returns the state after the command.
     pub async fn control(&self, command: SwitchCommand, channel: Channel) -> SwitchState {
         let safety = self.inner.safety();
         let _one = safety.commands.lock().await;
         let t = safety.switch().apply(command);
+        if !t.changed() {
+            // Nothing to do, nothing to audit: a repeated command is not a second change.
+            self.inner.log(&format!(
+                "kill switch: command={} unchanged state={} channel={}",
+                command.as_str(),
+                t.to.as_str(),
+                channel.as_str()
+            ));
+            return t.to;
+        }
         self.said(command, channel, t.from, t.to).await;
         match t.to {
             SwitchState::Aborting => {
@@ -131,7 +142,7 @@ impl Orchestrator {
                 self.said(command, channel, SwitchState::Aborting, back)
                     .await;
             }
-            SwitchState::Halted if t.changed() => {
+            SwitchState::Halted => {
                 // The emergency stop: every child group gets SIGKILL now, no grace (a `run`
                 // command that ignores SIGTERM must not hold the halt up).
                 #[cfg(target_os = "linux")]

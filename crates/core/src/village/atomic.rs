@@ -45,17 +45,11 @@ pub fn staged_writes<R>(write: impl FnOnce() -> R) -> R {
     write()
 }
 
-/// A write of [`staged_writes`]: the file's permissions as [`write_atomic`] would give them.
+/// A write of [`staged_writes`]: the file's permissions as [`write_atomic`] would give them —
+/// owner-only set on the (new or truncated, so still empty) file before a byte is written.
 fn write_plain(path: &Path, bytes: &[u8], permissions: Permissions) -> io::Result<()> {
     let mut options = OpenOptions::new();
     options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        if permissions == Permissions::OwnerOnly {
-            options.mode(0o600);
-        }
-    }
     let mut file = options.open(path)?;
     #[cfg(unix)]
     if permissions == Permissions::OwnerOnly {
@@ -108,7 +102,8 @@ pub(crate) fn write_atomic_with(
     let temp = TempFile::create(path, bytes, permissions)?;
     before_rename(temp.path())?;
     fs::rename(temp.path(), path)?;
-    temp.forget();
+    // The temp name is gone with the rename; dropping `temp` finds nothing left to remove.
+    drop(temp);
     sync_parent(path)?;
     sweep_stale_temps(path);
     Ok(())
@@ -153,10 +148,10 @@ pub(crate) fn create_new_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     sync_parent(path)
 }
 
-/// A durable temp file beside its target; removed on drop unless it was renamed into place.
+/// A durable temp file beside its target; its name is removed on drop (after a rename into
+/// place there is nothing left under it).
 struct TempFile {
     path: PathBuf,
-    armed: bool,
 }
 
 impl TempFile {
@@ -177,7 +172,7 @@ impl TempFile {
             }
         }
         let mut file = options.open(&path)?;
-        let temp = Self { path, armed: true };
+        let temp = Self { path };
         if permissions == Permissions::KeepExisting
             && let Ok(meta) = fs::metadata(target)
         {
@@ -191,17 +186,11 @@ impl TempFile {
     fn path(&self) -> &Path {
         &self.path
     }
-
-    fn forget(mut self) {
-        self.armed = false;
-    }
 }
 
 impl Drop for TempFile {
     fn drop(&mut self) {
-        if self.armed {
-            let _ = fs::remove_file(&self.path);
-        }
+        let _ = fs::remove_file(&self.path);
     }
 }
 
@@ -236,6 +225,35 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n.ends_with(".tmp"))
             .collect()
+    }
+
+    #[test]
+    fn a_bare_file_name_is_written_in_the_current_folder() {
+        assert_eq!(parent_of(Path::new("world.json")), Path::new("."));
+        assert_eq!(parent_of(Path::new("/v/world.json")), Path::new("/v"));
+        assert_eq!(parent_of(Path::new("v/world.json")), Path::new("v"));
+    }
+
+    #[test]
+    fn no_temp_is_left_beside_the_target_after_a_success_or_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        for round in 0..3 {
+            write_atomic(&path, format!("{round}").as_bytes(), Permissions::OwnerOnly).unwrap();
+            create_new_atomic(&dir.path().join(format!("new-{round}")), b"x").unwrap();
+            assert!(leftovers(dir.path()).is_empty(), "after round {round}");
+        }
+        // A failure at the rename itself: a folder (not empty) holds the target's name.
+        let taken = dir.path().join("taken");
+        fs::create_dir(&taken).unwrap();
+        fs::write(taken.join("inside"), b"").unwrap();
+        assert!(write_atomic(&taken, b"x", Permissions::OwnerOnly).is_err());
+        assert!(leftovers(dir.path()).is_empty(), "after a failed rename");
+        assert!(
+            create_new_atomic(&dir.path().join("new-0"), b"y").is_err(),
+            "an existing file is refused"
+        );
+        assert!(leftovers(dir.path()).is_empty(), "and its temp removed");
     }
 
     #[test]

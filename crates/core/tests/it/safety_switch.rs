@@ -204,3 +204,63 @@ async fn approvals_and_their_mode_are_audit_lines() {
         "{audit}"
     );
 }
+
+/// A command that changes nothing (pause while paused, resume while running, halt while
+/// halted) writes no audit line, sends no event and cuts nothing; a real change writes exactly
+/// one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_command_writes_no_second_audit_line() {
+    let stub = StubServer::start(vec![]).await;
+    let v = Village::new(WIRE, stub.base_url(), None);
+    let orch = v.open();
+    orch.start_agent("a1").unwrap();
+    let mut events = orch.events();
+    use SwitchCommand as C;
+    for (command, after) in [
+        (C::Pause, SwitchState::Paused),
+        (C::Pause, SwitchState::Paused),
+        (C::Resume, SwitchState::Running),
+        (C::Resume, SwitchState::Running),
+        (C::Halt, SwitchState::Halted),
+        (C::Halt, SwitchState::Halted),
+        (C::Pause, SwitchState::Halted),
+        (C::Resume, SwitchState::Running),
+    ] {
+        assert_eq!(
+            orch.control(command, Channel::Api).await,
+            after,
+            "{command:?}"
+        );
+    }
+    orch.close(Duration::from_secs(1)).await;
+    let audit = std::fs::read_to_string(v.data.workspace().join("audit.jsonl")).unwrap();
+    let changes: Vec<String> = audit
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["action"] == "kill_switch")
+        .map(|l| l["target"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        changes,
+        ["paused", "running", "halted", "running"],
+        "{audit}"
+    );
+    let mut said = 0;
+    while let Ok(event) = events.try_recv() {
+        said += usize::from(matches!(
+            event,
+            fuseforks_core::events::CoreEvent::KillSwitchChanged { .. }
+        ));
+    }
+    assert_eq!(said, 4, "one event per real change");
+    let log = v.log();
+    assert_eq!(
+        log.matches("command=halt from=running to=halted").count(),
+        1,
+        "{log}"
+    );
+    assert!(
+        log.contains("kill switch: command=halt unchanged state=halted channel=api"),
+        "{log}"
+    );
+}

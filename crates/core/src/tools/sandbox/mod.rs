@@ -19,7 +19,7 @@ use std::sync::Arc;
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-pub(crate) use open::Links;
+pub(crate) use open::{Links, Resolver};
 pub use ops::{Entry, EntryKind, WriteMode};
 
 /// Why a path is refused.
@@ -116,6 +116,7 @@ pub struct WorkDir {
     handle: Arc<OwnedFd>,
     fences: Vec<PathBuf>,
     read_links: Links,
+    resolver: Resolver,
 }
 
 impl WorkDir {
@@ -135,7 +136,24 @@ impl WorkDir {
             handle: Arc::new(handle),
             fences: vec![PathBuf::from("blackboard")],
             read_links: Links::Beneath,
+            resolver: Resolver::Kernel,
         })
+    }
+
+    /// The same jail resolving every path with the portable walk, as on a host without
+    /// `openat2` — the jail's tests run each escape against both. Nothing in the product
+    /// calls it: the resolver is never a setting a user or an agent can change.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn with_portable_resolver(mut self) -> Self {
+        self.resolver = Resolver::Portable;
+        self
+    }
+
+    /// Whether paths are resolved by the kernel (`openat2`, Linux 5.6+, unless a seccomp
+    /// profile refuses it) rather than by the portable walk, which never follows a link.
+    pub fn kernel_resolves(&self) -> bool {
+        self.resolver == Resolver::Kernel && open::kernel_resolves(self.handle.as_fd())
     }
 
     /// Also refuses writes inside `folder` (the village's data folder, for instance) when it
@@ -164,19 +182,13 @@ impl WorkDir {
         if create {
             self.mkdir_all(&rel)?;
         }
-        let handle = open::open_beneath(
-            self.handle.as_fd(),
-            &rel,
-            OFlags::RDONLY | OFlags::DIRECTORY,
-            Mode::empty(),
-            Links::Refuse,
-        )
-        .map_err(SandboxError::from_errno)?;
+        let handle = self.open_rel(&rel, OFlags::RDONLY | OFlags::DIRECTORY, Links::Refuse)?;
         Ok(Self {
             root: self.root.join(&rel),
             handle: Arc::new(handle),
             fences: Vec::new(),
             read_links: Links::Refuse,
+            resolver: self.resolver,
         })
     }
 
@@ -225,9 +237,21 @@ impl WorkDir {
         self.open_rel(rel, OFlags::RDONLY | OFlags::DIRECTORY, self.read_links)
     }
 
-    fn open_rel(&self, rel: &Path, flags: OFlags, links: Links) -> Result<OwnedFd, SandboxError> {
-        open::open_beneath(self.handle.as_fd(), rel, flags, Mode::empty(), links)
-            .map_err(SandboxError::from_errno)
+    pub(crate) fn open_rel(
+        &self,
+        rel: &Path,
+        flags: OFlags,
+        links: Links,
+    ) -> Result<OwnedFd, SandboxError> {
+        open::open_beneath(
+            self.handle.as_fd(),
+            rel,
+            flags,
+            Mode::empty(),
+            links,
+            self.resolver,
+        )
+        .map_err(SandboxError::from_errno)
     }
 
     /// Refuses a write inside a fence (compared without case: some file systems ignore it).

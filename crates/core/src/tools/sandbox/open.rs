@@ -20,6 +20,15 @@ pub(crate) enum Links {
     Refuse,
 }
 
+/// Which resolution a jail uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resolver {
+    /// The kernel's (`openat2`) where it has it, else the portable walk.
+    Kernel,
+    /// Always the portable walk (the jail's tests of hosts without `openat2`).
+    Portable,
+}
+
 /// Opens `rel` (components already checked: only normal names) beneath `root`.
 pub(crate) fn open_beneath(
     root: BorrowedFd<'_>,
@@ -27,6 +36,7 @@ pub(crate) fn open_beneath(
     flags: OFlags,
     mode: Mode,
     links: Links,
+    resolver: Resolver,
 ) -> Result<OwnedFd, Errno> {
     let flags = if flags.contains(OFlags::PATH) {
         flags | OFlags::CLOEXEC
@@ -34,7 +44,7 @@ pub(crate) fn open_beneath(
         flags | OFlags::CLOEXEC | OFlags::NOCTTY
     };
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
+    if resolver == Resolver::Kernel {
         use rustix::fs::ResolveFlags;
         let mut resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
         if links == Links::Refuse {
@@ -50,8 +60,21 @@ pub(crate) fn open_beneath(
             other => return other,
         }
     }
-    let _ = links;
+    let _ = (links, resolver);
     walk(root, rel, flags, mode)
+}
+
+/// Whether the kernel resolves beneath `root` here (`openat2` present and allowed).
+pub(crate) fn kernel_resolves(root: BorrowedFd<'_>) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        !openat2_missing(root)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = root;
+        false
+    }
 }
 
 /// Whether `openat2` itself is unavailable (old kernels, some seccomp filters), as opposed to

@@ -6,14 +6,14 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::open::{Links, open_beneath};
+use super::open::Links;
 use super::{SandboxError, WorkDir, regular};
 
 /// How a write opens its file.
@@ -104,14 +104,11 @@ impl WorkDir {
 
     /// Makes a folder and its parents (none through a link); returns the folder's handle.
     pub(crate) fn mkdir_all(&self, rel: &Path) -> Result<OwnedFd, SandboxError> {
-        let mut dir = open_beneath(
-            self.handle.as_fd(),
+        let mut dir = self.open_rel(
             Path::new(""),
             OFlags::RDONLY | OFlags::DIRECTORY,
-            Mode::empty(),
             Links::Refuse,
-        )
-        .map_err(SandboxError::from_errno)?;
+        )?;
         for part in rel.iter() {
             match rustix::fs::mkdirat(&dir, part, Mode::from_raw_mode(0o755)) {
                 Ok(()) | Err(Errno::EXIST) => {}
@@ -269,14 +266,7 @@ impl WorkDir {
     }
 
     fn open_parent(&self, parent: &Path) -> Result<OwnedFd, SandboxError> {
-        open_beneath(
-            self.handle.as_fd(),
-            parent,
-            OFlags::RDONLY | OFlags::DIRECTORY,
-            Mode::empty(),
-            Links::Refuse,
-        )
-        .map_err(SandboxError::from_errno)
+        self.open_rel(parent, OFlags::RDONLY | OFlags::DIRECTORY, Links::Refuse)
     }
 }
 
