@@ -7,8 +7,9 @@
 //! folder was obeyed). Here, for each folder the walk meets — the folders it enters and those
 //! between the jail's root and its start — that folder's `.ignore` and `.gitignore` are read
 //! with [`WorkDir::read_text_at`]: beneath the folder handle, no link leaving it, a FIFO or a
-//! device refused without blocking, at most 64 KiB. One that cannot be read so (a link out, not
-//! a regular file, larger than 64 KiB, not UTF-8) is treated as absent, and the answer says so
+//! device refused without blocking, at most 64 KiB, and 256 KiB for the whole walk. One that
+//! cannot be read so (a link out, not a regular file, larger than 64 KiB, past the walk's
+//! 256 KiB, not UTF-8) is treated as absent, and the answer says so
 //! in one `note:` line. The rules are gitignore's (`GitignoreBuilder::add_line`; a malformed
 //! line is skipped): the deepest folder with a matching line decides, `.ignore` before
 //! `.gitignore` in one folder, the last matching line of a file wins (so `!` whitelists), a
@@ -31,6 +32,9 @@ use super::sandbox::{ReadError, SandboxError, WorkDir};
 const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
 /// The most bytes read of one ignore file; a longer one is treated as absent.
 const IGNORE_MAX_BYTES: u64 = 64 * 1024;
+/// The most bytes of ignore files one walk reads in all (building the rules of 64 KiB of costly
+/// globs takes ≈ 0.7 s and ≈ 50 MB in a debug build); past it, ignore files are treated as absent.
+const WALK_MAX_BYTES: u64 = 256 * 1024;
 /// The most `note:` lines one answer carries, and their characters in all.
 const MAX_NOTES: usize = 20;
 const NOTES_MAX_CHARS: usize = 2_000;
@@ -106,6 +110,8 @@ struct Rules {
     folders: HashMap<PathBuf, Arc<[Gitignore]>>,
     notes: Vec<String>,
     more: usize,
+    /// Bytes of ignore files read so far.
+    spent: u64,
 }
 
 impl Rules {
@@ -115,6 +121,7 @@ impl Rules {
             folders: HashMap::new(),
             notes: Vec::new(),
             more: 0,
+            spent: 0,
         }
     }
 
@@ -124,6 +131,8 @@ impl Rules {
             return true;
         };
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        // The walk goes depth first: only the rules of this entry's folders are needed again.
+        self.folders.retain(|folder, _| rel.starts_with(folder));
         for folder in rel.ancestors().skip(1) {
             let Ok(inside) = rel.strip_prefix(folder) else {
                 continue;
@@ -155,12 +164,17 @@ impl Rules {
     /// One ignore file through the jail; `None` (and a note unless it is simply absent) when
     /// it cannot be read whole as text.
     fn read(&mut self, rel: &Path) -> Option<Gitignore> {
-        let why = match self.jail.read_text_at(rel, IGNORE_MAX_BYTES) {
-            Ok(read) if !read.truncated => match parse(&self.jail.root().join(rel), &read.text) {
-                Some(rules) => return Some(rules),
-                None => "its patterns could not be built",
-            },
-            Ok(_) => "larger than 64 KiB",
+        let left = WALK_MAX_BYTES.saturating_sub(self.spent);
+        let why = match self.jail.read_text_at(rel, IGNORE_MAX_BYTES.min(left)) {
+            Ok(read) if !read.truncated => {
+                self.spent += read.text.len() as u64;
+                match parse(&self.jail.root().join(rel), &read.text) {
+                    Some(rules) => return Some(rules),
+                    None => "its patterns could not be built",
+                }
+            }
+            Ok(read) if read.size > IGNORE_MAX_BYTES => "larger than 64 KiB",
+            Ok(_) => "past the 256 KiB of ignore files one search reads",
             Err(ReadError::Refused(SandboxError::NotFound)) => return None,
             Err(e) => reason(&e),
         };

@@ -44,6 +44,16 @@ fn call(tool: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
 /// [`LIMIT`], or a process grown by [`RSS_ABORT_KIB`], aborts the test binary: the thread
 /// cannot be stopped, and a runaway read would otherwise take the machine's memory.
 fn answer_within(tool: &'static str, args: Value, ctx: &ToolContext) -> (ToolOutput, Duration) {
+    answer_in(LIMIT, tool, args, ctx)
+}
+
+/// [`answer_within`] with another limit.
+fn answer_in(
+    limit: Duration,
+    tool: &'static str,
+    args: Value,
+    ctx: &ToolContext,
+) -> (ToolOutput, Duration) {
     let (tx, rx) = mpsc::channel();
     let ctx = ctx.clone();
     let before = status_kib("VmRSS");
@@ -58,7 +68,7 @@ fn answer_within(tool: &'static str, args: Value, ctx: &ToolContext) -> (ToolOut
             Err(RecvTimeoutError::Disconnected) => panic!("{tool} panicked"),
         }
         let grown = status_kib("VmRSS").saturating_sub(before);
-        if started.elapsed() > LIMIT || grown > RSS_ABORT_KIB {
+        if started.elapsed() > limit || grown > RSS_ABORT_KIB {
             eprintln!(
                 "{tool}: no answer after {:?}, the process grew by {} MiB; aborting the \
                  test binary (the call cannot be stopped)",
@@ -324,4 +334,50 @@ fn rag_obeys_the_rules_of_its_source() {
         "{}",
         out.body
     );
+}
+
+/// Just under the 64 KiB bound, of globs as costly as a line can make them: still read, and
+/// answered in time (≈ 0.7 s in a debug build; 10 s allowed, for a loaded machine).
+#[test]
+fn an_ignore_full_of_costly_globs_is_answered_in_time() {
+    let agent = Agent::new();
+    let mut rules = String::new();
+    for i in 0.. {
+        let line = format!("**/a{i}*b*c?d[x-z]*e*/**/f*g{i}*\n");
+        if rules.len() + line.len() > 64 * 1024 {
+            break;
+        }
+        rules.push_str(&line);
+    }
+    std::fs::write(agent.work().join(".ignore"), &rules).unwrap();
+    let limit = Duration::from_secs(10);
+    let (out, took) = answer_in(limit, "grep", json!({"pattern": "beta"}), &agent.ctx);
+    eprintln!(
+        "grep with {} lines of globs in .ignore: answered in {took:?}, peak RSS {} MiB",
+        rules.lines().count(),
+        status_kib("VmHWM") / 1024
+    );
+    assert!(out.body.contains("notes.txt:2: beta error"), "{}", out.body);
+}
+
+/// One walk reads at most 256 KiB of ignore files in all: of five folders with 60 KiB each,
+/// four are obeyed and the fifth is treated as absent and said.
+#[test]
+fn a_walk_reads_at_most_256_kib_of_ignore_files() {
+    let agent = Agent::new();
+    let rules = format!("hide.txt\n{}", "# padding\n".repeat(6_000));
+    for i in 0..5 {
+        let folder = agent.work().join(format!("d{i}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join(".ignore"), &rules).unwrap();
+        std::fs::write(folder.join("hide.txt"), "needle\n").unwrap();
+    }
+    let (out, _) = answer_within("grep", json!({"pattern": "needle"}), &agent.ctx);
+    let shown = out
+        .body
+        .lines()
+        .filter(|l| l.contains("hide.txt:1:"))
+        .count();
+    let said = out.body.matches("ignored (past the 256 KiB").count();
+    assert_eq!((shown, said), (1, 1), "{}", out.body);
 }
