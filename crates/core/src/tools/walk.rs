@@ -20,13 +20,14 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{DirEntry, Match};
 
 use super::cap;
 use super::sandbox::{ReadError, SandboxError, WorkDir};
+use crate::sync::LockOrRecover;
 
 /// The ignore files of a folder, in the order they are asked.
 const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
@@ -68,14 +69,14 @@ impl Walk {
             .parents(false)
             .hidden(hidden == Hidden::Skipped)
             .follow_links(false)
-            .filter_entry(move |e| e.file_name() != ".git" && lock(&filter).keeps(e))
+            .filter_entry(move |e| e.file_name() != ".git" && filter.lock_or_recover().keeps(e))
             .build();
         Self { entries, rules }
     }
 
     /// The `note:` lines of the ignore files treated as absent so far.
     pub(crate) fn notes(&self) -> Vec<String> {
-        let rules = lock(&self.rules);
+        let rules = self.rules.lock_or_recover();
         let mut notes = rules.notes.clone();
         if rules.more > 0 {
             notes.push(format!("note: {} more ignore files ignored", rules.more));
@@ -98,10 +99,6 @@ pub(crate) fn with_notes(body: String, notes: &[String]) -> String {
         return body;
     }
     format!("{body}\n{}", cap(&notes.join("\n"), NOTES_MAX_CHARS))
-}
-
-fn lock(rules: &Mutex<Rules>) -> MutexGuard<'_, Rules> {
-    rules.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The rules of the folders met so far, read once each, and the notes.
