@@ -14,6 +14,7 @@ mod specs;
 mod table;
 pub mod text_edit;
 mod trash;
+mod walk;
 
 use std::path::PathBuf;
 

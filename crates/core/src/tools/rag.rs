@@ -1,12 +1,15 @@
 //! `rag`: a Markdown heading index over the agent's declared `ragSources` folders (outline,
 //! search, read a section). It reads only inside those folders, which may be outside the work
-//! folder, each opened as a read-only jail (files read through its handle, bounded).
+//! folder, each opened as a read-only jail (files read through its handle, bounded). The walk
+//! (`walk.rs`) skips hidden files and honours each source's `.ignore` and `.gitignore`, read
+//! through that jail; one that cannot be read so is said in a `note:` line.
 
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use super::specs::{prop, schema};
+use super::walk::{Hidden, Walk, with_notes};
 use super::{RunApproval, ToolContext, ToolOutput, WorkDir, bool_arg, cap, str_arg};
 use crate::village::Language;
 
@@ -33,15 +36,14 @@ fn read_source(roots: &[WorkDir], path: &str) -> Option<String> {
         .map(|read| read.text)
 }
 
-/// Every Markdown file of the sources, as the path shown and the text read through the jail.
-fn markdown_files(roots: &[WorkDir]) -> Vec<(PathBuf, usize)> {
+/// Every Markdown file of the sources, as its path and the index of its source, and the
+/// walk's notes on ignore files treated as absent.
+fn markdown_files(roots: &[WorkDir]) -> (Vec<(PathBuf, usize)>, Vec<String>) {
     let mut files = Vec::new();
+    let mut notes = Vec::new();
     for (i, root) in roots.iter().enumerate() {
-        for entry in ignore::WalkBuilder::new(root.root())
-            .follow_links(false)
-            .build()
-            .filter_map(Result::ok)
-        {
+        let mut walk = Walk::new(root, root.root(), Hidden::Skipped);
+        for entry in walk.by_ref() {
             let p = entry.path();
             if p.extension().is_some_and(|e| e == "md" || e == "markdown")
                 && entry.file_type().is_some_and(|t| t.is_file())
@@ -49,9 +51,10 @@ fn markdown_files(roots: &[WorkDir]) -> Vec<(PathBuf, usize)> {
                 files.push((p.to_path_buf(), i));
             }
         }
+        notes.extend(walk.notes());
     }
     files.sort();
-    files
+    (files, notes)
 }
 
 fn heading(line: &str) -> Option<(usize, &str)> {
@@ -86,11 +89,9 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
 fn outline(roots: &[WorkDir], args: &Value, ctx: &ToolContext) -> ToolOutput {
     match str_arg(args, "path") {
         None => {
-            let list: Vec<String> = markdown_files(roots)
-                .iter()
-                .map(|(p, _)| p.display().to_string())
-                .collect();
-            ToolOutput::ok(cap(&list.join("\n"), MAX_CHARS))
+            let (files, notes) = markdown_files(roots);
+            let list: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+            ToolOutput::ok(with_notes(cap(&list.join("\n"), MAX_CHARS), &notes))
         }
         Some(path) => match read_source(roots, path) {
             Some(text) => {
@@ -122,7 +123,8 @@ fn search(roots: &[WorkDir], args: &Value, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::fail(e.to_string()),
     };
     let mut hits = Vec::new();
-    'files: for (file, root) in markdown_files(roots) {
+    let (files, notes) = markdown_files(roots);
+    'files: for (file, root) in files {
         let Some(text) = read_source(&roots[root..=root], &file.to_string_lossy()) else {
             continue;
         };
@@ -145,11 +147,12 @@ fn search(roots: &[WorkDir], args: &Value, ctx: &ToolContext) -> ToolOutput {
             }
         }
     }
-    ToolOutput::ok(if hits.is_empty() {
+    let body = if hits.is_empty() {
         ctx.say("一致なし。", "No matches.")
     } else {
         cap(&hits.join("\n"), MAX_CHARS)
-    })
+    };
+    ToolOutput::ok(with_notes(body, &notes))
 }
 
 /// `read`: one section, up to the next heading of its level or above.

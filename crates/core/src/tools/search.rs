@@ -1,6 +1,8 @@
 //! `grep` and `fd`: read-only searches inside the work folder with ripgrep's own crates
-//! (`ignore` for the walk, `grep-searcher` / `grep-regex` for the search). Symlinks are not
-//! followed; `.gitignore` is honoured. Every file is opened through the jail's handle and every
+//! (`ignore` for the walk, through `walk.rs`, and `grep-searcher` / `grep-regex` for the
+//! search). Symlinks are not followed; hidden files are searched; `.ignore` and `.gitignore` are
+//! honoured, read through the jail by `walk.rs` (one that cannot be read so is said in a `note:`
+//! line). Every file is opened through the jail's handle and every
 //! name found is checked to resolve beneath it (a folder swapped for a link mid-walk shows
 //! nothing outside); a line longer than 1 MiB stops that file's search, and each shown line is
 //! cut at 500 characters.
@@ -13,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::sandbox::{EntryKind, WorkDir};
 use super::specs::{prop, schema};
+use super::walk::{Hidden, Walk, with_notes};
 use super::{RunApproval, ToolContext, ToolOutput, bool_arg, cap, str_arg};
 use crate::village::Language;
 
@@ -60,7 +63,8 @@ pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
         .build();
     let mut out = Lines::default();
     let mut counts = Vec::new();
-    for entry in walker(&start) {
+    let mut walk = Walk::new(jail, &start, Hidden::Shown);
+    for entry in walk.by_ref() {
         let path = entry.path();
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
@@ -93,21 +97,28 @@ pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
             break;
         }
     }
-    if count_only {
-        return ToolOutput::ok(if counts.is_empty() {
+    let body = if count_only {
+        if counts.is_empty() {
             ctx.say("一致なし。", "No matches.")
         } else {
             counts.join("\n")
-        });
-    }
+        }
+    } else {
+        shown_lines(&out, ctx)
+    };
+    ToolOutput::ok(with_notes(body, &walk.notes()))
+}
+
+/// The matching lines as answered: cut at `MAX_CHARS`, saying when `MAX_LINES` stopped them.
+fn shown_lines(out: &Lines, ctx: &ToolContext) -> String {
     if out.lines.is_empty() {
-        return ToolOutput::ok(ctx.say("一致なし。", "No matches."));
+        return ctx.say("一致なし。", "No matches.");
     }
     let mut body = out.lines.join("\n");
     if out.truncated {
         body.push_str(&format!("\n… [{MAX_LINES}+ lines]"));
     }
-    ToolOutput::ok(cap(&body, MAX_CHARS))
+    cap(&body, MAX_CHARS)
 }
 
 /// Runs one `fd` call.
@@ -129,7 +140,8 @@ pub fn fd(args: &Value, ctx: &ToolContext) -> ToolOutput {
         }
     };
     let mut found = Vec::new();
-    for entry in walker(&start) {
+    let mut walk = Walk::new(jail, &start, Hidden::Shown);
+    for entry in walk.by_ref() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let shown = relative(jail.root(), entry.path());
         if entry.depth() > 0 && regex.is_match(&name) && jail.resolves_inside(&shown) {
@@ -139,10 +151,12 @@ pub fn fd(args: &Value, ctx: &ToolContext) -> ToolOutput {
             }
         }
     }
-    if found.is_empty() {
-        return ToolOutput::ok(ctx.say("見つかりません。", "Nothing found."));
-    }
-    ToolOutput::ok(cap(&found.join("\n"), MAX_CHARS))
+    let body = if found.is_empty() {
+        ctx.say("見つかりません。", "Nothing found.")
+    } else {
+        cap(&found.join("\n"), MAX_CHARS)
+    };
+    ToolOutput::ok(with_notes(body, &walk.notes()))
 }
 
 /// What both searches start from: the work folder, the required `pattern`, and the existing
@@ -173,15 +187,6 @@ fn search_inputs<'a>(
         })
         .map_err(|e| ctx.refused(&e))?;
     Ok((jail, pattern, start))
-}
-
-fn walker(start: &Path) -> impl Iterator<Item = ignore::DirEntry> {
-    ignore::WalkBuilder::new(start)
-        .follow_links(false)
-        .hidden(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build()
-        .filter_map(Result::ok)
 }
 
 /// One line as shown: trailing space trimmed, cut at `LINE_MAX_CHARS`.

@@ -49,6 +49,7 @@ mod tidy;
 mod together;
 mod tools_files;
 mod tools_hardening;
+mod tools_ignore;
 mod tools_run;
 mod tools_sandbox;
 mod tools_specs;

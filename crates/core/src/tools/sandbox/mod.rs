@@ -232,6 +232,21 @@ impl WorkDir {
         read_bounded(file, max_bytes)
     }
 
+    /// Reads at most `max_bytes` of a regular file at `rel`, a path a walk found beneath the
+    /// root (normal components only; the string rules of [`Self::relative`] are for the paths a
+    /// model gives). Links, FIFOs and devices are treated as by [`Self::open_read`].
+    pub(crate) fn read_text_at(
+        &self,
+        rel: &Path,
+        max_bytes: u64,
+    ) -> Result<BoundedText, ReadError> {
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            return Err(SandboxError::Escapes.into());
+        }
+        let fd = self.open_rel(rel, OFlags::RDONLY | OFlags::NONBLOCK, self.read_links)?;
+        read_bounded(regular(fd)?, max_bytes)
+    }
+
     /// Opens an existing folder beneath the root.
     pub(crate) fn open_dir(&self, rel: &Path) -> Result<OwnedFd, SandboxError> {
         self.open_rel(rel, OFlags::RDONLY | OFlags::DIRECTORY, self.read_links)
