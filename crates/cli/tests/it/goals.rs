@@ -242,16 +242,19 @@ async fn max_attempts_outside_1_to_5_is_a_usage_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_attempt_spends_from_one_budget() {
-    // The first call costs 3,040 of 6,000; the second's estimate (> 4,096) no longer fits.
-    // With a budget per attempt it would (the whole 6,000 again).
-    let big = wire_replies::ScriptUsage { prompt: 3_000, ..U };
+    // The first call costs 30,040 of 60,000; the second's estimate (its request and the
+    // whole output cap, ≈ 37,000) no longer fits. With a budget per attempt it would.
+    let big = wire_replies::ScriptUsage {
+        prompt: 30_000,
+        ..U
+    };
     let stub = StubServer::start(vec![
         wire_replies::text(Wire::OpenAiCompat, "One.", big),
         wire_replies::text(Wire::OpenAiCompat, "never sent", U),
     ])
     .await;
     let data = TempDataDir::new();
-    village(&data, stub.base_url(), Some(6_000));
+    village(&data, stub.base_url(), Some(60_000));
     data.write("check.sh", NEVER);
     let dir = data.data_dir().display().to_string();
     let extra = [
@@ -272,7 +275,7 @@ async fn every_attempt_spends_from_one_budget() {
     assert_eq!(stdout(&out), "(Stopped at the token budget.)\n");
     let log = log(&data);
     assert!(
-        log.contains("budget stop: agent=rec ceiling=6000 remaining=2960"),
+        log.contains("budget stop: agent=rec ceiling=60000 remaining=29960"),
         "{log}"
     );
     assert_eq!(

@@ -255,9 +255,10 @@ async fn events_jsonl_makes_every_stderr_line_json() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_budget_ceiling_exits_9() {
-    // The first call fits (estimate ≈ 5,000 of 10,000) and costs more than is left.
+    // The first call fits (its request and the whole output cap, ≈ 37,000 of 100,000) and
+    // costs more than is left.
     let big = ScriptUsage {
-        prompt: 12_000,
+        prompt: 120_000,
         completion: 50,
         cache_read: 0,
         reasoning: 0,
@@ -274,7 +275,7 @@ async fn the_budget_ceiling_exits_9() {
     )])
     .await;
     let data = TempDataDir::new();
-    village(&data, stub.base_url(), Some(10_000));
+    village(&data, stub.base_url(), Some(100_000));
     let dir = data.data_dir().display().to_string();
     let out = run(
         words(&format!(

@@ -106,12 +106,34 @@ pub fn spawn(
     }
 }
 
+/// [`spawn`] under a seccomp filter that answers `openat2` with `ENOSYS`, as on a kernel
+/// before 5.6 or under a container runtime's profile that refuses it: the jail's tests run
+/// their escapes in such a child to prove the portable resolver takes over. Not for the
+/// product: nothing in it calls this.
+#[doc(hidden)]
+#[cfg(target_os = "linux")]
+pub fn spawn_without_openat2(command: tokio::process::Command) -> Result<GroupChild, SpawnError> {
+    spawn_hooked(command, None, sys::watchdog_program(), true)
+}
+
 /// [`spawn`] on Linux, with the given watchdog program.
 #[cfg(target_os = "linux")]
 fn spawn_linux(
+    command: tokio::process::Command,
+    confinement: Option<&Confinement>,
+    program: &'static sys::WatchdogProgram,
+) -> Result<GroupChild, SpawnError> {
+    spawn_hooked(command, confinement, program, false)
+}
+
+/// The spawn with every hook: group, death signal, watchdog, containment and Landlock for a
+/// confined child, and (tests) the `openat2` denial.
+#[cfg(target_os = "linux")]
+fn spawn_hooked(
     mut command: tokio::process::Command,
     confinement: Option<&Confinement>,
     program: &'static sys::WatchdogProgram,
+    deny_openat2: bool,
 ) -> Result<GroupChild, SpawnError> {
     command.process_group(0);
     static HIDDEN: std::sync::Once = std::sync::Once::new();
@@ -133,7 +155,7 @@ fn spawn_linux(
             program,
             // What a confined child starts is contained: nothing it leaves behind survives it.
             contain: confinement.is_some(),
-            deny_openat2: false,
+            deny_openat2,
         },
     );
     // Listed before any sweep may look: a fresh child is never taken for an orphan.

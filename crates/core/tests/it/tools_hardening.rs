@@ -16,165 +16,170 @@ use crate::tools_support::{Agent, CANARY};
 
 #[tokio::test]
 async fn copy_and_write_never_follow_a_dangling_link() {
-    let agent = Agent::new();
-    let target = agent.outside().join("y.txt");
-    symlink(&target, agent.work().join("x.txt")).unwrap();
-    for overwrite in [false, true] {
-        let copy = agent
+    for agent in Agent::each() {
+        let target = agent.outside().join("y.txt");
+        symlink(&target, agent.work().join("x.txt")).unwrap();
+        for overwrite in [false, true] {
+            let copy = agent
+                .call(
+                    "file",
+                    json!({"op": "copy", "path": "notes.txt", "to": "x.txt", "overwrite": overwrite}),
+                )
+                .await;
+            assert!(!copy.ok, "copy overwrite={overwrite}: {}", copy.body);
+            let write = agent
+                .call(
+                    "file",
+                    json!({"op": "write", "path": "x.txt", "content": "pwned", "overwrite": overwrite}),
+                )
+                .await;
+            assert!(!write.ok, "write overwrite={overwrite}: {}", write.body);
+        }
+        let append = agent
             .call(
                 "file",
-                json!({"op": "copy", "path": "notes.txt", "to": "x.txt", "overwrite": overwrite}),
+                json!({"op": "append", "path": "x.txt", "content": "pwned"}),
             )
             .await;
-        assert!(!copy.ok, "copy overwrite={overwrite}: {}", copy.body);
-        let write = agent
+        assert!(!append.ok, "{}", append.body);
+        let moved = agent
             .call(
                 "file",
-                json!({"op": "write", "path": "x.txt", "content": "pwned", "overwrite": overwrite}),
+                json!({"op": "move", "path": "notes.txt", "to": "x.txt"}),
             )
             .await;
-        assert!(!write.ok, "write overwrite={overwrite}: {}", write.body);
+        assert!(!moved.ok, "{}", moved.body);
+        assert!(
+            !target.exists(),
+            "a file was created outside through the link"
+        );
     }
-    let append = agent
-        .call(
-            "file",
-            json!({"op": "append", "path": "x.txt", "content": "pwned"}),
-        )
-        .await;
-    assert!(!append.ok, "{}", append.body);
-    let moved = agent
-        .call(
-            "file",
-            json!({"op": "move", "path": "notes.txt", "to": "x.txt"}),
-        )
-        .await;
-    assert!(!moved.ok, "{}", moved.body);
-    assert!(
-        !target.exists(),
-        "a file was created outside through the link"
-    );
 }
 
 #[tokio::test]
 async fn the_blackboard_follows_no_link() {
-    let agent = Agent::new();
-    let before = snapshot(&agent.outside());
-    std::fs::create_dir_all(agent.work().join("blackboard")).unwrap();
-    symlink(agent.outside(), agent.work().join("blackboard/doing")).unwrap();
-    let call = |args: serde_json::Value| blackboard::run(&args, &agent.ctx).0;
-    assert!(!call(json!({"op": "write", "name": "job", "body": "pwned"})).ok);
-    assert!(!call(json!({"op": "append", "name": "secret", "body": "pwned"})).ok);
-    let listed = call(json!({"op": "list"}));
-    assert!(!listed.body.contains("secret"), "{}", listed.body);
-    assert_eq!(snapshot(&agent.outside()), before, "the outside changed");
+    for agent in Agent::each() {
+        let before = snapshot(&agent.outside());
+        std::fs::create_dir_all(agent.work().join("blackboard")).unwrap();
+        symlink(agent.outside(), agent.work().join("blackboard/doing")).unwrap();
+        let call = |args: serde_json::Value| blackboard::run(&args, &agent.ctx).0;
+        assert!(!call(json!({"op": "write", "name": "job", "body": "pwned"})).ok);
+        assert!(!call(json!({"op": "append", "name": "secret", "body": "pwned"})).ok);
+        let listed = call(json!({"op": "list"}));
+        assert!(!listed.body.contains("secret"), "{}", listed.body);
+        assert_eq!(snapshot(&agent.outside()), before, "the outside changed");
 
-    // A note that is itself a link to an outside file is neither read nor listed.
-    std::fs::remove_file(agent.work().join("blackboard/doing")).unwrap();
-    std::fs::create_dir_all(agent.work().join("blackboard/on-hold")).unwrap();
-    symlink(
-        agent.outside().join("secret.txt"),
-        agent.work().join("blackboard/on-hold/a1 - leak.md"),
-    )
-    .unwrap();
-    let read = call(json!({"op": "read", "name": "leak"}));
-    assert!(!read.ok && !read.body.contains(CANARY), "{}", read.body);
-    assert!(!call(json!({"op": "list"})).body.contains("leak"));
-    assert!(!call(json!({"op": "append", "name": "leak", "body": "pwned"})).ok);
-    assert_eq!(snapshot(&agent.outside()), before, "the outside changed");
+        // A note that is itself a link to an outside file is neither read nor listed.
+        std::fs::remove_file(agent.work().join("blackboard/doing")).unwrap();
+        std::fs::create_dir_all(agent.work().join("blackboard/on-hold")).unwrap();
+        symlink(
+            agent.outside().join("secret.txt"),
+            agent.work().join("blackboard/on-hold/a1 - leak.md"),
+        )
+        .unwrap();
+        let read = call(json!({"op": "read", "name": "leak"}));
+        assert!(!read.ok && !read.body.contains(CANARY), "{}", read.body);
+        assert!(!call(json!({"op": "list"})).body.contains("leak"));
+        assert!(!call(json!({"op": "append", "name": "leak", "body": "pwned"})).ok);
+        assert_eq!(snapshot(&agent.outside()), before, "the outside changed");
+    }
 }
 
 /// Two threads: one swaps `race` between a real folder and a link to the outside, the other
 /// creates files in `race/`. Nothing may appear outside (bounded: 2,000 creations).
 #[test]
 fn a_folder_link_swap_race_creates_nothing_outside() {
-    let agent = Agent::new();
-    let work = agent.work();
-    std::fs::create_dir_all(work.join("race")).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let swapper = {
-        let (stop, work, outside) = (stop.clone(), work.clone(), agent.outside());
-        std::thread::spawn(move || {
-            // Half of the time a folder, half of the time a link (whatever the load).
-            while !stop.load(Ordering::Relaxed) {
-                let _ = std::fs::rename(work.join("race"), work.join("race.real"));
-                let _ = symlink(&outside, work.join("race"));
-                std::thread::sleep(Duration::from_micros(30));
-                let _ = std::fs::remove_file(work.join("race"));
-                let _ = std::fs::rename(work.join("race.real"), work.join("race"));
-                std::thread::sleep(Duration::from_micros(30));
+    for agent in Agent::each() {
+        let work = agent.work();
+        std::fs::create_dir_all(work.join("race")).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (stop, work, outside) = (stop.clone(), work.clone(), agent.outside());
+            std::thread::spawn(move || {
+                // Half of the time a folder, half of the time a link (whatever the load).
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = std::fs::rename(work.join("race"), work.join("race.real"));
+                    let _ = symlink(&outside, work.join("race"));
+                    std::thread::sleep(Duration::from_micros(30));
+                    let _ = std::fs::remove_file(work.join("race"));
+                    let _ = std::fs::rename(work.join("race.real"), work.join("race"));
+                    std::thread::sleep(Duration::from_micros(30));
+                }
+            })
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut created = 0;
+        for i in 0..2_000 {
+            let args = json!({"op": "write", "path": format!("race/f{i}.txt"), "content": "x"});
+            if runtime.block_on(agent.call("file", args)).ok {
+                created += 1;
             }
-        })
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut created = 0;
-    for i in 0..2_000 {
-        let args = json!({"op": "write", "path": format!("race/f{i}.txt"), "content": "x"});
-        if runtime.block_on(agent.call("file", args)).ok {
-            created += 1;
         }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        let outside: Vec<_> = std::fs::read_dir(agent.outside())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            outside,
+            vec!["secret.txt"],
+            "files escaped ({created} created inside)"
+        );
+        eprintln!("swap race: {created} of 2000 creations inside, none outside");
+        assert!(
+            created > 0,
+            "the race never let a creation through: the test proves nothing"
+        );
     }
-    stop.store(true, Ordering::Relaxed);
-    swapper.join().unwrap();
-    let outside: Vec<_> = std::fs::read_dir(agent.outside())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(
-        outside,
-        vec!["secret.txt"],
-        "files escaped ({created} created inside)"
-    );
-    eprintln!("swap race: {created} of 2000 creations inside, none outside");
-    assert!(
-        created > 0,
-        "the race never let a creation through: the test proves nothing"
-    );
 }
 
 #[tokio::test]
 async fn a_fifo_is_refused_without_blocking() {
-    let agent = Agent::new();
-    let fifo = agent.work().join("pipe");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
-    let started = Instant::now();
-    for args in [
-        json!({"op": "read", "path": "pipe"}),
-        json!({"op": "write", "path": "pipe", "content": "x", "overwrite": true}),
-        json!({"op": "append", "path": "pipe", "content": "x"}),
-        json!({"op": "copy", "path": "pipe", "to": "copy.txt"}),
-        json!({"op": "copy", "path": "notes.txt", "to": "pipe", "overwrite": true}),
-    ] {
-        let out = tokio::time::timeout(Duration::from_secs(5), agent.call("file", args.clone()))
-            .await
-            .expect("the call blocked on the FIFO");
-        assert!(!out.ok, "{args}: {}", out.body);
-        assert!(
-            out.body.contains("SANDBOX_NOT_REGULAR"),
-            "{args}: {}",
-            out.body
-        );
+    for agent in Agent::each() {
+        let fifo = agent.work().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let started = Instant::now();
+        for args in [
+            json!({"op": "read", "path": "pipe"}),
+            json!({"op": "write", "path": "pipe", "content": "x", "overwrite": true}),
+            json!({"op": "append", "path": "pipe", "content": "x"}),
+            json!({"op": "copy", "path": "pipe", "to": "copy.txt"}),
+            json!({"op": "copy", "path": "notes.txt", "to": "pipe", "overwrite": true}),
+        ] {
+            let out =
+                tokio::time::timeout(Duration::from_secs(5), agent.call("file", args.clone()))
+                    .await
+                    .expect("the call blocked on the FIFO");
+            assert!(!out.ok, "{args}: {}", out.body);
+            assert!(
+                out.body.contains("SANDBOX_NOT_REGULAR"),
+                "{args}: {}",
+                out.body
+            );
+        }
+        for (tool, args) in [
+            ("grep", json!({"pattern": "x"})),
+            ("diff", json!({"old_path": "pipe", "new_path": "notes.txt"})),
+            (
+                "sd",
+                json!({"path": "pipe", "pattern": "a", "replacement": "b"}),
+            ),
+            ("yq", json!({"path": "pipe", "op": "get", "key": "a"})),
+        ] {
+            tokio::time::timeout(Duration::from_secs(5), agent.call(tool, args))
+                .await
+                .unwrap_or_else(|_| panic!("{tool} blocked on the FIFO"));
+        }
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
-    for (tool, args) in [
-        ("grep", json!({"pattern": "x"})),
-        ("diff", json!({"old_path": "pipe", "new_path": "notes.txt"})),
-        (
-            "sd",
-            json!({"path": "pipe", "pattern": "a", "replacement": "b"}),
-        ),
-        ("yq", json!({"path": "pipe", "op": "get", "key": "a"})),
-    ] {
-        tokio::time::timeout(Duration::from_secs(5), agent.call(tool, args))
-            .await
-            .unwrap_or_else(|_| panic!("{tool} blocked on the FIFO"));
-    }
-    assert!(started.elapsed() < Duration::from_secs(5));
 }
 
 #[tokio::test]
@@ -282,26 +287,27 @@ async fn a_folder_that_holds_a_fence_cannot_be_moved_or_removed() {
     let data = fuseforks_testkit::TempDataDir::new();
     let work = data.data_dir().join("work");
     std::fs::create_dir_all(work.join("village/judges")).unwrap();
-    let agent = Agent::new();
-    let mut ctx = agent.ctx.clone();
-    ctx.work_dir = Some(
-        fuseforks_core::tools::WorkDir::new(&work)
-            .unwrap()
-            .fence(&work.join("village/judges")),
-    );
-    for args in [
-        json!({"op": "move", "path": "village", "to": "v2"}),
-        json!({"op": "remove", "path": "village"}),
-        json!({"op": "move", "path": "blackboard", "to": "b2"}),
-    ] {
-        let out = fuseforks_core::tools::run_tool("file", &args, &ctx).await;
-        assert!(
-            !out.ok && out.body.contains("SANDBOX_FENCED"),
-            "{args}: {}",
-            out.body
+    for agent in Agent::each() {
+        let mut ctx = agent.ctx.clone();
+        ctx.work_dir = Some(
+            fuseforks_core::tools::WorkDir::new(&work)
+                .unwrap()
+                .fence(&work.join("village/judges")),
         );
+        for args in [
+            json!({"op": "move", "path": "village", "to": "v2"}),
+            json!({"op": "remove", "path": "village"}),
+            json!({"op": "move", "path": "blackboard", "to": "b2"}),
+        ] {
+            let out = fuseforks_core::tools::run_tool("file", &args, &ctx).await;
+            assert!(
+                !out.ok && out.body.contains("SANDBOX_FENCED"),
+                "{args}: {}",
+                out.body
+            );
+        }
+        assert!(work.join("village/judges").is_dir());
     }
-    assert!(work.join("village/judges").is_dir());
 }
 
 /// A hard link in the work folder (or on the blackboard) to a file outside it is a link too:
@@ -310,39 +316,40 @@ async fn a_folder_that_holds_a_fence_cannot_be_moved_or_removed() {
 /// replacing copy and `sd` apply must all refuse it and leave the outside file unchanged.
 #[tokio::test]
 async fn writes_never_go_through_a_hard_link_to_an_outside_file() {
-    let agent = Agent::new();
-    let secret = agent.outside().join("secret.txt");
-    std::fs::hard_link(&secret, agent.work().join("hard.txt")).unwrap();
-    std::fs::create_dir_all(agent.work().join("blackboard/doing")).unwrap();
-    std::fs::hard_link(&secret, agent.work().join("blackboard/doing/a1 - hard.md")).unwrap();
-    let before = snapshot(&agent.outside());
-    for args in [
-        json!({"op": "append", "path": "hard.txt", "content": "pwned"}),
-        json!({"op": "write", "path": "hard.txt", "content": "pwned", "overwrite": true}),
-        json!({"op": "copy", "path": "notes.txt", "to": "hard.txt", "overwrite": true}),
-    ] {
-        let out = agent.call("file", args.clone()).await;
-        assert!(!out.ok, "{args}: {}", out.body);
-    }
-    let sd = agent
-        .call(
-            "sd",
-            json!({"path": "hard.txt", "pattern": "CANARY", "replacement": "pwned", "apply": true}),
+    for agent in Agent::each() {
+        let secret = agent.outside().join("secret.txt");
+        std::fs::hard_link(&secret, agent.work().join("hard.txt")).unwrap();
+        std::fs::create_dir_all(agent.work().join("blackboard/doing")).unwrap();
+        std::fs::hard_link(&secret, agent.work().join("blackboard/doing/a1 - hard.md")).unwrap();
+        let before = snapshot(&agent.outside());
+        for args in [
+            json!({"op": "append", "path": "hard.txt", "content": "pwned"}),
+            json!({"op": "write", "path": "hard.txt", "content": "pwned", "overwrite": true}),
+            json!({"op": "copy", "path": "notes.txt", "to": "hard.txt", "overwrite": true}),
+        ] {
+            let out = agent.call("file", args.clone()).await;
+            assert!(!out.ok, "{args}: {}", out.body);
+        }
+        let sd = agent
+            .call(
+                "sd",
+                json!({"path": "hard.txt", "pattern": "CANARY", "replacement": "pwned", "apply": true}),
+            )
+            .await;
+        assert!(!sd.ok, "sd: {}", sd.body);
+        let bb = blackboard::run(
+            &json!({"op": "append", "name": "hard", "body": "pwned"}),
+            &agent.ctx,
         )
-        .await;
-    assert!(!sd.ok, "sd: {}", sd.body);
-    let bb = blackboard::run(
-        &json!({"op": "append", "name": "hard", "body": "pwned"}),
-        &agent.ctx,
-    )
-    .0;
-    assert!(!bb.ok, "blackboard: {}", bb.body);
-    assert_eq!(
-        std::fs::read_to_string(&secret).unwrap(),
-        CANARY,
-        "the outside file was written through a hard link"
-    );
-    assert_eq!(snapshot(&agent.outside()), before, "the outside changed");
+        .0;
+        assert!(!bb.ok, "blackboard: {}", bb.body);
+        assert_eq!(
+            std::fs::read_to_string(&secret).unwrap(),
+            CANARY,
+            "the outside file was written through a hard link"
+        );
+        assert_eq!(snapshot(&agent.outside()), before, "the outside changed");
+    }
 }
 
 /// `file copy` copies without bound and without holes: a sparse file of 512 MiB (which costs

@@ -19,6 +19,26 @@ impl Agent {
         Self::with(RunApproval::Required)
     }
 
+    /// One agent per resolver of the jail: the kernel's (`openat2`) and the portable walk,
+    /// so that every escape test runs against both.
+    pub fn each() -> [Self; 2] {
+        [Self::new(), Self::new().portable()]
+    }
+
+    /// The same agent, its jail resolving with the portable walk.
+    pub fn portable(mut self) -> Self {
+        self.ctx.work_dir = self.ctx.work_dir.map(|jail| jail.with_portable_resolver());
+        self
+    }
+
+    /// Which resolver the agent's jail uses, for messages.
+    pub fn resolver(&self) -> &'static str {
+        match &self.ctx.work_dir {
+            Some(jail) if jail.kernel_resolves() => "openat2",
+            _ => "walk",
+        }
+    }
+
     pub fn with(approval: RunApproval) -> Self {
         let data = TempDataDir::new();
         std::fs::create_dir_all(data.data_dir().join("work/sub")).unwrap();

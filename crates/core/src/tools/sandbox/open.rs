@@ -38,10 +38,13 @@ pub(crate) fn open_beneath(
     links: Links,
     resolver: Resolver,
 ) -> Result<OwnedFd, Errno> {
+    // Never inherited by a child (a `run` command must get no descriptor of ours); a
+    // terminal opened for reading must not become our controlling one.
+    let flags = flags | OFlags::CLOEXEC;
     let flags = if flags.contains(OFlags::PATH) {
-        flags | OFlags::CLOEXEC
+        flags
     } else {
-        flags | OFlags::CLOEXEC | OFlags::NOCTTY
+        flags | OFlags::NOCTTY
     };
     #[cfg(any(target_os = "linux", target_os = "android"))]
     if resolver == Resolver::Kernel {
