@@ -154,9 +154,9 @@ async fn fifty_lines_appended_with_a_recomputed_plain_chain_are_refused() {
     std::fs::write(audit_path(&data), text).unwrap();
     assert_broken(&verify(&data, "", true), "unkeyed");
     assert_broken(&verify(&data, "--accept-ahead", true), "unkeyed");
-    // Without the key the lines past the recorded head are still refused.
+    // Without the key: unmarked lines after marked ones are still refused.
     let unkeyed = verify(&data, "", false);
-    assert_broken(&unkeyed, "ahead");
+    assert_broken(&unkeyed, "unkeyed");
     assert!(
         stderr(&unkeyed).contains("AUDIT_UNKEYED"),
         "{}",
