@@ -31,6 +31,19 @@ pub enum Unkeyed {
     NoRandom,
 }
 
+impl fuseforks_core::Coded for Unkeyed {
+    fn code(&self) -> &'static str {
+        AUDIT_UNKEYED
+    }
+
+    fn fix(&self) -> Option<String> {
+        Some(format!(
+            "store 64 hex digits under {AUDIT_KEY} (`fuseforks-cli secrets set {AUDIT_KEY}`), or set {} with --secrets env",
+            env_var_name(AUDIT_KEY)
+        ))
+    }
+}
+
 /// The key in `store`, if any (never generated).
 pub fn fetch_key(store: &dyn SecretStore) -> Result<AuditKey, Unkeyed> {
     match store.get(AUDIT_KEY).map_err(Unkeyed::Store)? {

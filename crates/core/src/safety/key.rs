@@ -29,6 +29,16 @@ impl std::fmt::Debug for AuditKey {
 #[error("the audit key is not 64 hexadecimal digits")]
 pub struct AuditKeyInvalid;
 
+impl crate::error::Coded for AuditKeyInvalid {
+    fn code(&self) -> &'static str {
+        "AUDIT_UNKEYED"
+    }
+
+    fn fix(&self) -> Option<String> {
+        Some("store 64 hex digits under audit_key (FUSEFORKS_SECRET_AUDIT_KEY), e.g. `openssl rand -hex 32`".into())
+    }
+}
+
 impl AuditKey {
     /// A key from its bytes (freshly generated ones).
     pub fn from_bytes(bytes: [u8; AUDIT_KEY_BYTES]) -> Self {
