@@ -326,12 +326,16 @@ pub(crate) const COMMANDS: &[CommandHelp] = &[
         name: "audit",
         examples: &[
             (
-                "Check the audit log's hash chain",
+                "Check the audit log's hash chain, its marks and the recorded head",
                 "fuseforks-cli audit verify --data-dir ~/villages/demo",
             ),
             (
                 "The result as one JSON object (for monitoring)",
                 "fuseforks-cli audit verify --data-dir ~/villages/demo --json",
+            ),
+            (
+                "With the key from the environment, after a crash (lines past the head)",
+                "fuseforks-cli audit verify --data-dir ~/villages/demo --secrets env --accept-ahead",
             ),
         ],
         exits: &[exit::OK, exit::CORE_ERROR, exit::USAGE, exit::AUDIT_BROKEN],

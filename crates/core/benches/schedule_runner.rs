@@ -75,6 +75,7 @@ fn main() {
         trash: TrashTarget::Folder(data.data_dir().join("trash")),
         mcp_child_output: None,
         tracer: None,
+        audit: fuseforks_core::safety::AuditSetup::default(),
     })
     .unwrap_or_else(|e| panic!("{e}"));
     let zone = resolve_process_zone(Some("America/New_York")).unwrap_or_else(|e| panic!("{e}"));

@@ -1,13 +1,15 @@
 //! `build_host`: the one boot wiring of a running village (seed 001 D1), used by the CLI now
 //! and the GUI later, in this order: village present → lock → log → version line → secret
-//! store → bootstrap → secret-name collision check (env only) → the rest as it lands (tools,
-//! MCP, door, probe approvals, Jev, pricing).
+//! store → the audit key (generated into a writable store when absent) → bootstrap →
+//! secret-name collision check (env only) → the rest as it lands (tools, MCP, door, probe
+//! approvals, Jev, pricing).
 
 use std::sync::Arc;
 
 use fuseforks_core::llm::{ApiKey, LlmClient, LlmError};
 use fuseforks_core::log::{LogSink, VillageLog};
 use fuseforks_core::orchestrator::{Orchestrator, OrchestratorConfig};
+use fuseforks_core::safety::AuditSetup;
 use fuseforks_core::schedule::{RunnerConfig, ScheduleRunner, SystemClock};
 use fuseforks_core::sessions::SessionError;
 use fuseforks_core::tools::TrashTarget;
@@ -240,6 +242,13 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         options.app_version
     ));
     let secrets = secret_store(options.secrets)?;
+    let audit_key = match crate::audit_key::boot_key(&*secrets) {
+        Ok(key) => Some(key),
+        Err(why) => {
+            log.line(&crate::audit_key::unkeyed_line(&why));
+            None
+        }
+    };
     let lookup_store = Arc::clone(&secrets);
     let lookup = Arc::new(move |id: &str| lookup_store.get(id).ok().flatten().map(ApiKey::new));
     let sink: Arc<dyn LogSink> = log.clone();
@@ -257,6 +266,10 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         },
         mcp_child_output: options.mcp_child_output.clone(),
         tracer: crate::telemetry::tracer(),
+        audit: AuditSetup {
+            key: audit_key,
+            shelf: Some(paths.data_dir().to_path_buf()),
+        },
     })
     .map_err(|e| match e {
         CoreError::Sessions(s @ SessionError::Locked(_)) => HostError::SessionStoreLocked(s),

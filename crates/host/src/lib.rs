@@ -2,6 +2,7 @@
 //! (`build_host`), the village lock, the secret stores (OS keyring or environment), the host's
 //! side of the headless preflight, and the door (the village's MCP server), the web GUI (`gui/`).
 
+pub mod audit_key;
 pub mod bake;
 pub mod boot;
 pub mod control;

@@ -1,5 +1,5 @@
 //! Secret stores (seed 001 D4): the OS keyring (keys = template ids, `jev_api_token`,
-//! `door_token`, `mcp:NAME`) and the read-only environment store of `--secrets env`
+//! `door_token`, `audit_key`, `mcp:NAME`) and the read-only environment store of `--secrets env`
 //! (`FUSEFORKS_SECRET_*`, read once at start), plus the check that no two keys map to the same
 //! variable. Values never reach logs, errors or `Debug`.
 
@@ -11,7 +11,7 @@ use crate::secret_store::{self, KeyringBackend, OsKeyring};
 /// The keyring service name (one per app).
 pub const SERVICE: &str = "jp.outcasts.fuseforks";
 /// Fixed keys the code uses besides template ids and `mcp:NAME`.
-pub const FIXED_KEYS: [&str; 2] = ["jev_api_token", "door_token"];
+pub const FIXED_KEYS: [&str; 3] = ["jev_api_token", "door_token", crate::audit_key::AUDIT_KEY];
 
 /// Errors of a secret store (never holding a value).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

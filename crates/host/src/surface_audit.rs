@@ -1,16 +1,18 @@
 //! Audit lines for what a command-line surface did to a village from outside its running
 //! process (a probe approved with `schedules approve`): sent to the running process over the
 //! control socket, which writes it into its chain; with nothing running, written here under
-//! the village lock (so that no process starts writing the chain meanwhile).
+//! the village lock (so that no process starts writing the chain meanwhile), marked with the
+//! audit key of the secret store named (generated into the keyring when absent, as a boot does).
 
 use std::path::Path;
 
-use fuseforks_core::safety::{AuditEvent, AuditLog, DEFAULT_MAX_BYTES};
+use fuseforks_core::safety::{AuditEvent, AuditLog, AuditLogOptions, DEFAULT_MAX_BYTES};
 use fuseforks_core::sessions::SessionStore;
 
 use crate::control::{SendError, send};
 use crate::lock::VillageLock;
 use crate::paths::HostPaths;
+use crate::{SecretSource, audit_key};
 
 /// The socket request of a probe approval: `probe-approved <key> <kind> <schedule id>`.
 pub(crate) const PROBE_APPROVED: &str = "probe-approved";
@@ -62,12 +64,13 @@ impl fuseforks_core::Coded for SurfaceAuditError {
 }
 
 /// Records a probe approval in the village's audit log; `true` when the running process
-/// wrote it, `false` when it was written here.
+/// wrote it, `false` when it was written here (marked with the key from `secrets`).
 pub fn record_probe_approval(
     paths: &HostPaths,
     schedule_id: &str,
     kind: &str,
     key: &str,
+    secrets: SecretSource,
 ) -> Result<bool, SurfaceAuditError> {
     let request = format!("{PROBE_APPROVED} {key} {kind} {schedule_id}");
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -77,26 +80,34 @@ pub fn record_probe_approval(
     match runtime.block_on(send(paths.data_dir(), &request)) {
         Ok(_) => Ok(true),
         Err(SendError::Failed(why)) => Err(SurfaceAuditError::Process(why)),
-        Err(SendError::NotRunning) => write_here(
-            &paths.workspace(),
-            probe_approval_event(schedule_id, kind, key),
-        )
-        .map(|()| false),
+        Err(SendError::NotRunning) => {
+            write_here(paths, probe_approval_event(schedule_id, kind, key), secrets).map(|()| false)
+        }
     }
 }
 
-/// Appends one line with the village lock held, the chain's head kept in `sessions.redb`.
-fn write_here(workspace: &Path, event: AuditEvent) -> Result<(), SurfaceAuditError> {
+/// Appends one line with the village lock held, the chain's head recorded in `sessions.redb`
+/// and on the shelf; unmarked when no key can be had (the line says so on the village log).
+fn write_here(
+    paths: &HostPaths,
+    event: AuditEvent,
+    secrets: SecretSource,
+) -> Result<(), SurfaceAuditError> {
+    let workspace: &Path = &paths.workspace();
     let local = |e: String| SurfaceAuditError::Local(e);
     let _lock = VillageLock::acquire(workspace).map_err(|e| local(e.to_string()))?;
     let store =
         SessionStore::open(&workspace.join("sessions.redb")).map_err(|e| local(e.to_string()))?;
-    let audit = AuditLog::open(
-        workspace,
-        Some(std::sync::Arc::new(store)),
-        DEFAULT_MAX_BYTES,
-    )
-    .map_err(|e| local(e.kind().to_string()))?;
+    let key = crate::boot::secret_store(secrets)
+        .map_err(audit_key::Unkeyed::Store)
+        .and_then(|s| audit_key::boot_key(&*s));
+    let options = AuditLogOptions {
+        head_store: Some(std::sync::Arc::new(store)),
+        shelf: Some(paths.data_dir().to_path_buf()),
+        key: key.ok(),
+        max_bytes: DEFAULT_MAX_BYTES,
+    };
+    let audit = AuditLog::open_with(workspace, options).map_err(|e| local(e.kind().to_string()))?;
     audit.append_detached(event);
     // Dropping the log finishes its queue (the line fsynced, the head committed).
     drop(audit);

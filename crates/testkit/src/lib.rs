@@ -320,6 +320,7 @@ pub fn bench_orchestrator(
             trash: fuseforks_core::tools::TrashTarget::Folder(data.data_dir().join("trash")),
             mcp_child_output: None,
             tracer,
+            audit: fuseforks_core::safety::AuditSetup::default(),
         },
     )
     .unwrap_or_else(|e| panic!("{e}"))

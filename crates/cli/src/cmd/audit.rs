@@ -1,13 +1,21 @@
-//! `fuseforks-cli audit verify --data-dir D [--json]`: checks the audit log's hash chain
-//! (`workspace/audit.jsonl` and its rotated files) against the head stored in
-//! `sessions.redb`; exit 0, or 13 naming the first broken line and why.
+//! `fuseforks-cli audit verify --data-dir D [--json] [--secrets keyring|env] [--accept-ahead]
+//! [--accept-unrecorded-head]`: checks the audit log's hash chain (`workspace/audit.jsonl` and
+//! its rotated files), each line's mark under the audit key from the secret store, and the
+//! recorded heads (`sessions.redb`, `DATA_DIR/audit-head.json`); exit 0, or 13 naming the
+//! first broken line and why.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use fuseforks_core::safety::{HeadCheck, VerifyError, verify_chain};
+use fuseforks_core::safety::{
+    AuditKey, HeadCheck, RecordedHead, VerifyError, VerifyOptions, VerifyReport,
+    read_session_heads, read_shelf_head, verify_keyed,
+};
 use fuseforks_core::sessions::{SessionError, SessionStore};
+use fuseforks_host::audit_key::{AUDIT_UNKEYED, fetch_key};
+use fuseforks_host::{SecretSource, boot::secret_store};
 
+use super::headless::SecretsArg;
 use crate::exit;
 use crate::output::Out;
 
@@ -21,65 +29,66 @@ pub struct AuditArgs {
 /// `audit` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
-    /// Check the hash chain; exit 13 names the first broken line and why.
-    Verify {
-        /// The data folder of the village.
-        #[arg(long, value_name = "DATA_DIR")]
-        data_dir: PathBuf,
-        /// One JSON object on stdout.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Check the hash chain, its marks and the recorded head; exit 13 names the first broken
+    /// line and why.
+    Verify(VerifyArgs),
+}
+
+/// Arguments of `audit verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The data folder of the village.
+    #[arg(long, value_name = "DATA_DIR")]
+    pub data_dir: PathBuf,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Where the audit key comes from (`audit_key`, or FUSEFORKS_SECRET_AUDIT_KEY).
+    #[arg(long, value_enum, default_value = "keyring")]
+    pub secrets: SecretsArg,
+    /// Accept lines past the recorded head: the head is committed at most every second and
+    /// at close, so a crash can leave a second of lines past it.
+    #[arg(long)]
+    pub accept_ahead: bool,
+    /// Accept a log whose head is recorded nowhere (sessions.redb and DATA_DIR/audit-head.json
+    /// both gone): lines cut off its end cannot be seen then.
+    #[arg(long)]
+    pub accept_unrecorded_head: bool,
 }
 
 /// Runs `audit`.
 pub fn run(args: &AuditArgs, out: &Out) -> u8 {
-    let AuditCommand::Verify { data_dir, json } = &args.command;
-    let workspace = data_dir.join("workspace");
-    // The head lives in sessions.redb; a running process holds it (then the file alone).
-    let (head, head_note) = match SessionStore::open(&workspace.join("sessions.redb")) {
-        Ok(store) => (store.audit_head().ok().flatten(), None),
-        Err(SessionError::Locked(_)) => (
-            None,
-            Some("sessions.redb is held by a running process: the stored head was not compared"),
-        ),
-        Err(_) => (
-            None,
-            Some("sessions.redb could not be read: the stored head was not compared"),
-        ),
+    let AuditCommand::Verify(args) = &args.command;
+    let workspace = args.data_dir.join("workspace");
+    let key = audit_key(args.secrets, out);
+    let options = VerifyOptions {
+        heads: recorded_heads(&args.data_dir, &workspace, out),
+        key: key.as_ref(),
+        accept_ahead: args.accept_ahead,
+        accept_unrecorded_head: args.accept_unrecorded_head,
     };
-    if let Some(note) = head_note {
-        out.cli("warn", "AUDIT_HEAD_UNCHECKED", note, None);
-    }
-    match verify_chain(&workspace, head.as_ref()) {
+    match verify_keyed(&workspace, &options) {
         Ok(report) => {
-            let head = match report.head {
-                HeadCheck::Matches => "matches".to_owned(),
-                HeadCheck::NotStored => "not_stored".to_owned(),
-                HeadCheck::Ahead(n) => format!("ahead_by_{n}"),
-            };
-            if *json {
-                out.result(&format!(
-                    "{}\n",
-                    serde_json::json!({"ok": true, "lines": report.lines, "files": report.files, "head": head})
-                ));
-            } else {
-                out.result(&format!(
-                    "audit log ok: {} line(s) in {} file(s), head {head}\n",
-                    report.lines, report.files
-                ));
+            if report.keyed && report.unkeyed_lines == report.lines && report.lines > 0 {
+                out.cli(
+                    "warn",
+                    AUDIT_UNKEYED,
+                    "no line of the audit log carries a mark: it was written without the key (an old village, or --secrets env without FUSEFORKS_SECRET_AUDIT_KEY), or its marks were removed",
+                    None,
+                );
             }
+            print_report(&report, args.json, out);
             exit::OK
         }
         Err(e) => {
-            if *json {
+            if args.json {
                 let (line, kind) = match &e {
                     VerifyError::Broken { line, kind, .. } => (Some(*line), kind.as_str()),
                     VerifyError::Unreadable { .. } => (None, "unreadable"),
                 };
                 out.result(&format!(
                     "{}\n",
-                    serde_json::json!({"ok": false, "line": line, "reason": kind, "message": e.to_string()})
+                    serde_json::json!({"ok": false, "line": line, "reason": kind, "keyed": key.is_some(), "message": e.to_string()})
                 ));
             }
             out.error(&e);
@@ -88,5 +97,92 @@ pub fn run(args: &AuditArgs, out: &Out) -> u8 {
                 VerifyError::Unreadable { .. } => exit::CORE_ERROR,
             }
         }
+    }
+}
+
+/// The audit key, or `None` with an `AUDIT_UNKEYED` warning saying why (never the value).
+fn audit_key(secrets: SecretsArg, out: &Out) -> Option<AuditKey> {
+    let source = match secrets {
+        SecretsArg::Keyring => SecretSource::Keyring,
+        SecretsArg::Env => SecretSource::Env,
+    };
+    let found = secret_store(source)
+        .map_err(fuseforks_host::audit_key::Unkeyed::Store)
+        .and_then(|store| fetch_key(&*store));
+    match found {
+        Ok(key) => Some(key),
+        Err(why) => {
+            let message = format!(
+                "the audit key is not available ({why}): the marks are not checked, only the hash chain and the recorded head"
+            );
+            out.cli("warn", AUDIT_UNKEYED, &message, None);
+            None
+        }
+    }
+}
+
+/// The heads recorded in `sessions.redb` (unless a running process holds it) and on the shelf.
+fn recorded_heads(data_dir: &Path, workspace: &Path, out: &Out) -> Vec<RecordedHead> {
+    let sessions = workspace.join("sessions.redb");
+    let mut heads = match SessionStore::open(&sessions) {
+        Ok(store) => read_session_heads(&store),
+        Err(SessionError::Locked(_)) => {
+            out.cli("warn", "AUDIT_HEAD_UNCHECKED", "sessions.redb is held by a running process: its head was not compared (the shelf's was)", None);
+            Vec::new()
+        }
+        Err(_) => {
+            out.cli(
+                "warn",
+                "AUDIT_HEAD_UNCHECKED",
+                "sessions.redb could not be read: its head was not compared (the shelf's was)",
+                None,
+            );
+            Vec::new()
+        }
+    };
+    match read_shelf_head(data_dir) {
+        Ok(head) => heads.extend(head),
+        Err(e) => out.cli(
+            "warn",
+            "AUDIT_HEAD_UNCHECKED",
+            &format!(
+                "DATA_DIR/audit-head.json could not be read ({}): its head was not compared",
+                e.kind()
+            ),
+            None,
+        ),
+    }
+    heads
+}
+
+fn print_report(report: &VerifyReport, json: bool, out: &Out) {
+    let head = match report.head {
+        HeadCheck::Matches => "matches".to_owned(),
+        HeadCheck::NotStored => "not_stored".to_owned(),
+        HeadCheck::Ahead(n) => format!("ahead_by_{n}"),
+    };
+    if json {
+        out.result(&format!(
+            "{}\n",
+            serde_json::json!({
+                "ok": true,
+                "lines": report.lines,
+                "files": report.files,
+                "head": head,
+                "keyed": report.keyed,
+                "unkeyedLines": report.unkeyed_lines,
+                "headsRefused": report.heads_refused,
+            })
+        ));
+    } else {
+        let keyed = if report.keyed {
+            format!("marks checked, {} unkeyed line(s)", report.unkeyed_lines)
+        } else {
+            "marks not checked (no key)".to_owned()
+        };
+        out.result(&format!(
+            "audit log ok: {} line(s) in {} file(s), head {head}, {keyed}\n",
+            report.lines, report.files
+        ));
     }
 }

@@ -54,6 +54,10 @@ pub enum SchedulesAction {
         /// Do not ask (for scripts): approve what is shown.
         #[arg(long)]
         yes: bool,
+        /// Where the audit key comes from (the approval's audit line is marked with it when
+        /// no process runs the village).
+        #[arg(long, value_enum, default_value = "keyring")]
+        secrets: super::headless::SecretsArg,
     },
 }
 
@@ -75,9 +79,10 @@ pub fn run(args: &SchedulesArgs, out: &Out) -> u8 {
                 id,
                 acceptance,
                 yes,
+                secrets,
             }),
             _,
-        ) => approve(data_dir, id, *acceptance, *yes, out),
+        ) => approve(data_dir, id, (*acceptance, *yes), *secrets, out),
         (None, Some(data_dir)) => list(data_dir, args.json),
         (None, None) => Err(Refusal(
             exit::USAGE,
@@ -266,8 +271,8 @@ fn local_time(ms: i64, zone: &jiff::tz::TimeZone) -> Option<String> {
 fn approve(
     data_dir: &Path,
     id: &str,
-    acceptance: bool,
-    yes: bool,
+    (acceptance, yes): (bool, bool),
+    secrets: super::headless::SecretsArg,
     out: &Out,
 ) -> Result<u8, Refusal> {
     let v = open(data_dir)?;
@@ -337,9 +342,16 @@ fn approve(
     } else {
         let kind = if acceptance { "acceptance" } else { "probe" };
         let paths = HostPaths::new(data_dir);
-        if let Err(e) =
-            fuseforks_host::surface_audit::record_probe_approval(&paths, id, kind, &written.key)
-        {
+        if let Err(e) = fuseforks_host::surface_audit::record_probe_approval(
+            &paths,
+            id,
+            kind,
+            &written.key,
+            match secrets {
+                super::headless::SecretsArg::Keyring => fuseforks_host::SecretSource::Keyring,
+                super::headless::SecretsArg::Env => fuseforks_host::SecretSource::Env,
+            },
+        ) {
             use fuseforks_core::Coded as _;
             out.cli("warn", e.code(), &e.to_string(), e.fix().as_deref());
         }

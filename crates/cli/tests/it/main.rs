@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod assist;
+mod audit_key;
 mod bake;
 mod children;
 mod completions;

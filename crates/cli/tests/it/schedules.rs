@@ -143,7 +143,7 @@ fn approve_refuses_without_a_terminal_unless_yes_then_the_preflight_finding_is_g
     );
 
     let acceptance = cli(&format!(
-        "schedules approve --data-dir {dir} s1 --acceptance --yes"
+        "schedules approve --data-dir {dir} s1 --acceptance --yes --secrets env"
     ));
     assert!(acceptance.status.success(), "{}", stderr(&acceptance));
     assert!(unapproved_findings(&dir).is_empty());
@@ -291,7 +291,11 @@ fn printed_key(out: &std::process::Output) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_is_an_audit_line_with_or_without_a_running_process() {
     let (data, dir) = village_with_schedules();
-    let approved = cli(&format!("schedules approve --data-dir {dir} s1 --yes"));
+    // The same secret store as `serve` below: a line marked with the keyring's audit key
+    // followed by serve's unmarked ones would be refused as unkeyed.
+    let approved = cli(&format!(
+        "schedules approve --data-dir {dir} s1 --yes --secrets env"
+    ));
     assert!(approved.status.success(), "{}", stderr(&approved));
     assert!(
         !stderr(&approved).contains("AUDIT_NOT_WRITTEN"),
@@ -325,7 +329,7 @@ async fn an_approval_is_an_audit_line_with_or_without_a_running_process() {
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
     let approved = cli(&format!(
-        "schedules approve --data-dir {dir} s1 --acceptance --yes"
+        "schedules approve --data-dir {dir} s1 --acceptance --yes --secrets env"
     ));
     assert!(approved.status.success(), "{}", stderr(&approved));
     assert!(

@@ -146,6 +146,7 @@ impl Inner {
             safety: super::safety::Safety::open(
                 &config.workspace,
                 sessions_for_audit,
+                config.audit,
                 &*log_for_audit,
             ),
             judge_notes: Mutex::default(),

@@ -77,6 +77,8 @@ pub struct OrchestratorConfig {
     pub mcp_child_output: Option<Arc<dyn crate::mcp::ChildOutput>>,
     /// Where the trace spans go (`None`: tracing off).
     pub tracer: Option<Arc<dyn crate::trace::Tracer>>,
+    /// The audit log's key and the shelf that records its head (none: unkeyed, redb only).
+    pub audit: crate::safety::AuditSetup,
 }
 
 /// A message waiting in an agent's mailbox.

@@ -13,7 +13,8 @@ use super::Orchestrator;
 use crate::events::CoreEvent;
 use crate::log::LogSink;
 use crate::safety::{
-    AuditEvent, AuditLog, Channel, DEFAULT_MAX_BYTES, KillSwitch, SwitchCommand, SwitchState,
+    AuditEvent, AuditLog, AuditLogOptions, AuditSetup, Channel, DEFAULT_MAX_BYTES, KillSwitch,
+    SwitchCommand, SwitchState,
 };
 use crate::sessions::SessionStore;
 
@@ -37,9 +38,16 @@ impl Safety {
     pub(super) fn open(
         workspace: &std::path::Path,
         sessions: Option<Arc<SessionStore>>,
+        setup: AuditSetup,
         log: &dyn LogSink,
     ) -> Self {
-        let audit = match AuditLog::open(workspace, sessions, DEFAULT_MAX_BYTES) {
+        let options = AuditLogOptions {
+            head_store: sessions,
+            shelf: setup.shelf,
+            key: setup.key,
+            max_bytes: DEFAULT_MAX_BYTES,
+        };
+        let audit = match AuditLog::open_with(workspace, options) {
             Ok(audit) => Some(audit),
             Err(e) => {
                 log.line(&format!(

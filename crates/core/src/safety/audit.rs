@@ -1,13 +1,17 @@
 //! The audit log's line (`workspace/audit.jsonl`): one JSON object per side effect and per
 //! safety event, `{seq, tsMs, agent, causalRoot, action, target, argsSha256, outcome,
-//! prevSha256, sha256}`, hash-chained — `sha256` is the SHA-256 of the line's own text up to
-//! (without) the `sha256` field, and `prevSha256` is the previous line's `sha256` (64 zeros
-//! for the first line of the village). No bodies, no secrets: hashes, names and counts.
+//! prevSha256, sha256, mac?}`, hash-chained — `sha256` is the SHA-256 of the line's own text up
+//! to (without) the `sha256` field, and `prevSha256` is the previous line's `sha256` (64 zeros
+//! for the first line of the village) — and keyed: `mac`, when the writer has the key, is the
+//! HMAC-SHA256 of the `sha256` under the [`AuditKey`] (absent in lines written without one,
+//! so that old logs still read). No bodies, no secrets: hashes, names and counts.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use super::key::AuditKey;
 
 /// The `prevSha256` of the first line.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -76,6 +80,9 @@ pub struct AuditEntry {
     pub prev_sha256: String,
     /// The SHA-256 of this line's text without this field.
     pub sha256: String,
+    /// The HMAC-SHA256 of `sha256` under the audit key (none when written without the key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
 }
 
 /// The body a line's hash covers: every field but `sha256`, in order.
@@ -107,9 +114,17 @@ impl AuditEntry {
             outcome: event.outcome,
             prev_sha256: prev_sha256.to_owned(),
             sha256: String::new(),
+            mac: None,
         };
         entry.sha256 = sha256_hex(entry.body().as_bytes());
         entry
+    }
+
+    /// The same line marked with `key`.
+    #[must_use]
+    pub fn sign(mut self, key: &AuditKey) -> Self {
+        self.mac = Some(key.line_mac(&self.sha256));
+        self
     }
 
     fn body(&self) -> String {
@@ -128,13 +143,14 @@ impl AuditEntry {
     }
 
     /// Chains `event` after `prev` straight into `out` (the line and its newline, the body
-    /// serialised once) and returns the line's hash: the writer's hot path, same text as
-    /// `chain(..).line()`.
+    /// serialised once, marked when `key` is given) and returns the line's hash: the writer's
+    /// hot path, same text as `chain(..).sign(key).line()`.
     pub(crate) fn push_line(
         event: &AuditEvent,
         seq: u64,
         ts_ms: i64,
         prev_sha256: &str,
+        key: Option<&AuditKey>,
         out: &mut Vec<u8>,
     ) -> String {
         let start = out.len();
@@ -154,18 +170,26 @@ impl AuditEntry {
             out.extend_from_slice(b"{}");
         }
         let hash = hex_digest(&out[start..]);
+        let hash: String = hash.iter().map(|b| char::from(*b)).collect();
         out.pop();
         out.extend_from_slice(b",\"sha256\":\"");
-        out.extend_from_slice(&hash);
+        out.extend_from_slice(hash.as_bytes());
+        if let Some(key) = key {
+            out.extend_from_slice(b"\",\"mac\":\"");
+            out.extend_from_slice(key.line_mac(&hash).as_bytes());
+        }
         out.extend_from_slice(b"\"}\n");
-        hash.iter().map(|b| char::from(*b)).collect()
+        hash
     }
 
-    /// The line's text (without the newline): the body with `sha256` appended.
+    /// The line's text (without the newline): the body with `sha256` (and `mac`) appended.
     pub fn line(&self) -> String {
         let mut body = self.body();
         body.pop();
-        format!("{body},\"sha256\":\"{}\"}}", self.sha256)
+        match &self.mac {
+            None => format!("{body},\"sha256\":\"{}\"}}", self.sha256),
+            Some(mac) => format!("{body},\"sha256\":\"{}\",\"mac\":\"{mac}\"}}", self.sha256),
+        }
     }
 
     /// Whether the stored hash is the hash of the body.
@@ -196,6 +220,8 @@ pub(crate) struct EntryRef<'a> {
     pub(crate) prev_sha256: Cow<'a, str>,
     #[serde(borrow)]
     pub(crate) sha256: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(crate) mac: Option<Cow<'a, str>>,
 }
 
 impl EntryRef<'_> {
@@ -217,17 +243,26 @@ impl EntryRef<'_> {
         if serde_json::to_writer(&mut *scratch, &body).is_err() {
             return false;
         }
-        // The line is the body without its `}`, then `,"sha256":"…"}`.
+        // The line is the body without its `}`, then `,"sha256":"…"}` (or `…","mac":"…"}`).
         let open = scratch.len().saturating_sub(1);
         let canonical = text
             .as_bytes()
             .strip_prefix(&scratch[..open])
-            .is_some_and(|rest| {
-                rest.strip_prefix(b",\"sha256\":\"")
-                    .and_then(|r| r.strip_suffix(b"\"}"))
-                    .is_some_and(|hash| hash == self.sha256.as_bytes())
-            });
+            .and_then(|rest| rest.strip_prefix(b",\"sha256\":\""))
+            .and_then(|rest| rest.strip_prefix(self.sha256.as_bytes()))
+            .is_some_and(|rest| self.tail_is_canonical(rest));
         canonical && hex_digest(scratch) == *self.sha256.as_bytes()
+    }
+
+    /// Whether what follows the hash is exactly `"}` or `","mac":"<mac>"}`.
+    fn tail_is_canonical(&self, rest: &[u8]) -> bool {
+        match &self.mac {
+            None => rest == b"\"}",
+            Some(mac) => rest
+                .strip_prefix(b"\",\"mac\":\"")
+                .and_then(|r| r.strip_suffix(b"\"}"))
+                .is_some_and(|m| m == mac.as_bytes()),
+        }
     }
 }
 
@@ -294,8 +329,30 @@ mod tests {
         assert!(!read.holds(&forged, &mut scratch), "the hash does not hold");
         let e = AuditEvent::new("a\"b", "r\\", "file_write", "notes/ü\n.md", b"{}");
         let mut out = b"x\n".to_vec();
-        let hash = AuditEntry::push_line(&e, 3, 5, GENESIS, &mut out);
+        let hash = AuditEntry::push_line(&e, 3, 5, GENESIS, None, &mut out);
         assert_eq!(hash, entry.sha256);
         assert_eq!(out, format!("x\n{line}\n").into_bytes());
+    }
+
+    #[test]
+    fn a_marked_line_reads_back_and_its_mark_is_after_the_hash() {
+        let key = AuditKey::from_bytes([9; 32]);
+        let e = AuditEvent::new("a", "r", "file_write", "notes/x.md", b"{}");
+        let entry = AuditEntry::chain(e.clone(), 2, 5, GENESIS).sign(&key);
+        let line = entry.line();
+        assert!(line.ends_with(&format!(",\"mac\":\"{}\"}}", key.line_mac(&entry.sha256))));
+        let back: AuditEntry = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, entry);
+        assert!(back.hash_holds(), "the hash is the unmarked line's");
+        let mut out = Vec::new();
+        let hash = AuditEntry::push_line(&e, 2, 5, GENESIS, Some(&key), &mut out);
+        assert_eq!(hash, entry.sha256);
+        assert_eq!(out, format!("{line}\n").into_bytes());
+        let mut scratch = Vec::new();
+        let read: EntryRef<'_> = serde_json::from_str(&line).unwrap();
+        assert!(read.holds(&line, &mut scratch));
+        let moved = line.replacen(",\"mac\"", ", \"mac\"", 1);
+        let read: EntryRef<'_> = serde_json::from_str(&moved).unwrap();
+        assert!(!read.holds(&moved, &mut scratch), "not the writer's text");
     }
 }

@@ -1,10 +1,13 @@
 //! The safety layer (issue 15, seed 002 §3): the kill switch (`switch.rs`, one state machine
 //! and the one command every channel sends), the `halt` marker on the shelf (`marker.rs`), and
-//! the hash-chained audit log (`audit.rs` — the line —, `writer.rs` — group commit, head in
-//! `sessions.redb`, rotation —, `verify.rs` — the first broken line and why).
+//! the hash-chained, keyed audit log (`audit.rs` — the line —, `key.rs` — the key and its
+//! marks —, `head.rs` — the recorded heads in `sessions.redb` and on the shelf —, `writer.rs` —
+//! group commit, heads, rotation —, `verify.rs` — the first broken line and why).
 
 mod audit;
 mod effects;
+mod head;
+mod key;
 mod marker;
 mod switch;
 mod verify;
@@ -12,12 +15,15 @@ mod writer;
 
 pub use audit::{AuditEntry, AuditEvent, GENESIS, sha256_hex};
 pub use effects::side_effect;
+pub use head::{AUDIT_HEAD_FILE, RecordedHead, read_session_heads, read_shelf_head};
+pub use key::{AUDIT_KEY_BYTES, AuditKey, AuditKeyInvalid};
 pub use marker::{
     HALT_MARKER, HaltMarker, clear_halt_marker, halt_marker_path, read_halt_marker,
     write_halt_marker,
 };
 pub use switch::{Channel, KillSwitch, SwitchCommand, SwitchState};
 pub use verify::{
-    AUDIT_FILE, BreakKind, HeadCheck, VerifyError, VerifyReport, audit_files, verify_chain,
+    AUDIT_FILE, BreakKind, HeadCheck, VerifyError, VerifyOptions, VerifyReport, audit_files,
+    verify_chain, verify_keyed,
 };
-pub use writer::{AuditLog, DEFAULT_MAX_BYTES};
+pub use writer::{AuditLog, AuditLogOptions, AuditSetup, DEFAULT_MAX_BYTES};

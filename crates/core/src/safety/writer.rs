@@ -1,6 +1,8 @@
 //! The audit log's writer: one thread takes every append, drains what is waiting, chains the
 //! lines, writes them with one `write`, fsyncs the file once (group commit), stores the new
 //! head in `sessions.redb`, then answers each caller — so an append that returned is on disk.
+//! With the audit key each line is marked (`mac`) and so is the head, which is also recorded
+//! on the shelf (`DATA_DIR/audit-head.json`, atomically) at each durable commit.
 //! The file's fsync is what makes a line durable; the head only detects truncation, and a head
 //! BEHIND the file is harmless (`verify` reports it as `Ahead`), so the head is committed
 //! non-durably per batch and durably at most every [`HEAD_DURABLE_EVERY`] and at close: one
@@ -16,6 +18,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::audit::{AuditEntry, AuditEvent, GENESIS};
+use super::head::{RecordedHead, read_session_heads, read_shelf_head, write_shelf_head};
+use super::key::AuditKey;
 use super::verify::AUDIT_FILE;
 use crate::sessions::SessionStore;
 use crate::sync::LockOrRecover;
@@ -48,6 +52,34 @@ struct Chain {
     head_durable_at: Instant,
     /// Whether a newer head than that is in a non-durable commit only.
     head_pending: bool,
+    /// The key lines and heads are marked with.
+    key: Option<AuditKey>,
+    /// The first seq marked with the key (set when there is a key).
+    keyed_from: Option<u64>,
+    /// The data folder whose shelf records the head.
+    shelf: Option<PathBuf>,
+}
+
+/// What the caller of a running village gives its audit log: the key (from the host's secret
+/// store) and the data folder whose shelf records the head.
+#[derive(Debug, Clone, Default)]
+pub struct AuditSetup {
+    /// The key that marks lines and heads (none: written unkeyed).
+    pub key: Option<AuditKey>,
+    /// The data folder (`DATA_DIR`) that holds `audit-head.json`.
+    pub shelf: Option<PathBuf>,
+}
+
+/// How an audit log is opened.
+pub struct AuditLogOptions {
+    /// Where the head is committed (`sessions.redb`).
+    pub head_store: Option<Arc<SessionStore>>,
+    /// The data folder whose shelf records the head too (`audit-head.json`).
+    pub shelf: Option<PathBuf>,
+    /// The key that marks lines and heads (none: written unkeyed).
+    pub key: Option<AuditKey>,
+    /// The size at which the file is rotated.
+    pub max_bytes: u64,
 }
 
 /// The audit log of one open village. Dropping it finishes the queue and joins the thread.
@@ -72,17 +104,44 @@ impl AuditLog {
         head_store: Option<Arc<SessionStore>>,
         max_bytes: u64,
     ) -> std::io::Result<Self> {
+        Self::open_with(
+            workspace,
+            AuditLogOptions {
+                head_store,
+                shelf: None,
+                key: None,
+                max_bytes,
+            },
+        )
+    }
+
+    /// [`Self::open`] with the key and the shelf: lines and heads marked with the key, the
+    /// head recorded on the shelf as well.
+    pub fn open_with(workspace: &Path, options: AuditLogOptions) -> std::io::Result<Self> {
+        let AuditLogOptions {
+            head_store,
+            shelf,
+            key,
+            max_bytes,
+        } = options;
         let path = workspace.join(AUDIT_FILE);
         let (file, tail) = open_tail(&path)?;
-        let stored = head_store
-            .as_ref()
-            .and_then(|s| s.audit_head().ok().flatten());
+        let heads = stored_heads(head_store.as_deref(), shelf.as_deref());
+        let stored = heads.iter().max_by_key(|h| h.seq);
         let (seq, hash) = match (tail, stored) {
-            (Some(t), Some(s)) if s.0 > t.0 => s,
+            (Some(t), Some(s)) if s.seq > t.0 => (s.seq, s.sha256.clone()),
             (Some(t), _) => t,
-            (None, Some(s)) => s,
+            (None, Some(s)) => (s.seq, s.sha256.clone()),
             (None, None) => (0, GENESIS.to_owned()),
         };
+        let keyed_from = key.as_ref().map(|k| {
+            heads
+                .iter()
+                .filter(|h| h.mac_holds(k))
+                .max_by_key(|h| h.seq)
+                .and_then(|h| h.keyed_from)
+                .unwrap_or(seq + 1)
+        });
         let bytes = file.metadata()?.len();
         let mut chain = Chain {
             seq,
@@ -91,6 +150,9 @@ impl AuditLog {
             bytes,
             head_durable_at: Instant::now(),
             head_pending: false,
+            key,
+            keyed_from,
+            shelf,
         };
         let (sender, receiver) = mpsc::channel::<Job>();
         let workspace = workspace.to_path_buf();
@@ -109,10 +171,8 @@ impl AuditLog {
                     answer(jobs, chain.seq, done);
                 }
                 // Closing: the last head goes to disk.
-                if chain.head_pending
-                    && let Some(store) = head_store.as_deref()
-                {
-                    let _ = store.set_audit_head(chain.seq, &chain.hash, true);
+                if chain.head_pending {
+                    let _ = store_head(&mut chain, head_store.as_deref(), true);
                 }
             })?;
         Ok(Self {
@@ -220,7 +280,7 @@ fn commit(
     let (mut seq, mut hash) = (chain.seq, chain.hash.clone());
     for job in jobs {
         seq += 1;
-        hash = AuditEntry::push_line(&job.event, seq, now, &hash, &mut text);
+        hash = AuditEntry::push_line(&job.event, seq, now, &hash, chain.key.as_ref(), &mut text);
     }
     chain
         .file
@@ -230,15 +290,36 @@ fn commit(
     chain.bytes += text.len() as u64;
     chain.seq = seq;
     chain.hash = hash;
+    let durable = chain.head_durable_at.elapsed() >= HEAD_DURABLE_EVERY;
+    store_head(chain, head_store, durable)
+}
+
+/// The heads recorded in `sessions.redb` and on the shelf (unreadable ones left out).
+fn stored_heads(head_store: Option<&SessionStore>, shelf: Option<&Path>) -> Vec<RecordedHead> {
+    let mut heads = head_store.map(read_session_heads).unwrap_or_default();
+    heads.extend(shelf.and_then(|d| read_shelf_head(d).ok().flatten()));
+    heads
+}
+
+/// Commits the head to `sessions.redb` (durably or not) and, when durable, to the shelf.
+fn store_head(
+    chain: &mut Chain,
+    head_store: Option<&SessionStore>,
+    durable: bool,
+) -> Result<(), String> {
+    let head = RecordedHead::new(chain.seq, &chain.hash, chain.keyed_from, chain.key.as_ref());
     if let Some(store) = head_store {
-        let durable = chain.head_durable_at.elapsed() >= HEAD_DURABLE_EVERY;
         store
-            .set_audit_head(chain.seq, &chain.hash, durable)
+            .set_audit_head_record(chain.seq, &chain.hash, &head.to_json(), durable)
             .map_err(|e| format!("audit head not stored: {}", e.code()))?;
-        chain.head_pending = !durable;
-        if durable {
-            chain.head_durable_at = Instant::now();
-        }
+    }
+    if durable && let Some(shelf) = &chain.shelf {
+        write_shelf_head(shelf, &head)
+            .map_err(|e| format!("audit head not recorded on the shelf: {}", e.kind()))?;
+    }
+    chain.head_pending = !durable;
+    if durable {
+        chain.head_durable_at = Instant::now();
     }
     Ok(())
 }

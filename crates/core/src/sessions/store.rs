@@ -14,6 +14,9 @@ const RECORDS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("recor
 /// The audit log's chain head (`seq` → `sha256`), one row under [`AUDIT_HEAD_KEY`].
 const AUDIT_HEAD: TableDefinition<&str, (u64, &str)> = TableDefinition::new("audit_head");
 const AUDIT_HEAD_KEY: &str = "head";
+/// The audit chain's recorded head as the writer keyed it (its JSON, `safety::RecordedHead`),
+/// one row under [`AUDIT_HEAD_KEY`], written in the same commit as [`AUDIT_HEAD`].
+const AUDIT_HEAD_RECORD: TableDefinition<&str, &str> = TableDefinition::new("audit_head_record");
 
 /// The longest title, in characters.
 pub(crate) const MAX_TITLE_CHARS: usize = 30;
@@ -227,6 +230,44 @@ impl SessionStore {
             table
                 .insert(AUDIT_HEAD_KEY, (seq, sha256))
                 .map_err(storage)?;
+        }
+        txn.commit().map_err(storage)
+    }
+
+    /// The audit chain's recorded head (its JSON), when one was stored with
+    /// [`Self::set_audit_head_record`].
+    pub fn audit_head_record(&self) -> Result<Option<String>, SessionError> {
+        let txn = self.db.begin_read().map_err(storage)?;
+        let table = match txn.open_table(AUDIT_HEAD_RECORD) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+            Err(e) => return Err(storage(e)),
+        };
+        let record = table.get(AUDIT_HEAD_KEY).map_err(storage)?;
+        Ok(record.map(|v| v.value().to_owned()))
+    }
+
+    /// Stores the audit chain's head (as [`Self::set_audit_head`]) and its keyed record (the
+    /// JSON the safety layer reads back) in one commit.
+    pub fn set_audit_head_record(
+        &self,
+        seq: u64,
+        sha256: &str,
+        record: &str,
+        durable: bool,
+    ) -> Result<(), SessionError> {
+        let mut txn = self.db.begin_write().map_err(storage)?;
+        if !durable {
+            txn.set_durability(redb::Durability::None)
+                .map_err(storage)?;
+        }
+        {
+            let mut table = txn.open_table(AUDIT_HEAD).map_err(storage)?;
+            table
+                .insert(AUDIT_HEAD_KEY, (seq, sha256))
+                .map_err(storage)?;
+            let mut table = txn.open_table(AUDIT_HEAD_RECORD).map_err(storage)?;
+            table.insert(AUDIT_HEAD_KEY, record).map_err(storage)?;
         }
         txn.commit().map_err(storage)
     }

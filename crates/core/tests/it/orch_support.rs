@@ -71,6 +71,7 @@ impl Village {
             trash: TrashTarget::Folder(self.data.data_dir().join("trash")),
             mcp_child_output: None,
             tracer: None,
+            audit: fuseforks_core::safety::AuditSetup::default(),
         })
         .unwrap()
     }

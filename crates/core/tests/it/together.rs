@@ -93,6 +93,7 @@ impl Town {
             trash: TrashTarget::Folder(self.data.data_dir().join("trash")),
             mcp_child_output: None,
             tracer: None,
+            audit: fuseforks_core::safety::AuditSetup::default(),
         })
         .unwrap();
         for (id, _) in &self.stubs {
