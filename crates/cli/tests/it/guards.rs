@@ -30,7 +30,7 @@ fn run_village(data: &TempDataDir, stub: &str, allow: &str) -> TempDataDir {
         .write(data);
     data.write(
         "agents/rec/run.json",
-        &json!({"version": 1, "allow": [allow], "deny": []}).to_string(),
+        json!({"version": 1, "allow": [allow], "deny": []}).to_string(),
     );
     work
 }
@@ -191,7 +191,7 @@ async fn an_mcp_childs_control_characters_reach_no_piped_sink() {
         .unwrap_or("python3");
     data.write(
         "agents/rec/mcp.json",
-        &json!({"mcpServers": {"kid": {"command": python, "args": [
+        json!({"mcpServers": {"kid": {"command": python, "args": [
             mcp_script("child_stdio.py"), "--hostile-stderr"]}}})
         .to_string(),
     );
