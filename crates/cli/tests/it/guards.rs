@@ -91,15 +91,7 @@ async fn a_run_child_cannot_drive_the_kill_switch() {
     ])
     .await;
     let _work = run_village(&data, stub.base_url(), "/usr/bin/python3 *");
-    let out = command(
-        words(&format!(
-            "ask --data-dir {} --start reception --secrets env hi",
-            data.data_dir().display()
-        )),
-        true,
-    )
-    .output()
-    .unwrap();
+    let out = ask_hi(&data);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "done");
     let result = tool_result(&stub);
@@ -147,15 +139,7 @@ async fn a_setsid_grandchild_of_run_does_not_outlive_the_turn() {
     .await;
     let data = TempDataDir::new();
     let work = run_village(&data, stub.base_url(), "sh *");
-    let out = command(
-        words(&format!(
-            "ask --data-dir {} --start reception --secrets env hi",
-            data.data_dir().display()
-        )),
-        true,
-    )
-    .output()
-    .unwrap();
+    let out = ask_hi(&data);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         tool_result(&stub).contains("started"),
@@ -242,7 +226,8 @@ fn budget_village(data: &TempDataDir, stub: &str, ceiling: u64) -> TempDataDir {
     work
 }
 
-fn ask_budget(data: &TempDataDir) -> std::process::Output {
+/// `ask … hi` on the village in `data`, with the stub's key.
+fn ask_hi(data: &TempDataDir) -> std::process::Output {
     command(
         words(&format!(
             "ask --data-dir {} --start reception --secrets env hi",
@@ -274,7 +259,7 @@ async fn a_ceiling_holds_when_the_tool_specs_are_most_of_the_request() {
         .await;
         let data = TempDataDir::new();
         let _work = budget_village(&data, stub.base_url(), ceiling);
-        let out = ask_budget(&data);
+        let out = ask_hi(&data);
         assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
         assert!(
             stub.requests().is_empty(),
@@ -315,7 +300,7 @@ async fn a_server_that_ignores_its_output_cap_is_charged_and_its_turn_ends() {
     .await;
     let data = TempDataDir::new();
     let _work = budget_village(&data, stub.base_url(), 100_000);
-    let out = ask_budget(&data);
+    let out = ask_hi(&data);
     assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("LLM_OUTPUT_OVER_CAP"),

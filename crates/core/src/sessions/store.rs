@@ -220,18 +220,7 @@ impl SessionStore {
         sha256: &str,
         durable: bool,
     ) -> Result<(), SessionError> {
-        let mut txn = self.db.begin_write().map_err(storage)?;
-        if !durable {
-            txn.set_durability(redb::Durability::None)
-                .map_err(storage)?;
-        }
-        {
-            let mut table = txn.open_table(AUDIT_HEAD).map_err(storage)?;
-            table
-                .insert(AUDIT_HEAD_KEY, (seq, sha256))
-                .map_err(storage)?;
-        }
-        txn.commit().map_err(storage)
+        self.write_audit_head(seq, sha256, None, durable)
     }
 
     /// The audit chain's recorded head (its JSON), when one was stored with
@@ -256,6 +245,17 @@ impl SessionStore {
         record: &str,
         durable: bool,
     ) -> Result<(), SessionError> {
+        self.write_audit_head(seq, sha256, Some(record), durable)
+    }
+
+    /// One commit of the head, and of its keyed record when there is one.
+    fn write_audit_head(
+        &self,
+        seq: u64,
+        sha256: &str,
+        record: Option<&str>,
+        durable: bool,
+    ) -> Result<(), SessionError> {
         let mut txn = self.db.begin_write().map_err(storage)?;
         if !durable {
             txn.set_durability(redb::Durability::None)
@@ -266,8 +266,10 @@ impl SessionStore {
             table
                 .insert(AUDIT_HEAD_KEY, (seq, sha256))
                 .map_err(storage)?;
-            let mut table = txn.open_table(AUDIT_HEAD_RECORD).map_err(storage)?;
-            table.insert(AUDIT_HEAD_KEY, record).map_err(storage)?;
+            if let Some(record) = record {
+                let mut table = txn.open_table(AUDIT_HEAD_RECORD).map_err(storage)?;
+                table.insert(AUDIT_HEAD_KEY, record).map_err(storage)?;
+            }
         }
         txn.commit().map_err(storage)
     }
