@@ -212,6 +212,21 @@ mod tests {
     }
 
     #[test]
+    fn a_reservation_that_fills_the_ceiling_exactly_is_admitted() {
+        let budget = CausalBudget::new(Some(2_000));
+        assert_eq!(budget.ceiling(), Some(2_000));
+        assert_eq!(CausalBudget::new(None).ceiling(), None);
+        let a = budget.reserve(1_000).unwrap();
+        let b = budget
+            .reserve(1_000)
+            .expect("spent + reserved + estimate == ceiling fits");
+        assert_eq!(budget.remaining(), Some(0));
+        assert_eq!(budget.reserve(1).unwrap_err(), BudgetStop::ReserveShort);
+        drop((a, b));
+        assert_eq!(budget.reserve(1).unwrap_err(), BudgetStop::Exhausted);
+    }
+
+    #[test]
     fn remaining_deducts_spending_and_open_reservations() {
         let budget = CausalBudget::new(Some(10_000));
         let open = budget.reserve(3_000).unwrap();

@@ -246,6 +246,80 @@ mod tests {
         assert_eq!(SwitchCommand::parse("HALT"), None);
     }
 
+    #[test]
+    fn only_a_real_change_is_a_transition() {
+        let switch = KillSwitch::default();
+        assert!(
+            switch.apply(SwitchCommand::Pause).changed(),
+            "running -> paused"
+        );
+        assert!(
+            !switch.apply(SwitchCommand::Pause).changed(),
+            "paused again"
+        );
+        assert!(
+            switch.apply(SwitchCommand::Halt).changed(),
+            "paused -> halted"
+        );
+        assert!(!switch.apply(SwitchCommand::Halt).changed(), "halted again");
+        assert!(
+            !switch.apply(SwitchCommand::Pause).changed(),
+            "a halt only resumes"
+        );
+        assert!(
+            switch.apply(SwitchCommand::Resume).changed(),
+            "halted -> running"
+        );
+        assert!(
+            !switch.apply(SwitchCommand::Resume).changed(),
+            "running again"
+        );
+    }
+
+    /// The spellings are a format: the `kill switch:` lines, the audit log's `target` and
+    /// `outcome`, the socket's answers and the events carry them.
+    #[test]
+    fn the_spellings_of_states_commands_and_channels() {
+        let states = [
+            SwitchState::Running,
+            SwitchState::Paused,
+            SwitchState::Aborting,
+            SwitchState::Halted,
+        ];
+        assert_eq!(
+            states.map(SwitchState::as_str),
+            ["running", "paused", "aborting", "halted"]
+        );
+        let commands = [
+            SwitchCommand::Pause,
+            SwitchCommand::Resume,
+            SwitchCommand::Abort,
+            SwitchCommand::Halt,
+        ];
+        for command in commands {
+            assert_eq!(SwitchCommand::parse(command.as_str()), Some(command));
+        }
+        let channels = [
+            Channel::Cli,
+            Channel::Socket,
+            Channel::ControlFile,
+            Channel::Signal,
+            Channel::Gui,
+            Channel::Api,
+        ];
+        assert_eq!(
+            channels.map(Channel::as_str),
+            ["cli", "socket", "control_file", "signal", "gui", "api"]
+        );
+        for state in states {
+            let json = serde_json::to_value(state).unwrap();
+            assert_eq!(json, state.as_str(), "the serde spelling is the same");
+        }
+        for channel in channels {
+            assert_eq!(serde_json::to_value(channel).unwrap(), channel.as_str());
+        }
+    }
+
     #[tokio::test]
     async fn the_gate_holds_while_paused_and_opens_on_resume() {
         let switch = std::sync::Arc::new(KillSwitch::default());
