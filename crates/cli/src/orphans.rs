@@ -5,9 +5,11 @@
 //! command runs; [`finish`] ends what is left before the process exits, so nothing a turn
 //! started outlives `ask` or `serve`.
 
-/// How often the orphans are looked for without a SIGCHLD (a safety net).
+/// How often the orphans are looked for without a SIGCHLD: a safety net only, as every
+/// adoption follows the exit of one of our children (a SIGCHLD). A sweep reads
+/// `/proc/<pid>/stat` of every process (about 4 ms for 76 processes, measured in Python).
 #[cfg(target_os = "linux")]
-const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Makes this process a subreaper and sweeps on every SIGCHLD (call inside the runtime).
 pub fn start() {

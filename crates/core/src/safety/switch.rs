@@ -338,6 +338,24 @@ mod tests {
     }
 
     #[test]
+    fn an_abort_settles_back_unless_a_halt_came_meanwhile() {
+        let switch = KillSwitch::default();
+        switch.apply(SwitchCommand::Pause);
+        switch.apply(SwitchCommand::Abort);
+        assert_eq!(switch.state(), SwitchState::Aborting);
+        switch.settle(SwitchState::Paused);
+        assert_eq!(switch.state(), SwitchState::Paused, "back to where it was");
+        switch.apply(SwitchCommand::Abort);
+        switch.apply(SwitchCommand::Halt);
+        switch.settle(SwitchState::Running);
+        assert_eq!(
+            switch.state(),
+            SwitchState::Halted,
+            "a halt is never undone by a settle"
+        );
+    }
+
+    #[test]
     fn an_abort_cuts_the_current_token_once() {
         let switch = KillSwitch::default();
         let before = switch.cut_token();
