@@ -165,6 +165,18 @@ async fn a_fifo_is_refused_without_blocking() {
                 out.body
             );
         }
+        // A FIFO in the middle of a path: each folder on the way is opened as a folder
+        // (O_DIRECTORY), never as the FIFO it is, which would block.
+        for args in [
+            json!({"op": "read", "path": "pipe/inner.txt"}),
+            json!({"op": "write", "path": "pipe/new.txt", "content": "x"}),
+        ] {
+            let out =
+                tokio::time::timeout(Duration::from_secs(5), agent.call("file", args.clone()))
+                    .await
+                    .expect("the call blocked on the FIFO on its way");
+            assert!(!out.ok, "{args}: {}", out.body);
+        }
         for (tool, args) in [
             ("grep", json!({"pattern": "x"})),
             ("diff", json!({"old_path": "pipe", "new_path": "notes.txt"})),
