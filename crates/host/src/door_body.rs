@@ -47,17 +47,32 @@ pub async fn checked(request: Request) -> Result<Request, Response> {
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
+/// A JSON-RPC error answer with a null id (the request's could not be read).
+#[derive(serde::Serialize)]
+struct RpcRefusal<'a> {
+    jsonrpc: &'static str,
+    id: Option<u64>,
+    error: RpcError<'a>,
+}
+
+/// The `error` member of [`RpcRefusal`].
+#[derive(serde::Serialize)]
+struct RpcError<'a> {
+    code: i64,
+    message: &'a str,
+}
+
 /// A JSON-RPC error without id, with `status`.
 fn refusal(status: StatusCode, code: i64, message: &str) -> Response {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": code, "message": message},
-    });
+    let body = RpcRefusal {
+        jsonrpc: "2.0",
+        id: None,
+        error: RpcError { code, message },
+    };
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
+        serde_json::to_string(&body).unwrap_or_default(),
     )
         .into_response()
 }

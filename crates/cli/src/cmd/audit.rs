@@ -86,10 +86,14 @@ pub fn run(args: &AuditArgs, out: &Out) -> u8 {
                     VerifyError::Broken { line, kind, .. } => (Some(*line), kind.as_str()),
                     VerifyError::Unreadable { .. } => (None, "unreadable"),
                 };
-                out.result(&format!(
-                    "{}\n",
-                    serde_json::json!({"ok": false, "line": line, "reason": kind, "keyed": key.is_some(), "message": e.to_string()})
-                ));
+                let failed = VerifyFailed {
+                    ok: false,
+                    line,
+                    reason: kind,
+                    keyed: key.is_some(),
+                    message: e.to_string(),
+                };
+                out.result(&format!("{}\n", json_line(&failed)));
             }
             out.error(&e);
             match e {
@@ -162,18 +166,16 @@ fn print_report(report: &VerifyReport, json: bool, out: &Out) {
         HeadCheck::Ahead(n) => format!("ahead_by_{n}"),
     };
     if json {
-        out.result(&format!(
-            "{}\n",
-            serde_json::json!({
-                "ok": true,
-                "lines": report.lines,
-                "files": report.files,
-                "head": head,
-                "keyed": report.keyed,
-                "unkeyedLines": report.unkeyed_lines,
-                "headsRefused": report.heads_refused,
-            })
-        ));
+        let held = VerifyHeld {
+            ok: true,
+            lines: report.lines,
+            files: report.files,
+            head: &head,
+            keyed: report.keyed,
+            unkeyed_lines: report.unkeyed_lines,
+            heads_refused: report.heads_refused,
+        };
+        out.result(&format!("{}\n", json_line(&held)));
     } else {
         let keyed = if report.keyed {
             format!("marks checked, {} unkeyed line(s)", report.unkeyed_lines)
@@ -185,4 +187,32 @@ fn print_report(report: &VerifyReport, json: bool, out: &Out) {
             report.lines, report.files
         ));
     }
+}
+
+/// `audit verify --json` when the chain holds.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VerifyHeld<'a> {
+    ok: bool,
+    lines: u64,
+    files: usize,
+    head: &'a str,
+    keyed: bool,
+    unkeyed_lines: u64,
+    heads_refused: usize,
+}
+
+/// `audit verify --json` when it does not.
+#[derive(serde::Serialize)]
+struct VerifyFailed<'a> {
+    ok: bool,
+    line: Option<u64>,
+    reason: &'a str,
+    keyed: bool,
+    message: String,
+}
+
+/// One JSON line (a struct of plain fields always serialises).
+fn json_line(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }

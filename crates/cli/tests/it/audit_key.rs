@@ -1,4 +1,4 @@
-//! The keyed audit chain through the binary (issue "Hardening 2", finding 4): lines forged
+//! The keyed audit chain through the binary (docs/threat-model.md, "The audit chain"): lines forged
 //! without the key (appended with a recomputed plain chain, or a whole rewrite), truncation
 //! with both recorded heads gone, and genuine lines past a rolled-back head all exit 13 from
 //! `audit verify`, the last two passing only with their explicit flag; the key itself never

@@ -508,7 +508,7 @@ async fn raw_post(port: u16, content_type: &str, body: &[u8]) -> (u16, String) {
     (status, body)
 }
 
-/// Finding 8 of hardening 2: malformed JSON is a parse error (400, JSON-RPC −32700), not an
+/// Malformed JSON is a parse error (400, JSON-RPC −32700), not an
 /// unsupported media type (415); a body over the door's cap is 413, read no further; a wrong
 /// media type is still 415.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

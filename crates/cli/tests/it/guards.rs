@@ -1,4 +1,4 @@
-//! Hardening 2 through the binary: the guards hold against the agent they guard. A `run` child
+//! The guards hold, through the binary, against the agent they guard. A `run` child
 //! cannot drive the kill switch over the control socket, a `setsid` grandchild of `run` does
 //! not outlive the turn, and an MCP child's escape sequences and bidi controls reach neither a
 //! piped stderr nor `--events jsonl`.
@@ -54,7 +54,7 @@ fn tool_result(stub: &StubServer) -> String {
         .unwrap_or_default()
 }
 
-/// The attack of finding 1: a confined `run` command connects to `control/fuseforks.sock`
+/// A confined `run` command connects to `control/fuseforks.sock`
 /// and sends `pause`, `resume` and a forged `probe-approved`. Every request is refused (the
 /// connection closed unanswered), logged with the peer's pid, and nothing changes: no kill
 /// switch line, no audit line.
@@ -125,7 +125,7 @@ async fn a_run_child_cannot_drive_the_kill_switch() {
     eprintln!("figure: kill-switch commands accepted from a run child: 0 of 4");
 }
 
-/// Finding 6: a `run` command starts a grandchild in a session of its own (`setsid`), out of
+/// A `run` command starts a grandchild in a session of its own (`setsid`), out of
 /// the child's process group. It must not outlive the turn: once `ask` has answered, it is
 /// gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,7 +157,7 @@ async fn a_setsid_grandchild_of_run_does_not_outlive_the_turn() {
     eprintln!("figure: setsid grandchildren alive after the turn: 0");
 }
 
-/// Finding 7: an MCP child's stderr (`\r`, CSI, OSC title, BEL, bidi overrides) reaches a
+/// An MCP child's stderr (`\r`, CSI, OSC title, BEL, bidi overrides) reaches a
 /// piped stderr, and `--events jsonl`, with none of those characters: a log file read later
 /// cannot show a forged line or reordered text.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -239,7 +239,7 @@ fn ask_hi(data: &TempDataDir) -> std::process::Output {
     .unwrap()
 }
 
-/// Finding 3: the reservation left the tool specs out (6,162 of 7,388 request bytes), so at a
+/// The reservation once left the tool specs out (6,162 of 7,388 request bytes), so at a
 /// ceiling of 1,000 (or 2,000) a call was admitted that cost 1,790. A server counting one
 /// token per 4 bytes of the request as sent, answering 16 tokens (its cap), would overspend
 /// either ceiling: the call must not be sent at all.
@@ -274,7 +274,7 @@ async fn a_ceiling_holds_when_the_tool_specs_are_most_of_the_request() {
     }
 }
 
-/// Finding 3, the other half: a server that ignores the output cap it was sent (16) and
+/// A server that ignores the output cap it was sent (16) and
 /// answers 5,000 tokens with a tool call. The call is charged what it reported, and the turn
 /// ends there (`LLM_OUTPUT_OVER_CAP`): no second call is made.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -359,7 +359,7 @@ async fn many_tool_calls_cannot_multiply_the_json_value_budget() {
     assert!(peak > 0 && peak < 200 * MB, "peak RSS {} MB", peak / MB);
 }
 
-/// Hardening 2, finding 8: `maxResponseBytes` at its highest let a 100 MB answer reach 944 MB
+/// `maxResponseBytes` at its highest let a 100 MB answer reach 944 MB
 /// RSS (the cap was 256 MiB). The cap is now at most 32 MiB: a template asking for more is
 /// read as that, and the same answer is refused in little memory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

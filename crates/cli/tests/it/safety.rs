@@ -265,7 +265,7 @@ async fn halt_kills_a_run_child_and_its_sigterm_ignoring_grandchild_and_survives
     .await
     .unwrap();
     assert_eq!(stdout(&halted).trim(), "halted", "{}", stderr(&halted));
-    // Halt is the emergency stop: SIGKILL at once, no grace (issue 28, finding 5).
+    // Halt is the emergency stop: SIGKILL at once, no grace (docs/threat-model.md, process groups).
     let left = || Duration::from_secs(1).saturating_sub(started.elapsed());
     let child_gone = gone_within(child, left()).await;
     let grandchild_gone = gone_within(grandchild, left()).await;

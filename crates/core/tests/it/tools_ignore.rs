@@ -1,4 +1,4 @@
-//! Ignore files of the walking tools (`grep`, `fd`, `rag`; issue "Hardening 2", finding 2):
+//! Ignore files of the walking tools (`grep`, `fd`, `rag`; docs/threat-model.md, "Ignore files"):
 //! `.ignore` and `.gitignore` are read through the jail, at most 64 KiB each, never followed out
 //! of the folder and never waited on; a file that cannot be read so is treated as absent and
 //! said in the answer. The rules that can be read still hide what they should.
