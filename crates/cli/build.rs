@@ -1,6 +1,6 @@
-//! Build-time version (seed 001 D11): `FUSEFORKS_CLI_VERSION` if set, else the last git tag
-//! plus the short commit (`0.4.0+g1b33d9d`), else `0.0.0+g…`, else `0.0.0`. Never panics
-//! without git.
+//! Build-time version: `FUSEFORKS_CLI_VERSION` if set, else the workspace's version plus the
+//! short commit (`0.1.0+g1b33d9d`), else the workspace's version alone. Never panics without
+//! git. The binary hands it to `fuseforks_core::version`, so every surface says the same.
 
 use std::process::Command;
 
@@ -28,12 +28,11 @@ fn main() {
         .ok()
         .filter(|v| !v.trim().is_empty())
         .unwrap_or_else(|| {
-            let tag = git(&["describe", "--tags", "--abbrev=0"])
-                .map(|t| t.trim_start_matches('v').to_owned());
-            let commit = git(&["rev-parse", "--short", "HEAD"]);
-            match commit {
-                Some(c) => format!("{}+g{c}", tag.unwrap_or_else(|| "0.0.0".into())),
-                None => tag.unwrap_or_else(|| "0.0.0".into()),
+            // The workspace's version is the one place a release changes.
+            let base = std::env::var("CARGO_PKG_VERSION").unwrap_or_else(|_| "0.0.0".into());
+            match git(&["rev-parse", "--short", "HEAD"]) {
+                Some(c) => format!("{base}+g{c}"),
+                None => base,
             }
         });
     println!("cargo:rustc-env=FUSEFORKS_VERSION={version}");

@@ -111,6 +111,7 @@ fn jsonl_requested(args: &[String]) -> bool {
 }
 
 fn main() -> std::process::ExitCode {
+    fuseforks_core::version::set(env!("FUSEFORKS_VERSION"));
     let raw: Vec<String> = std::env::args().collect();
     let jsonl = jsonl_requested(&raw);
     let parsed = help::with_help(Cli::command())

@@ -11,6 +11,47 @@ use fuseforks_core::log::LogSink;
 use crate::terminal::for_stderr;
 use serde_json::json;
 
+/// Set once stdout cannot be written: its reader has gone (`| head -1`) or it failed.
+static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes to stdout. A reader that has gone (a closed pipe) is not an error of the command: the
+/// rest of its output is dropped, quietly, and the command ends as it would have (its work is
+/// done and recorded; only the reader stopped reading). Never panics, unlike `println!`.
+pub fn stdout_write(bytes: &[u8]) {
+    use std::sync::atomic::Ordering;
+    if STDOUT_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        STDOUT_GONE.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            Out::default().cli(
+                "warning",
+                "STDOUT_UNWRITABLE",
+                &format!(
+                    "cannot write to stdout ({}); the rest of the output is dropped",
+                    e.kind()
+                ),
+                None,
+            );
+        }
+    }
+}
+
+/// `println!` for results: through [`stdout_write`], so a closed pipe ends quietly.
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::output::stdout_write(b"\n") };
+    ($($arg:tt)*) => { $crate::output::stdout_write(format!("{}\n", format_args!($($arg)*)).as_bytes()) };
+}
+
+/// `print!` for results: through [`stdout_write`].
+#[macro_export]
+macro_rules! outp {
+    ($($arg:tt)*) => { $crate::output::stdout_write(format!($($arg)*).as_bytes()) };
+}
+
 /// The stderr writer.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Out {
@@ -45,7 +86,7 @@ impl Out {
 
     /// A command's result on stdout, as it is (`init`'s summary). Results never go to stderr.
     pub fn result(&self, text: &str) {
-        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        stdout_write(text.as_bytes());
     }
 
     /// A prompt on the terminal (the value `secrets set` reads without echo): the text as it

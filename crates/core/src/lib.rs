@@ -44,6 +44,7 @@ pub mod stats;
 mod sync;
 pub mod tools;
 pub mod trace;
+pub mod version;
 pub mod village;
 
 pub use budget::{BudgetStop, CausalBudget, RESERVATION_FLOOR, effective_tokens};

@@ -96,8 +96,8 @@ pub struct StatsTotals {
     pub usage: Usage,
     /// Effective tokens.
     pub effective: u64,
-    /// `≈ $` of the priced rows.
-    pub cost_usd: f64,
+    /// `≈ $` of the priced rows; `None` when no row has a price (unknown is not zero).
+    pub cost_usd: Option<f64>,
     /// Rows with a price.
     pub priced_rows: usize,
     /// Rows without one.
@@ -206,9 +206,16 @@ pub fn aggregate(
     let mut rows: BTreeMap<(String, String, String, String), StatsRow> = BTreeMap::new();
     let mut unknown = Vec::new();
     let mut assist: BTreeMap<(String, String), AssistRow> = BTreeMap::new();
-    for (session, _) in store.list()? {
+    for (session, meta) in store.list()? {
         let mut open: BTreeMap<String, Vec<UnknownUsage>> = BTreeMap::new();
-        for (_, record) in store.records(&session)? {
+        // A fork's records before its fork point are copies: their calls were paid, and are
+        // counted, in the conversation they were copied from.
+        let copied = meta.forked_at_seq.unwrap_or(0);
+        for (_, record) in store
+            .records(&session)?
+            .into_iter()
+            .filter(|(seq, _)| *seq >= copied)
+        {
             let turn = match record {
                 StoredRecord::Known(Record::Turn(turn)) => turn,
                 StoredRecord::Known(Record::Intent(intent)) => {
@@ -288,7 +295,7 @@ pub fn aggregate(
         totals.effective += row.effective;
         match row.cost_usd {
             Some(c) => {
-                totals.cost_usd += c;
+                totals.cost_usd = Some(totals.cost_usd.unwrap_or(0.0) + c);
                 totals.priced_rows += 1;
             }
             None => {

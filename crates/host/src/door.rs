@@ -443,8 +443,9 @@ impl DoorHandler {
 
 impl ServerHandler for DoorHandler {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("fuseforks", env!("CARGO_PKG_VERSION")))
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("fuseforks", fuseforks_core::version::get()),
+        )
     }
 
     async fn list_tools(

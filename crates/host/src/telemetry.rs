@@ -97,7 +97,10 @@ impl Telemetry {
     fn over(exporter: opentelemetry_otlp::SpanExporter) -> Self {
         let resource = opentelemetry_sdk::Resource::builder()
             .with_service_name("fuseforks")
-            .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
+            .with_attribute(KeyValue::new(
+                "service.version",
+                fuseforks_core::version::get(),
+            ))
             .build();
         let provider = SdkTracerProvider::builder()
             .with_batch_exporter(exporter)

@@ -39,6 +39,8 @@ pub enum StreamEnd {
     Break,
     /// Nothing more comes, ever.
     Stall,
+    /// The rest of the body comes after a pause (a stream that has begun and takes its time).
+    Resume(Duration),
 }
 
 /// One chunk of a padded body.
@@ -195,6 +197,20 @@ impl StubServer {
         relock(&self.shared.captured).clone()
     }
 
+    /// Waits up to 20 s until the stub has received `n` requests (a delayed reply is counted
+    /// when its request arrives, before it answers).
+    pub async fn wait_requests(&self, n: usize) {
+        let started = std::time::Instant::now();
+        while self.requests().len() < n {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the stub received {} of {n} requests in 20 s",
+                self.requests().len()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Adds replies to the end of the script.
     pub fn push(&self, replies: impl IntoIterator<Item = StubReply>) {
         relock(&self.shared.script).extend(replies);
@@ -273,11 +289,20 @@ async fn answer(
     response
 }
 
-/// The first `at` bytes of `body`, then a broken connection or nothing for ever.
+/// The first `at` bytes of `body`, then a broken connection, nothing for ever, or the rest
+/// after a pause.
 fn stopped(body: &[u8], at: usize, end: StreamEnd) -> axum::body::Body {
     use futures_util::StreamExt;
     let head = Bytes::copy_from_slice(&body[..at.min(body.len())]);
     let first = futures_util::stream::once(async move { Ok::<Bytes, std::io::Error>(head) });
+    if let StreamEnd::Resume(pause) = end {
+        let tail = Bytes::copy_from_slice(&body[at.min(body.len())..]);
+        let rest = futures_util::stream::once(async move {
+            tokio::time::sleep(pause).await;
+            Ok::<Bytes, std::io::Error>(tail)
+        });
+        return axum::body::Body::from_stream(first.chain(rest));
+    }
     let rest = futures_util::stream::once(async move {
         // Let the client read the head before the end comes.
         tokio::time::sleep(Duration::from_millis(50)).await;

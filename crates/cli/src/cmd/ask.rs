@@ -111,6 +111,15 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     } else {
         args.message.clone()
     };
+    if message.trim().is_empty() {
+        out.cli(
+            "error",
+            "USAGE",
+            "the request is empty: nothing would be asked, and the model call would still be paid",
+            Some("give the request's text as the last argument (quoted), or `-` to read it from stdin"),
+        );
+        return exit::USAGE;
+    }
     if let Err(code) = super::control::refuse_if_halted(&args.common.data_dir, out) {
         return code;
     }
@@ -247,7 +256,8 @@ pub(crate) async fn answer_then_close(
                 }
                 () = reached(&mut signals, 2) => {
                     out.cli("warn", "CLOSE_ABORTED", "exited without waiting: the turn's payment record may be missing", None);
-                    return exit::INTERRUPTED;
+                    // Exit 8 still prints its fixed line on stdout, as every no-answer exit does.
+                    return report(Asked::Plain(interrupted(orchestrator)));
                 }
             }
         }
@@ -288,9 +298,9 @@ fn report_asked(asked: Asked, language: Language, out: &Out, shown: Shown<'_>) -
     if json.is_none() {
         match &outcome.answer {
             // Its pieces are on the screen already: end the line.
-            Some(_) if streamed => println!(),
-            Some(text) => println!("{}", crate::terminal::for_stdout(text)),
-            None => println!("{}", outcome.state.no_answer_line(language)),
+            Some(_) if streamed => crate::outln!(),
+            Some(text) => crate::outln!("{}", crate::terminal::for_stdout(text)),
+            None => crate::outln!("{}", outcome.state.no_answer_line(language)),
         }
     }
     report_outcome(&outcome, out);
@@ -381,7 +391,7 @@ fn report_goal(goal: &GoalOutcome, language: Language, out: &Out, quiet: bool) -
         }
         GoalVerdict::NotReached => {
             if !quiet {
-                println!(
+                crate::outln!(
                     "{}",
                     language.pick(
                         format!("（{n} 回試しましたが、ゴールに届きませんでした）"),
@@ -401,7 +411,7 @@ fn report_goal(goal: &GoalOutcome, language: Language, out: &Out, quiet: bool) -
             exit::GOAL_NOT_REACHED
         }
         GoalVerdict::CheckFailed { outcome, reason } => {
-            println!(
+            crate::outln!(
                 "{}",
                 language.pick(
                     format!("（ゴールを確かめられませんでした: 確認コマンドが {outcome} で終わりました）"),

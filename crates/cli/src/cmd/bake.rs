@@ -81,7 +81,7 @@ pub fn run(args: &BakeArgs, out: &Out) -> u8 {
                 out.cli("warn", w.code, &w.message, None);
             }
             if args.json {
-                println!("{}", as_json(args, &report));
+                crate::outln!("{}", as_json(args, &report));
             } else {
                 out.result(&summary(args, &report));
             }

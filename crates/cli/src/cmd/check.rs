@@ -55,12 +55,12 @@ pub fn run(args: &CheckArgs, out: &Out) -> u8 {
         super::probe::run(&args.common, &mut report, out);
     }
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             json!({"findings": report.findings, "start": report.start})
         );
     } else {
-        print!("{}", human_report(&report));
+        crate::outp!("{}", human_report(&report));
     }
     if report.passes() {
         exit::OK

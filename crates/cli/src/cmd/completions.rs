@@ -18,7 +18,9 @@ pub struct CompletionsArgs {
 /// Prints the completion script for `shell`.
 pub fn completions(args: &CompletionsArgs, mut grammar: clap::Command) -> u8 {
     let name = grammar.get_name().to_owned();
-    clap_complete::generate(args.shell, &mut grammar, name, &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut grammar, name, &mut script);
+    crate::output::stdout_write(&script);
     exit::OK
 }
 

@@ -444,7 +444,7 @@ impl Demo<'_> {
                         facts.session.as_deref(),
                     );
                 } else {
-                    println!("{}", o.state.no_answer_line(self.language));
+                    crate::outln!("{}", o.state.no_answer_line(self.language));
                     self.say_where(&facts);
                 }
                 report_outcome(&o, out);

@@ -54,9 +54,10 @@ pub struct Common {
     pub data_dir: PathBuf,
     /// Which agents start: batch | reception (ask only) | id,id,… (each id once). An agent
     /// whose id is `reception` or `batch` is that agent; the keyword wins only when no agent
-    /// has that id. Required.
+    /// has that id. Required for `serve`; `ask` (and `check --for ask`) default to
+    /// `reception`, which `ask` always starts anyway.
     #[arg(long, value_name = "SET")]
-    pub start: String,
+    pub start: Option<String>,
     /// Where API keys come from.
     #[arg(long, value_enum, default_value = "keyring")]
     pub secrets: SecretsArg,
@@ -91,7 +92,20 @@ impl Common {
         door_port: Option<u16>,
         out: &Out,
     ) -> Result<PreflightReport, u8> {
-        let start = StartSpec::parse(&self.start).map_err(|e| {
+        let start = match (self.start.as_deref(), mode) {
+            (Some(start), _) => start,
+            (None, HeadlessMode::Ask) => "reception",
+            (None, HeadlessMode::Serve) => {
+                out.cli(
+                    "error",
+                    "USAGE",
+                    "serve needs --start: which agents run until it is stopped",
+                    Some("add --start batch (the batch-start agents) or --start ID,ID"),
+                );
+                return Err(exit::USAGE);
+            }
+        };
+        let start = StartSpec::parse(start).map_err(|e| {
             out.error(&e);
             exit::USAGE
         })?;

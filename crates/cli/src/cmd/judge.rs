@@ -147,7 +147,7 @@ pub fn print_findings(file: &str, findings: &[Finding]) {
             "{file}:{}:{} {INVALID_JUDGE_FILE} {}\n  Fix: {}",
             f.line, f.col, f.message, f.fix
         );
-        println!("{}", for_stdout(&line));
+        crate::outln!("{}", for_stdout(&line));
     }
 }
 
@@ -191,18 +191,18 @@ fn validate(data_dir: &Path, ids: &[String], as_json: bool, out: &Out) -> u8 {
                 rules.questions.len(),
                 rules.rules.len()
             );
-            println!("{}", for_stdout(&line));
+            crate::outln!("{}", for_stdout(&line));
         }
         for f in &findings {
             let line = format!(
                 "{file}:{}:{} {INVALID_JUDGE_FILE} {}\n  Fix: {}",
                 f.line, f.col, f.message, f.fix
             );
-            println!("{}", for_stdout(&line));
+            crate::outln!("{}", for_stdout(&line));
         }
     }
     if as_json {
-        println!("{}", json!({ "judges": rows }));
+        crate::outln!("{}", json!({ "judges": rows }));
     }
     if invalid == 0 {
         return exit::OK;

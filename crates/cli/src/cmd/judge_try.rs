@@ -150,14 +150,14 @@ pub async fn run(args: TryArgs<'_>, out: &Out) -> u8 {
         Ok(a) => a,
         Err(u) => {
             if args.json {
-                println!(
+                crate::outln!(
                     "{}",
                     json!({"judge": args.id, "backend": backend, "outcome": "undecided", "reason": u.reason, "detail": u.detail,
                     "inputTokens": usage.prompt, "outputTokens": usage.completion})
                 );
             } else {
-                println!("undecided: reason={} ({})", u.reason, for_stdout(&u.detail));
-                println!(
+                crate::outln!("undecided: reason={} ({})", u.reason, for_stdout(&u.detail));
+                crate::outln!(
                     "action: none (an undecided judge never uses [otherwise]; the caller gets the undecided line)"
                 );
             }
@@ -188,7 +188,7 @@ fn report(
         Action::Return => ("return", Vec::new()),
     };
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             json!({
                 "judge": args.id, "backend": backend, "outcome": decision.outcome_word(),
@@ -213,12 +213,12 @@ fn report(
             line.push_str(&format!(", mean={m:.2}"));
         }
         line.push(')');
-        println!("{}", for_stdout(&line));
+        crate::outln!("{}", for_stdout(&line));
     }
-    println!("rule: {}", decision.rule.log_text());
-    println!("action: {action} to=[{}] (nothing delivered)", to.join(","));
+    crate::outln!("rule: {}", decision.rule.log_text());
+    crate::outln!("action: {action} to=[{}] (nothing delivered)", to.join(","));
     if let Some(note) = &decision.outcome.note {
-        println!("note: {}", for_stdout(note));
+        crate::outln!("note: {}", for_stdout(note));
     }
     exit::OK
 }

@@ -144,14 +144,14 @@ fn list(data_dir: &Path, as_json: bool) -> Result<u8, Refusal> {
         .collect();
     if as_json {
         let zone_name = zone.iana_name();
-        println!("{}", json!({"timeZone": zone_name, "schedules": rows}));
+        crate::outln!("{}", json!({"timeZone": zone_name, "schedules": rows}));
         return Ok(exit::OK);
     }
     if rows.is_empty() {
-        println!("no schedules (workspace/schedules.json is absent or empty)");
+        crate::outln!("no schedules (workspace/schedules.json is absent or empty)");
     }
     for row in &rows {
-        println!("{}", for_stdout(&human_row(row)));
+        crate::outln!("{}", for_stdout(&human_row(row)));
     }
     Ok(exit::OK)
 }
@@ -357,7 +357,7 @@ fn approve(
         }
         "approved"
     };
-    println!(
+    crate::outln!(
         "{state}: {what} of schedule {id} on this machine (key {})",
         written.key
     );

@@ -112,7 +112,7 @@ fn set(key: &str, from_stdin: bool, place: &Place, out: &Out) -> Result<(), Refu
             )),
         );
     }
-    println!("stored: {key} in {}", store.backend().label());
+    crate::outln!("stored: {key} in {}", store.backend().label());
     Ok(())
 }
 
@@ -123,7 +123,7 @@ fn delete(key: &str, place: &Place, out: &Out) -> Result<(), Refusal> {
     let present = store.get(key).map_err(store_refusal)?.is_some();
     store.delete(key).map_err(store_refusal)?;
     let what = if present { "deleted" } else { "not present" };
-    println!("{what}: {key} in {}", store.backend().label());
+    crate::outln!("{what}: {key} in {}", store.backend().label());
     Ok(())
 }
 
@@ -142,7 +142,7 @@ fn list(place: &Place, as_json: bool, out: &Out) -> Result<(), Refusal> {
             .iter()
             .map(|(n, present)| row_json(n, *present))
             .collect();
-        println!(
+        crate::outln!(
             "{}",
             json!({"store": backend.id(), "persistent": backend.persistent(), "keys": keys})
         );
@@ -153,13 +153,13 @@ fn list(place: &Place, as_json: bool, out: &Out) -> Result<(), Refusal> {
     } else {
         "not persistent: lost at a reboot"
     };
-    println!("store: {} ({persistent})", backend.label());
+    crate::outln!("store: {} ({persistent})", backend.label());
     let width = rows.iter().map(|(n, _)| n.key.len()).max().unwrap_or(0);
     for (n, present) in &rows {
         let state = if *present { "present" } else { "missing" };
         let optional = if n.required { "" } else { " (optional)" };
         let line = format!("{:width$}  {state:7}  {}{optional}", n.key, n.used_by);
-        println!("{}", crate::terminal::for_stdout(&line));
+        crate::outln!("{}", crate::terminal::for_stdout(&line));
     }
     Ok(())
 }

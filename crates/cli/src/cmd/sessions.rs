@@ -141,7 +141,7 @@ pub fn run(args: &SessionsArgs, out: &Out) -> u8 {
         SessionsCommand::Export { id, out: file, .. } => export(store, id, file.as_deref(), out),
         SessionsCommand::Fork { id, before, .. } => store
             .fork(id, *before, now_ms())
-            .map(|new| println!("{new}"))
+            .map(|new| crate::outln!("{new}"))
             .map_err(|e| refuse(out, &e)),
         SessionsCommand::Delete { id, yes, .. } => delete(store, id, *yes, out),
     };
@@ -153,7 +153,10 @@ pub fn run(args: &SessionsArgs, out: &Out) -> u8 {
 
 fn refuse(out: &Out, e: &fuseforks_core::sessions::SessionError) -> u8 {
     out.error(e);
-    if e.code() == "SESSION_NOT_FOUND" {
+    if matches!(
+        e.code(),
+        "SESSION_NOT_FOUND" | "SESSION_FORK_PAST_END" | "SESSION_FORK_SPLITS_EXCHANGE"
+    ) {
         exit::USAGE
     } else {
         exit::BOOT_FAILED
@@ -198,14 +201,14 @@ fn list(store: &SessionStore, as_json: bool) -> Result<(), u8> {
         );
     }
     if as_json {
-        println!("{}", json!({ "sessions": rows }));
+        crate::outln!("{}", json!({ "sessions": rows }));
         return Ok(());
     }
     for r in &rows {
         let when = jiff::Timestamp::from_millisecond(r["updatedAtMs"].as_i64().unwrap_or(0))
             .map(|t| t.strftime("%Y-%m-%d %H:%M").to_string())
             .unwrap_or_default();
-        println!(
+        crate::outln!(
             "{}  {when}  {:>5} records  {:>9} tokens  {}",
             r["id"].as_str().unwrap_or(""),
             r["records"],
@@ -220,7 +223,7 @@ fn show(store: &SessionStore, id: &str, out: &Out) -> Result<(), u8> {
     let recs = records(store, id).map_err(|e| refuse(out, &e))?;
     for (seq, record) in recs {
         if let Record::Message(m) = record {
-            println!(
+            crate::outln!(
                 "#{seq} {} -> {}:\n{}\n",
                 m.from.label(),
                 m.to.label(),
@@ -286,6 +289,6 @@ fn delete(store: &SessionStore, id: &str, yes: bool, out: &Out) -> Result<(), u8
         }
     }
     store.delete(id).map_err(|e| refuse(out, &e))?;
-    println!("deleted: {id}");
+    crate::outln!("deleted: {id}");
     Ok(())
 }

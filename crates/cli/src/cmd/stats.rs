@@ -208,10 +208,10 @@ fn as_text(report: &StatsReport, groups: &BTreeMap<String, Group>) -> String {
     }
     let t = &report.totals;
     text.push_str(&format!(
-        "total: {} turns, {} effective tokens, ≈ ${:.4} ({} of {} rows priced",
+        "total: {} turns, {} effective tokens, ≈ $ {} ({} of {} rows priced",
         t.turns,
         t.effective,
-        t.cost_usd,
+        t.cost_usd.map_or_else(|| "-".into(), |c| format!("{c:.4}")),
         t.priced_rows,
         t.priced_rows + t.unpriced_rows
     ));

@@ -415,7 +415,7 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
         "{lines:?}"
     );
     // Our MCP client introduces itself as fuseforks with our version, not as rmcp.
-    let introduced = format!("client: fuseforks {}", env!("CARGO_PKG_VERSION"));
+    let introduced = format!("client: fuseforks {}", crate::binary_version());
     assert!(
         lines
             .iter()
@@ -535,4 +535,25 @@ async fn the_door_answers_malformed_json_400_and_oversized_bodies_413() {
     assert_eq!(status, 415, "a wrong media type stays 415");
     assert!(stub.requests().is_empty());
     stop(&mut serving).await;
+}
+
+/// The door introduces itself with the binary's `--version`, the one version of every surface.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_door_says_the_binary_version() {
+    let stub = StubServer::start(vec![]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let port = free_port();
+    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
+    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
+    let (status, body) = raw_post(port, "application/json", init.to_string().as_bytes()).await;
+    stop(&mut serving).await;
+    assert_eq!(status, 200, "{body}");
+    let said = format!(
+        r#""serverInfo":{{"name":"fuseforks","version":"{}"}}"#,
+        crate::binary_version()
+    );
+    assert!(body.replace(' ', "").contains(&said), "{body}");
 }

@@ -10,6 +10,7 @@ mod completions;
 mod demo;
 mod door;
 mod errors;
+mod first_hour;
 mod goals;
 mod guards;
 mod gui;
@@ -61,6 +62,16 @@ pub fn cli(line: &str) -> Output {
         .env("LANG", "C.UTF-8")
         .output()
         .unwrap()
+}
+
+/// What `--version` says, without the program's name (`0.1.0+g1b33d9d`).
+pub fn binary_version() -> String {
+    let out = cli("--version");
+    stdout(&out)
+        .trim()
+        .trim_start_matches("fuseforks-cli")
+        .trim()
+        .to_owned()
 }
 
 /// Stdout as text.

@@ -323,6 +323,10 @@ pub struct ChatRequest {
     pub cancel: CancellationToken,
     /// What cancellation does to a request in flight.
     pub in_flight: InFlight,
+    /// Under [`InFlight::Finish`], cuts a streamed answer that has begun: a person's interrupt
+    /// stops paying for a long answer, while a close's interrupt (Ctrl+C of `ask`) lets the
+    /// answer in flight finish as an unstreamed one would. Defaults to `cancel`.
+    pub stream_cut: CancellationToken,
     /// The hard stop (the close grace ran out): cuts the call at once even when `in_flight`
     /// says finish; its usage is then unknown.
     pub abort: CancellationToken,
@@ -349,6 +353,7 @@ impl ChatRequest {
             cacheable_prefix_len: 0,
             response_format: None,
             skills: ProviderSkills::default(),
+            stream_cut: cancel.clone(),
             cancel,
             in_flight: InFlight::Finish,
             abort: CancellationToken::new(),

@@ -192,7 +192,7 @@ impl LlmClient {
         // conversation to another host, perhaps over plain http.
         // The environment's proxy, never for a loopback host (`proxy.rs`).
         let builder = reqwest::Client::builder()
-            .user_agent(concat!("fuseforks/", env!("CARGO_PKG_VERSION")))
+            .user_agent(crate::version::user_agent())
             .redirect(reqwest::redirect::Policy::none());
         super::proxy::configure(builder)
             .build()
@@ -257,7 +257,7 @@ impl LlmClient {
                 InFlight::Finish => tokio::select! {
                     outcome = send => Some(outcome),
                     () = request.abort.cancelled() => None,
-                    () = state.cancelled_mid_stream(&request.cancel), if endpoint.stream => None,
+                    () = state.cancelled_mid_stream(&request.stream_cut), if endpoint.stream => None,
                 },
             };
             let Some(outcome) = outcome else {

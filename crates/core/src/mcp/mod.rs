@@ -42,7 +42,7 @@ type Client = RunningService<RoleClient, ClientConfig>;
 fn client_info() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
-        Implementation::new("fuseforks", env!("CARGO_PKG_VERSION")),
+        Implementation::new("fuseforks", crate::version::get()),
     )
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }

@@ -40,7 +40,9 @@ pub(crate) fn host_of(base_url: &str) -> Option<String> {
 
 impl TurnFailure {
     /// A failed model call of `agent_id` through `template` at `base_url`.
-    pub(crate) fn llm(agent_id: &str, template: &str, base_url: &str, e: &LlmError) -> Self {
+    pub(crate) fn llm(agent_id: &str, t: &crate::village::ModelTemplate, e: &LlmError) -> Self {
+        let (template, base_url) = (t.id.as_str(), t.base_url.as_str());
+        let keyless = t.credential == crate::village::Credential::NotRequired;
         let host = host_of(base_url);
         let at = host.as_deref().unwrap_or("the endpoint");
         let (message, fix) = match (e.status(), e.network_kind()) {
@@ -51,7 +53,7 @@ impl TurnFailure {
                         "the model call failed: HTTP {status} ({}) from {at} (template {template}, agent {agent_id})",
                         class.as_str()
                     ),
-                    Some(http_fix(class, template)),
+                    Some(http_fix(class, template, keyless)),
                 )
             }
             (None, Some(kind)) => (
@@ -164,8 +166,13 @@ impl TurnFailure {
 }
 
 /// What to change after an HTTP failure of this class.
-fn http_fix(class: RetryClass, template: &str) -> String {
+fn http_fix(class: RetryClass, template: &str, keyless: bool) -> String {
     match class {
+        // A template marked keyless sends no key at all, whatever the store holds.
+        RetryClass::Auth if keyless => format!(
+            "the server wants a key, but template {template} has credential: not_required and sends none: set its credential to keyring (world.json, or the GUI's template), then store the key with `fuseforks-cli secrets set {template}` or {} with --secrets env",
+            env_name(template)
+        ),
         RetryClass::Auth => format!(
             "check the API key of template {template}: store it under the id {template} in the OS keyring, or set {} with --secrets env",
             env_name(template)

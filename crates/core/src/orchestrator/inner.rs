@@ -460,10 +460,10 @@ impl Inner {
     }
 
     /// Interrupts an agent's turn (at the next round boundary; its calls in flight now).
-    pub(super) fn interrupt(&self, id: &str) {
+    /// Interrupts an agent's turn; `cut_stream` also cuts its streamed answer in flight.
+    pub(super) fn interrupt(&self, id: &str, cut_stream: bool) {
         if let Some(slot) = self.agents.lock_or_recover().get(id) {
-            slot.control.interrupted.store(true, Ordering::SeqCst);
-            slot.control.token().cancel();
+            slot.control.interrupt(cut_stream);
         }
     }
 

@@ -113,6 +113,9 @@ pub(crate) struct TurnControl {
     pub interrupted: AtomicBool,
     /// The current turn's interrupt (re-armed after each turn).
     pub cancel: Mutex<CancellationToken>,
+    /// The current turn's cut of a streamed answer in flight: cancelled with `cancel` by a
+    /// person's interrupt, not by a close's (re-armed after each turn).
+    pub stream_cut: Mutex<CancellationToken>,
     /// This agent's hard stop, a child of the village-wide abort (`Inner`'s): cancelled when its
     /// stop's grace runs out (or the close's), it cuts the agent's model calls and tools in
     /// flight. Never reset: once cut, the agent sends nothing more.
@@ -133,6 +136,7 @@ impl TurnControl {
         Self {
             interrupted: AtomicBool::new(false),
             cancel: Mutex::new(CancellationToken::new()),
+            stream_cut: Mutex::new(CancellationToken::new()),
             stop: abort.child_token(),
             abort,
             turn_seq: AtomicU64::new(0),
@@ -148,10 +152,25 @@ impl TurnControl {
         self.cancel.lock_or_recover().clone()
     }
 
-    /// Clears the interrupt and arms a fresh token for the next turn.
+    /// The token that cuts the current turn's streamed answer in flight.
+    pub fn stream_cut(&self) -> CancellationToken {
+        self.stream_cut.lock_or_recover().clone()
+    }
+
+    /// Interrupts the current turn; `cut_stream` also cuts a streamed answer in flight.
+    pub fn interrupt(&self, cut_stream: bool) {
+        self.interrupted.store(true, Ordering::SeqCst);
+        self.token().cancel();
+        if cut_stream {
+            self.stream_cut().cancel();
+        }
+    }
+
+    /// Clears the interrupt and arms fresh tokens for the next turn.
     pub fn reset(&self) {
         self.interrupted.store(false, Ordering::SeqCst);
         *self.cancel.lock_or_recover() = CancellationToken::new();
+        *self.stream_cut.lock_or_recover() = CancellationToken::new();
     }
 }
 

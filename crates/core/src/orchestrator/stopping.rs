@@ -84,7 +84,7 @@ impl Orchestrator {
 
     /// Interrupts an agent's turn; it takes effect at the next round boundary.
     pub fn interrupt(&self, id: &str) {
-        self.inner.interrupt(id);
+        self.inner.interrupt(id, true);
     }
 
     /// Interrupts every agent.
@@ -117,8 +117,10 @@ impl Orchestrator {
             .map(|id| (id.clone(), self.inner.begin_stop(id)))
             .collect();
         if interrupt {
+            // A close lets an answer in flight finish, streamed or not: it is paid for, and
+            // `ask` prints it; the grace's end cuts what is still running.
             for id in &ids {
-                self.interrupt(id);
+                self.inner.interrupt(id, false);
             }
         }
         let joining = stopping.into_iter().map(|(id, stopping)| async move {

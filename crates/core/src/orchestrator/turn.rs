@@ -331,8 +331,7 @@ impl<'a> Turn<'a> {
                     self.tally.usage.add(u); // what a broken stream reported before it broke
                 }
                 self.tally.usage_unknown |= e.maybe_billed();
-                let template = p.template.id.as_str();
-                let failure = TurnFailure::llm(self.agent_id, template, &p.template.base_url, &e);
+                let failure = TurnFailure::llm(self.agent_id, &p.template, &e);
                 let stop = failure.stop();
                 self.tally.failure = Some(failure);
                 return Err(RoundsEnd::Stopped(stop));

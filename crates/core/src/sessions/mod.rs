@@ -2,6 +2,7 @@
 //! atomic appends, history restore, fork, JSONL export, delete; `intent` records before paid
 //! calls.
 
+mod fork_point;
 pub(crate) mod records;
 pub(crate) mod store;
 pub(crate) mod writer;

@@ -36,6 +36,36 @@ pub enum SessionError {
     /// Writing an export failed.
     #[error("{0}")]
     Export(String),
+    /// A fork point past the conversation's last record.
+    #[error("conversation {session} has no record {at} to fork before ({})", last_words(*.last))]
+    ForkPastEnd {
+        /// The conversation.
+        session: String,
+        /// The asked point.
+        at: u64,
+        /// Its last record's seq.
+        last: Option<u64>,
+    },
+    /// A fork point inside an exchange (not a request, or between a paid call and the record
+    /// of its usage).
+    #[error(
+        "record {at} of conversation {session} is inside an exchange, not the start of a request"
+    )]
+    ForkSplitsExchange {
+        /// The conversation.
+        session: String,
+        /// The asked point.
+        at: u64,
+        /// The nearest whole-exchange points around it.
+        nearest: (Option<u64>, Option<u64>),
+    },
+}
+
+fn last_words(last: Option<u64>) -> String {
+    match last {
+        Some(last) => format!("its last record is {last}"),
+        None => "it has no records".into(),
+    }
 }
 
 impl SessionError {
@@ -46,6 +76,8 @@ impl SessionError {
             Self::Storage(_) => "SESSION_STORE_FAILED",
             Self::NotFound(_) => "SESSION_NOT_FOUND",
             Self::Export(_) => "SESSION_EXPORT_FAILED",
+            Self::ForkPastEnd { .. } => "SESSION_FORK_PAST_END",
+            Self::ForkSplitsExchange { .. } => "SESSION_FORK_SPLITS_EXCHANGE",
         }
     }
 }
@@ -60,6 +92,21 @@ impl crate::error::Coded for SessionError {
             Self::Locked(_) => {
                 Some("close the other Fuseforks (GUI or fuseforks-cli) using this village".into())
             }
+            Self::ForkPastEnd { last, .. } => Some(match last {
+                Some(last) => {
+                    format!("fork before a record from 0 to {last} (`sessions show` numbers them)")
+                }
+                None => "an empty conversation has nothing to fork".into(),
+            }),
+            Self::ForkSplitsExchange { nearest, .. } => Some(match nearest {
+                (Some(a), Some(b)) => {
+                    format!("fork before request {a} or {b} (`sessions show` numbers them)")
+                }
+                (Some(a), None) | (None, Some(a)) => {
+                    format!("fork before request {a} (`sessions show` numbers the records)")
+                }
+                (None, None) => "this conversation has no request to fork before".into(),
+            }),
             _ => None,
         }
     }
@@ -351,6 +398,21 @@ impl SessionStore {
     /// request"); returns its id.
     pub fn fork(&self, session: &str, at_seq: u64, now_ms: i64) -> Result<String, SessionError> {
         let source = self.meta(session)?;
+        let held = self.records(session)?;
+        super::fork_point::check(&held, at_seq).map_err(|refusal| match refusal {
+            super::fork_point::ForkRefusal::PastEnd { last } => SessionError::ForkPastEnd {
+                session: session.to_owned(),
+                at: at_seq,
+                last,
+            },
+            super::fork_point::ForkRefusal::SplitsExchange { before, after } => {
+                SessionError::ForkSplitsExchange {
+                    session: session.to_owned(),
+                    at: at_seq,
+                    nearest: (before, after),
+                }
+            }
+        })?;
         let id = uuid::Uuid::new_v4().to_string();
         let txn = self.db.begin_write().map_err(storage)?;
         {

@@ -75,7 +75,8 @@ fn status_of(code: &str) -> StatusCode {
             || c == "RUN_PENDING_UNREPRESENTABLE"
             || c == "PLAN_DISPATCH_INVALID"
             || c == "MODEL_TEMPLATE_MISSING"
-            || c == "DUPLICATE_AGENT" =>
+            || c == "DUPLICATE_AGENT"
+            || c.starts_with("SESSION_FORK_") =>
         {
             StatusCode::UNPROCESSABLE_ENTITY
         }

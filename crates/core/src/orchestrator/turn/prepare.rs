@@ -62,7 +62,7 @@ pub(super) fn prepare(
         })?;
     let key = inner.secret(template.id.as_str());
     let endpoint = LlmEndpoint::for_template(&template, key)
-        .map_err(|e| TurnFailure::llm(agent_id, template.id.as_str(), &template.base_url, &e))?;
+        .map_err(|e| TurnFailure::llm(agent_id, &template, &e))?;
     let files = inner.store().agent_files(&id).map_err(|e| {
         TurnFailure::setup(
             agent_id,
@@ -161,6 +161,7 @@ pub(super) fn request_for(
     request.cacheable_prefix_len = p.system.cacheable_prefix_len;
     request.skills = ProviderSkills::of(&p.template);
     request.in_flight = InFlight::Finish;
+    request.stream_cut = control.stream_cut();
     request.abort = control.abort.clone();
     request
 }
