@@ -3,6 +3,7 @@
 
 mod cmd;
 mod exit;
+mod flag_order;
 mod help;
 mod orphans;
 mod output;
@@ -112,9 +113,10 @@ fn jsonl_requested(args: &[String]) -> bool {
 
 fn main() -> std::process::ExitCode {
     fuseforks_core::version::set(env!("FUSEFORKS_VERSION"));
-    let raw: Vec<String> = std::env::args().collect();
+    let grammar = help::with_help(Cli::command());
+    let raw = flag_order::to_leaf(&std::env::args().collect::<Vec<_>>(), &grammar);
     let jsonl = jsonl_requested(&raw);
-    let parsed = help::with_help(Cli::command())
+    let parsed = grammar
         .try_get_matches_from(&raw)
         .and_then(|matches| Cli::from_arg_matches(&matches));
     let cli = match parsed {

@@ -133,6 +133,25 @@ impl Out {
         (self.jsonl || self.verbose)
             .then(|| Arc::new(StderrLog { jsonl: self.jsonl }) as Arc<dyn LogSink>)
     }
+
+    /// `serve`'s echo: every log line under `--verbose` or `--events jsonl`, else one line per
+    /// schedule firing (fired or skipped), so that an unattended village says what it does.
+    pub fn serve_echo(&self) -> Arc<dyn LogSink> {
+        self.log_echo()
+            .unwrap_or_else(|| Arc::new(ScheduleLines) as Arc<dyn LogSink>)
+    }
+}
+
+/// The schedule lines of the village log (`schedule fire:`, `schedule skip:`) on stderr.
+#[derive(Debug)]
+struct ScheduleLines;
+
+impl LogSink for ScheduleLines {
+    fn line(&self, line: &str) {
+        if line.starts_with("schedule fire:") || line.starts_with("schedule skip:") {
+            let _ = writeln!(std::io::stderr().lock(), "{}", for_stderr(line));
+        }
+    }
 }
 
 impl Out {

@@ -68,7 +68,8 @@ pub fn needed_keys(paths: &HostPaths) -> Result<Vec<NeededKey>, VillageError> {
     keys.push(NeededKey {
         key: "jev_api_token".into(),
         used_by: "judges / Jev pruning".into(),
-        required: jev || !world.judges.is_empty(),
+        // Judges on a model template use that template's key, not Jev's.
+        required: jev || world.judges.iter().any(fuseforks_core::judge::uses_jev),
     });
     Ok(keys)
 }

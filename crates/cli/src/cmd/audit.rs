@@ -59,6 +59,10 @@ pub struct VerifyArgs {
 /// Runs `audit`.
 pub fn run(args: &AuditArgs, out: &Out) -> u8 {
     let AuditCommand::Verify(args) = &args.command;
+    if let Some(missing) = fuseforks_host::HostPaths::new(&args.data_dir).village_missing() {
+        out.error(&missing);
+        return exit::BOOT_FAILED;
+    }
     let workspace = args.data_dir.join("workspace");
     let key = audit_key(args.secrets, out);
     let options = VerifyOptions {

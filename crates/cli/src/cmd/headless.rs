@@ -170,7 +170,10 @@ pub fn boot_with(
         secrets: common.secret_source(),
         open_door,
         door_port,
-        log_echo: out.log_echo(),
+        log_echo: match run_schedules {
+            true => Some(out.serve_echo()),
+            false => out.log_echo(),
+        },
         os_locale: os_locale(),
         mcp_child_output: out.child_output(),
         run_schedules,

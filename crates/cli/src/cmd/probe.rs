@@ -133,7 +133,16 @@ fn finding(
     lang: Language,
     data_dir: &str,
 ) -> Finding {
-    let (id, host, request) = (template.id.as_str(), &result.host, &result.request);
+    let (id, host) = (template.id.as_str(), &result.host);
+    // Which request answered: the models list, or the 1-token call made when there is none.
+    let request = match &result.instead_of {
+        Some(list) => lang.pick(
+            format!("{}（{list} のため 1 トークンの呼び出し）", result.request),
+            format!("{} (a 1-token call: {list})", result.request),
+        ),
+        None => result.request.clone(),
+    };
+    let request = &request;
     let ms = result.latency.as_millis();
     let (level, message, fix) = match result.outcome {
         ProbeOutcome::Ok { status } => (
@@ -164,7 +173,7 @@ fn finding(
                 format!("テンプレート {id}（{host}）: {request} が HTTP {status} を返しました。"),
                 format!("template {id} ({host}): {request} answered HTTP {status}."),
             ),
-            status_fix(status, host, lang),
+            status_fix(status, host, request, lang),
         ),
         ProbeOutcome::Unreachable { class } => (
             Level::Reject,
@@ -213,8 +222,17 @@ fn auth_fix(template: &ModelTemplate, lang: Language, data_dir: &str) -> String 
     lang.pick(j, e)
 }
 
-fn status_fix(status: u16, host: &str, lang: Language) -> String {
+fn status_fix(status: u16, host: &str, request: &str, lang: Language) -> String {
     let (j, e) = match status {
+        // Not implemented is an answer, not a passing failure: waiting changes nothing.
+        501 => (
+            format!(
+                "{host} のサーバーは {request} を実装していません。テンプレートの provider（wire）と baseUrl がこのサーバーに合っているか確かめてください。"
+            ),
+            format!(
+                "The server at {host} does not implement {request}: check that the template's provider (wire) and baseUrl fit this server."
+            ),
+        ),
         429 => (
             "サーバーがこの鍵を制限しています（429）。時間をおいて試してください。".to_owned(),
             "The server is rate-limiting this key (429): try again later.".to_owned(),

@@ -768,3 +768,34 @@ fn allowed_plaintext_headers_and_env_lines_are_warned_by_name_only() {
     std::fs::remove_file(&env).unwrap();
     refused(&fx, &fx.maps(), &[], 11, "BAKE_OUT_NOT_EMPTY");
 }
+
+/// A template on this machine's loopback is copied with `BAKE_LOOPBACK_ENDPOINT` (inside a
+/// container it would be the container); judges on a model template need no Jev token, so
+/// `--env-out` neither asks for it nor warns about it.
+#[test]
+fn a_loopback_model_is_warned_and_model_judges_need_no_jev_token() {
+    let fx = Fx::new();
+    fx.src.edit_world(|w| {
+        w.model_templates[0].base_url = "http://127.0.0.1:8080/v1".into();
+        let template = w.model_templates[0].id.clone();
+        w.judges = vec![fuseforks_testkit::judge_spec("gate", "Gate", true)];
+        w.judges[0].model_template_id = Some(template);
+    });
+    let env = fx.dest.path().join(".env");
+    let extra = format!("{} --secrets env --env-out {}", fx.maps(), env.display());
+    let out = fx.bake(&extra, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("BAKE_LOOPBACK_ENDPOINT") && err.contains("http://127.0.0.1:8080"),
+        "{err}"
+    );
+    assert_eq!(err.matches("BAKE_LOOPBACK_ENDPOINT").count(), 1, "{err}");
+    assert!(!err.contains("JEV_API_TOKEN"), "{err}");
+    let written = std::fs::read_to_string(&env).unwrap();
+    assert!(
+        written.contains("# FUSEFORKS_SECRET_JEV_API_TOKEN=")
+            || !written.contains("JEV_API_TOKEN="),
+        "{written}"
+    );
+}

@@ -325,3 +325,49 @@ async fn a_401_on_a_keyless_template_says_to_store_a_key() {
         "the fix starts from the template's credential: {err}"
     );
 }
+
+/// `--data-dir`, `--json` and `--secrets` are taken before the subcommand too.
+#[test]
+fn group_flags_are_taken_before_and_after_the_subcommand() {
+    let (_data, dir, _) = two_exchanges();
+    let after = stdout(&cli(&format!("sessions list --json --data-dir {dir}")));
+    for line in [
+        format!("sessions --data-dir {dir} list --json"),
+        format!("--data-dir {dir} sessions list --json"),
+        format!("sessions --json --data-dir={dir} list"),
+    ] {
+        let out = cli(&line);
+        assert_eq!(out.status.code(), Some(0), "{line}: {}", stderr(&out));
+        assert_eq!(stdout(&out), after, "{line}");
+    }
+    let out = cli(&format!("--data-dir {dir} stats --json"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Every command that opens a village says VILLAGE_MISSING and exits 5 for a folder with none.
+#[test]
+fn a_missing_village_is_village_missing_everywhere() {
+    let nowhere = tempfile::tempdir().unwrap();
+    let dir = nowhere.path().join("nope").display().to_string();
+    let out_dir = nowhere.path().join("copy").display().to_string();
+    for line in [
+        format!("audit verify --data-dir {dir}"),
+        format!("sessions list --data-dir {dir}"),
+        format!("stats --data-dir {dir}"),
+        format!("schedules --data-dir {dir}"),
+        format!("secrets list --data-dir {dir}"),
+        format!("judge validate --data-dir {dir}"),
+        format!("pause --data-dir {dir}"),
+        format!("bake --data-dir {dir} --out {out_dir}"),
+        format!("check --for ask --data-dir {dir}"),
+    ] {
+        let out = cli(&line);
+        assert_eq!(out.status.code(), Some(5), "{line}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("[VILLAGE_MISSING]"),
+            "{line}: {}",
+            stderr(&out)
+        );
+    }
+    assert!(!nowhere.path().join("nope").exists(), "nothing was created");
+}

@@ -391,3 +391,62 @@ async fn probe_against_a_closed_port_says_unreachable_connection_refused() {
     );
     no_key(&out);
 }
+
+/// A server without `GET /models` (404, 405 or 501) is probed with a 1-token chat call, and
+/// the finding says which request answered; a 501 from that call is not "try again later".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_a_models_list_is_probed_with_a_one_token_call() {
+    for missing in [404, 405, 501] {
+        let no_list = StubReply::json(missing, &json!({"error": {"message": "not found"}}));
+        let chat = wire_replies::text(Wire::OpenAiCompat, "p", U);
+        let stub = StubServer::start(vec![no_list, chat]).await;
+        let data = TempDataDir::new();
+        village(&data, stub.base_url(), None);
+        let dir = data.data_dir().display().to_string();
+        let out = run(check_args(&dir, &["--probe-endpoints"]), true).await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{missing}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        let text = stdout(&out);
+        let line = text
+            .lines()
+            .find(|l| l.contains("ENDPOINT_OK"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            line.contains("POST /v1/chat/completions")
+                && line.contains(&format!("GET /v1/models → {missing}")),
+            "{line}"
+        );
+        let requests = stub.requests();
+        assert_eq!(requests.len(), 2, "{missing}");
+        assert_eq!(
+            requests[1].body["max_tokens"], 1,
+            "one token: {}",
+            requests[1].body
+        );
+    }
+    // Neither list nor chat: the 501 says what to check, not to wait.
+    let not_implemented = || StubReply::json(501, &json!({"error": {"message": "no"}}));
+    let stub = StubServer::start(vec![not_implemented(), not_implemented()]).await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let dir = data.data_dir().display().to_string();
+    let out = run(check_args(&dir, &["--probe-endpoints"]), true).await;
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("ENDPOINT_STATUS") && text.contains("does not implement"),
+        "{text}"
+    );
+    assert!(!text.contains("try again later"), "{text}");
+}

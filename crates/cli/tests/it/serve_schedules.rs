@@ -113,6 +113,14 @@ async fn serve_fires_an_overdue_daily_schedule_within_a_second_and_ask_never_con
     let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stub.requests().len(), 2, "fired more than once");
+    // Without --verbose, serve still says each firing on stderr, once.
+    let said = stderr(&out);
+    assert_eq!(
+        said.matches("schedule fire: id=s1 target=rec").count(),
+        1,
+        "{said}"
+    );
+    assert!(!said.contains("turn:"), "only the schedule lines: {said}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -74,7 +74,14 @@ pub struct ProbeReport {
     pub request: String,
     /// `host[:port]` of the endpoint.
     pub host: String,
+    /// The models list tried first when the server has none (`GET /v1/models → 404`): the
+    /// probe was then a 1-token call, `request`.
+    pub instead_of: Option<String>,
 }
+
+/// The statuses of a server that has no models list (many local OpenAI-compatible servers):
+/// the probe falls back to a 1-token call.
+const NO_LIST: [u16; 3] = [404, 405, 501];
 
 /// Probes one endpoint with `http` (built by [`LlmClient::http_client`](super::LlmClient::http_client),
 /// so that redirects are never followed). Refuses, sending nothing, a `baseUrl` the endpoint
@@ -91,9 +98,30 @@ pub async fn probe(
         }
     })?;
     let (url, body) = request_of(endpoint, model)?;
-    let parsed = reqwest::Url::parse(&url)
+    let listed = send(http, endpoint, &url, body.as_ref()).await?;
+    let no_list =
+        matches!(listed.outcome, ProbeOutcome::Status { status } if NO_LIST.contains(&status));
+    if body.is_some() || !no_list {
+        return Ok(listed);
+    }
+    let (url, body) = one_token_call(endpoint, model)?;
+    let mut called = send(http, endpoint, &url, Some(&body)).await?;
+    if let ProbeOutcome::Status { status } = listed.outcome {
+        called.instead_of = Some(format!("{} → {status}", listed.request));
+    }
+    Ok(called)
+}
+
+/// Sends one probe request and classifies its answer.
+async fn send(
+    http: &reqwest::Client,
+    endpoint: &Endpoint,
+    url: &str,
+    body: Option<&Value>,
+) -> Result<ProbeReport, LlmError> {
+    let parsed = reqwest::Url::parse(url)
         .map_err(|_| LlmError::InvalidRequest("the probe URL does not parse".into()))?;
-    let builder = match &body {
+    let builder = match body {
         Some(body) => http.post(parsed.clone()).json(body),
         None => http.get(parsed.clone()),
     };
@@ -117,7 +145,30 @@ pub async fn probe(
             parsed.path()
         ),
         host: host_port(&parsed),
+        instead_of: None,
     })
+}
+
+/// The URL and body of a 1-token model call ("ping", one output token): the probe of a wire
+/// without a models list, or of a server that has none.
+fn one_token_call(endpoint: &Endpoint, model: &str) -> Result<(String, Value), LlmError> {
+    let base = endpoint.base_url.trim_end_matches('/');
+    let mut request = ChatRequest::new(
+        model,
+        vec![ChatMessage::text(Role::User, "ping")],
+        tokio_util::sync::CancellationToken::new(),
+    );
+    request.max_output_tokens = 1;
+    let ctx = EncodeContext {
+        wire: endpoint.wire,
+        base_url: &endpoint.base_url,
+        cache_ttl: endpoint.cache_ttl,
+    };
+    let body = adapters::encode(&request, &ctx)?;
+    Ok((
+        format!("{base}{}", adapters::path(endpoint.wire, model)),
+        body,
+    ))
 }
 
 /// The URL and, for a 1-token call, the body of a wire's probe.
@@ -132,22 +183,8 @@ fn request_of(endpoint: &Endpoint, model: &str) -> Result<(String, Option<Value>
         Wire::Gemini => list("/models?pageSize=1"),
         Wire::OllamaNative => list("/api/tags"),
         Wire::PerplexityResponses => {
-            let mut request = ChatRequest::new(
-                model,
-                vec![ChatMessage::text(Role::User, "ping")],
-                tokio_util::sync::CancellationToken::new(),
-            );
-            request.max_output_tokens = 1;
-            let ctx = EncodeContext {
-                wire: endpoint.wire,
-                base_url: &endpoint.base_url,
-                cache_ttl: endpoint.cache_ttl,
-            };
-            let body = adapters::encode(&request, &ctx)?;
-            Ok((
-                format!("{base}{}", adapters::path(endpoint.wire, model)),
-                Some(body),
-            ))
+            let (url, body) = one_token_call(endpoint, model)?;
+            Ok((url, Some(body)))
         }
     }
 }

@@ -74,7 +74,7 @@ pub use template::{
     Credential, DEFAULT_MAX_RESPONSE_BYTES, Effort, EndpointProblem, EndpointSecurity,
     MAX_RESPONSE_BYTES_LIMIT, ModelTemplate, Provider, endpoint_security,
 };
-pub use template::{DEMO_BASE_URL_FORM, demo_port};
+pub use template::{DEMO_BASE_URL_FORM, demo_port, loopback_origin};
 pub use world::World;
 /// File names, one constant each: in an agent's or judge's folder, in the workspace, on the shelf.
 pub use {

@@ -425,6 +425,14 @@ pub fn demo_port(base_url: &str) -> Result<u16, EndpointProblem> {
 /// The form [`demo_port`] accepts, for messages and fixes.
 pub const DEMO_BASE_URL_FORM: &str = "http://127.0.0.1:<port>/v1";
 
+/// The scheme, host and port of `base_url` when its host is this machine's loopback
+/// (`http://127.0.0.1:8080`), for the places that must warn that it means another machine
+/// elsewhere (a container).
+pub fn loopback_origin(base_url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(base_url.trim()).ok()?;
+    is_loopback(url.host_str()?).then(|| url.origin().ascii_serialization())
+}
+
 /// `localhost`, `127.0.0.0/8` or `::1` (a host as the URL parser normalised it).
 fn is_loopback(host: &str) -> bool {
     let bare = host

@@ -104,18 +104,19 @@ pub struct BakeReport {
 /// Bakes `opts.source` into `opts.out`. On an error nothing has been written.
 pub fn bake(opts: &BakeOptions<'_>) -> Result<BakeReport, BakeError> {
     let given = parse_maps(&opts.maps)?;
+    let src = HostPaths::new(&opts.source);
+    // The village first: a mistyped --data-dir says so, as every other command does.
+    if let Some(missing) = src.village_missing() {
+        return Err(BakeError::Source(
+            fuseforks_core::village::VillageError::Missing { file: missing.file },
+        ));
+    }
     check_out(&opts.source, &opts.out, opts.update)?;
     if let Some((path, _)) = &opts.env_out {
         env_out::check_path(path, opts.update)?;
         env_out::check_place(path, &opts.source, &opts.out)?;
     }
     let time_zone = time_zone(opts)?;
-    let src = HostPaths::new(&opts.source);
-    if let Some(missing) = src.village_missing() {
-        return Err(BakeError::Source(
-            fuseforks_core::village::VillageError::Missing { file: missing.file },
-        ));
-    }
     let _source_lock = VillageLock::acquire(&src.workspace())?;
     let out = HostPaths::new(&opts.out);
     let (_out_lock, previous) = if opts.update {
@@ -226,7 +227,7 @@ fn check_out(source: &Path, out: &Path, update: bool) -> Result<(), BakeError> {
     };
     let (Ok(parent_real), Ok(source_real)) = (parent.canonicalize(), source.canonicalize()) else {
         return Err(usage(format!(
-            "--out {}: its folder does not exist (or --data-dir does not)",
+            "--out {}: its folder does not exist",
             out.display()
         )));
     };

@@ -82,6 +82,7 @@ struct Source {
 pub(crate) fn plan(src: &HostPaths, out: &HostPaths, ctx: &Context<'_>) -> Result<Plan, BakeError> {
     let mut plan = Plan::default();
     let source = read_source(src, ctx.maps, &mut plan)?;
+    loopback_endpoints(&source.world, &mut plan);
     let env = Env {
         src,
         out,
@@ -399,6 +400,27 @@ fn schedule_free_text(schedules: &Schedules, plan: &mut Plan) {
                 "schedules.json [{}] message/probe command",
                 task.id
             )));
+        }
+    }
+}
+
+/// A model template on this machine's loopback is copied as it is, but inside a container the
+/// address is the container's own: said once per template.
+fn loopback_endpoints(world: &World, plan: &mut Plan) {
+    // The demo model runs inside the same process, wherever that is: its loopback is right.
+    let models = world
+        .model_templates
+        .iter()
+        .filter(|t| t.provider() != fuseforks_core::village::Provider::Demo);
+    for t in models {
+        if let Some(origin) = fuseforks_core::village::loopback_origin(&t.base_url) {
+            plan.warnings.push(Warning::new(
+                "BAKE_LOOPBACK_ENDPOINT",
+                format!(
+                    "world.json modelTemplates[{}].baseUrl {origin}: a loopback address; inside a container it is the container itself, not this machine (change it to an address the container can reach, e.g. http://host.docker.internal:PORT/…)",
+                    t.id
+                ),
+            ));
         }
     }
 }
