@@ -1,4 +1,4 @@
-//! Build-time version (seed 001 D11): `FUSEFORKS_CLI_VERSION` if set, else the last git tag
+//! Build-time version: `FUSEFORKS_CLI_VERSION` if set, else the last git tag
 //! plus the short commit (`0.4.0+g1b33d9d`), else `0.0.0+g…`, else `0.0.0`. Never panics
 //! without git.
 
