@@ -1,4 +1,4 @@
-//! Exit codes of `fuseforks-cli` (reference §3.11), in one place.
+//! Exit codes of `fuseforks-cli`, in one place.
 
 use fuseforks_core::orchestrator::PlanTaskState;
 use fuseforks_host::HostError;
@@ -105,7 +105,7 @@ pub fn for_village_error(err: &fuseforks_core::village::VillageError) -> u8 {
     }
 }
 
-/// The exit code of a failed `bake` (seed 004 D2's table; nothing was written).
+/// The exit code of a failed `bake` (nothing was written).
 pub fn for_bake_failure(failure: fuseforks_host::bake::BakeFailure) -> u8 {
     use fuseforks_host::bake::BakeFailure;
     match failure {

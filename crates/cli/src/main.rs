@@ -1,5 +1,5 @@
 //! `fuseforks-cli`: the Fuseforks command line. Parses arguments, runs one subcommand, and maps
-//! its outcome to the exit codes of reference §3.11. Owns the tokio runtime.
+//! its outcome to the exit codes of `exit.rs`. Owns the tokio runtime.
 
 mod cmd;
 mod exit;
@@ -95,7 +95,7 @@ enum Command {
     /// The drafting assistant: a Q&A with a model template that ends in a draft of an agent's
     /// SKILL.md or Construct.md, or a judge's judge.toml (never saved without --save and a yes).
     Assist(cmd::assist::AssistArgs),
-    /// Make a path-rewritten copy of a GUI village for a container (seed 004; exit 2, 3, 4, 5,
+    /// Make a path-rewritten copy of a GUI village for a container (exit 2, 3, 4, 5,
     /// 10, 11 write nothing).
     Bake(cmd::bake::BakeArgs),
 }

@@ -1,4 +1,4 @@
-//! The token budget of one causal root (reference §1.4): effective tokens, reservations before
+//! The token budget of one causal root: effective tokens, reservations before
 //! each call, settlement after it.
 //!
 //! **The gate is hard.** A call is admitted only when `spent + reserved + estimate ≤ ceiling`

@@ -1,5 +1,5 @@
 //! `CoreEvent`: what the core tells its surfaces (GUI, CLI `--events jsonl`), on a broadcast bus
-//! of 1,024 (reference §3.9: JSON tag `type`, camelCase names).
+//! of 1,024 (JSON tag `type`, camelCase names; docs/gui-api.md).
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;

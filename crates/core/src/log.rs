@@ -1,5 +1,5 @@
 //! The village log (`workspace/fuseforks.log`): one line per event in the original's forms
-//! (reference §3.10), timestamped `YYYY-MM-DD HH:MM:SS.mmm [fuseforks] …` in local time,
+//! (docs/formats/log-lines.md), timestamped `YYYY-MM-DD HH:MM:SS.mmm [fuseforks] …` in local time,
 //! rotated to `fuseforks.log.old` at 8 MB. Callers write counts and ids only — never a message,
 //! a tool argument or result, or a secret.
 

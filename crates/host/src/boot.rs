@@ -1,4 +1,4 @@
-//! `build_host`: the one boot wiring of a running village (seed 001 D1), used by the CLI now
+//! `build_host`: the one boot wiring of a running village, used by the CLI now
 //! and the GUI later, in this order: village present → lock → log → version line → secret
 //! store → the audit key (generated into a writable store when absent) → bootstrap →
 //! secret-name collision check (env only) → the rest as it lands (tools, MCP, door, probe

@@ -1,4 +1,4 @@
-//! The village lock (seed 001 D3): `workspace/.fuseforks.lock`, an OS file lock taken first
+//! The village lock: `workspace/.fuseforks.lock`, an OS file lock taken first
 //! (before the log is opened), held for the life of the host, never unlinked, nothing written
 //! in it. A crashed process loses its lock with it; nobody has to delete a stale file.
 

@@ -1,5 +1,5 @@
 //! `HostPaths`: a process knows only its `data_dir`; the village is always
-//! `data_dir/workspace` and the shelf files sit in `data_dir` itself (seed 001 D2).
+//! `data_dir/workspace` and the shelf files sit in `data_dir` itself.
 
 use std::path::{Path, PathBuf};
 

@@ -362,7 +362,7 @@ pub fn command_found(program: &str) -> bool {
 }
 
 /// The `mcp:NAME` keys referenced by the enabled http servers of every `mcp.json` of the
-/// village (for the collision check; seed 004 D3/D5: a disabled server is not counted).
+/// village (for the collision check; a disabled server is not counted).
 pub fn mcp_secret_keys(paths: &HostPaths) -> Vec<String> {
     let village = paths.village();
     let mut configs: Vec<McpConfig> = village

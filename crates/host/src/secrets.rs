@@ -1,4 +1,4 @@
-//! Secret stores (seed 001 D4): the OS keyring (keys = template ids, `jev_api_token`,
+//! Secret stores: the OS keyring (keys = template ids, `jev_api_token`,
 //! `door_token`, `audit_key`, `mcp:NAME`) and the read-only environment store of `--secrets env`
 //! (`FUSEFORKS_SECRET_*`, read once at start), plus the check that no two keys map to the same
 //! variable. Values never reach logs, errors or `Debug`.

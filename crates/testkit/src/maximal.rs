@@ -1,5 +1,5 @@
-//! A "maximal" `world.json`: every field of reference §3.1 set to a non-default value, plus
-//! unknown fields at every level, for round-trip tests.
+//! A "maximal" `world.json`: every field the original writes (docs/formats/world.json.md) set to a
+//! non-default value, plus unknown fields at every level, for round-trip tests.
 
 use serde_json::{Value, json};
 

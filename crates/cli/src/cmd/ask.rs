@@ -1,5 +1,5 @@
 //! `fuseforks-cli ask …`: one request to the reception, the answer alone on stdout, and an exit
-//! code for the outcome (seed 001 D7, D10). A new conversation by default.
+//! code for the outcome. A new conversation by default.
 
 use std::io::Read;
 

@@ -1,8 +1,8 @@
 //! `fuseforks-cli judge validate --data-dir D [ID…] [--json]`: checks each judge's
-//! `judge.toml` (reference §3.6; `to` against the village's servants) and prints every finding
-//! as `file:line:col CODE message` (and its fix); exit 0 when all are valid, 3 otherwise.
-//! Reads files only: no lock, no log, no model call, nothing written.
-//! `judge try` is in `judge_try.rs`.
+//! `judge.toml` (docs/formats/judge.toml.md; `to` against the village's servants) and prints every
+//! finding as `file:line:col CODE message` (and its fix); exit 0 when all are valid, 3 otherwise.
+//! Reads files only: no lock, no log, no model call, nothing written. `judge try` is in
+//! `judge_try.rs`.
 
 use std::path::{Path, PathBuf};
 

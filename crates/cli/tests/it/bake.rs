@@ -1,4 +1,4 @@
-//! `bake` through the binary (seed 004 P2b, issue 16): every refusal exits with its code and
+//! `bake` through the binary (issue 16): every refusal exits with its code and
 //! writes nothing (the destination tree hashed before and after), the first bake, the
 //! `--update` round trip keeping container state, probe approvals re-keyed (SHA-256 computed
 //! here independently), `--env-out`, and the original's fixture village baked then checked as
@@ -621,7 +621,7 @@ fn the_pristine_original_village_bakes_to_an_equal_world() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let read = |p: &Path| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
-    // Written through the core: not byte-identical, but equal as values (seed 004 D1).
+    // Written through the core: not byte-identical, but equal as values.
     assert_eq!(
         read(&out_dir.join("workspace/world.json")),
         read(&src.workspace().join("world.json"))

@@ -1,5 +1,4 @@
-//! `check`, `ask` and `serve` through the binary against a loopback stub (seed 001's P4 list,
-//! plus the issue's).
+//! `check`, `ask` and `serve` through the binary against a loopback stub.
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

@@ -1,7 +1,7 @@
 //! What a key's value, a key's village and a template's URL may be: a value with a line break is
 //! refused where it is stored and named where it is read (not blamed on the network); `check`
-//! refuses a secret-name collision as `ask` does (exit 5, reference §3.11); `secrets` names a missing village and a broken
-//! `mcp.json`; a `baseUrl` with a user name or password is refused.
+//! refuses a secret-name collision as `ask` does (exit 5); `secrets` names a missing village and a
+//! broken `mcp.json`; a `baseUrl` with a user name or password is refused.
 
 use fuseforks_core::village::{TemplateId, VillageStore};
 use fuseforks_testkit::TempDataDir;

@@ -177,7 +177,7 @@ fn stats_equal_a_hand_computation_by_agent_model_and_stop() {
         ),
         (Some(3), Some(3500), Some(350))
     );
-    // Effective = uncached + cached × 0.1 + output × 4 (reference §1.4), per record.
+    // Effective = uncached + cached × 0.1 + output × 4, per record.
     let eff = |p: u64, c: u64| (p - p / 10) + (p / 10) / 10 + c * 4;
     assert_eq!(
         rec["effective"],

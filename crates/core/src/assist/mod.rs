@@ -1,9 +1,9 @@
-//! The drafting assistant (Spec 63, seed 000): a short Q&A with a model template chosen by
-//! the user that ends in a draft of a `SKILL.md`, a `Construct.md` or a `judge.toml`, handed
-//! back through the synthetic tool `submit_draft` and never saved here. Judge drafts are checked
-//! by the real parser, up to three rounds, the finding fed back with its place. The exchange is
-//! stateless: the caller keeps the `history` the replies `append` to. Never charged to the
-//! village budget; each model call is one `assist` record and one `assist:` log line.
+//! The drafting assistant (docs/decisions/0010-assist.md): a short Q&A with a model template chosen
+//! by the user that ends in a draft of a `SKILL.md`, a `Construct.md` or a `judge.toml`, handed
+//! back through the synthetic tool `submit_draft` and never saved here. Judge drafts are checked by
+//! the real parser, up to three rounds, the finding fed back with its place. The exchange is
+//! stateless: the caller keeps the `history` the replies `append` to. Never charged to the village
+//! budget; each model call is one `assist` record and one `assist:` log line.
 
 mod context;
 mod exchange;

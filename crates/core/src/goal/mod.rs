@@ -1,4 +1,4 @@
-//! Goal loops for one-off requests (issue 13 item 5, seed 003's goal-seek loop): a request,
+//! Goal loops for one-off requests (issue 13 item 5): a request,
 //! then an acceptance command the person typed, re-sending the request with the command's
 //! output while it does not match, up to `maxAttempts`, all within one causal budget.
 //!

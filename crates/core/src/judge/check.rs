@@ -1,5 +1,5 @@
 //! Type, key, level and range checks of a parsed expression against the questions
-//! (reference §3.6: they are refused on save), and the village check of `to` lists.
+//! (they are refused on save: docs/formats/judge.toml.md), and the village check of `to` lists.
 
 use super::expr::{Expr, ExprError, Lit, Literal, Op, Property, ValueRef};
 use super::model::{Question, QuestionKind};

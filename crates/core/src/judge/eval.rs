@@ -1,6 +1,6 @@
 //! Evaluation: rules top-down, the first match wins; `[otherwise]` only when answers exist and
 //! no rule matched — an undecided judge never uses it. Also the verdict line, the fixed
-//! undecided line and the `judge:` log line (reference §3.10).
+//! undecided line and the `judge:` log line (docs/formats/log-lines.md).
 
 use super::answers::{Answers, Derived};
 use super::expr::{Expr, Lit, Literal, Op, Property, ValueRef};

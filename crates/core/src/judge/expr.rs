@@ -1,4 +1,4 @@
-//! The `when` expression of a judge rule (reference §3.6): a hand-written lexer and
+//! The `when` expression of a judge rule (docs/formats/judge.toml.md): a hand-written lexer and
 //! recursive-descent parser. `or` < `and` < `not` < comparison; values `q`, `q.p`, `q.margin`,
 //! `q.mean`; ops `== != >= <= > <` and `in [..]`; literals are non-negative numbers or keys.
 //! Errors carry the byte offset in the expression. Depth and length are bounded.

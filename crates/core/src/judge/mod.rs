@@ -1,7 +1,7 @@
-//! Judges (reference §1.6, §3.6): `judge.toml` parsed with spans and checked (located
-//! `INVALID_JUDGE_FILE` findings), the `when` grammar, answers validated and normalised,
-//! rules evaluated top-down, the verdict and log lines, the starter template, and the two
-//! backends (Jev, a model template).
+//! Judges (docs/judges.md, docs/formats/judge.toml.md): `judge.toml` parsed with spans and checked
+//! (located `INVALID_JUDGE_FILE` findings), the `when` grammar, answers validated and normalised,
+//! rules evaluated top-down, the verdict and log lines, the starter template, and the two backends
+//! (Jev, a model template).
 
 pub(crate) mod answers;
 pub(crate) mod backend;

@@ -1,4 +1,4 @@
-//! The judge file as a typed model (reference §3.6): questions, rules, `[otherwise]`.
+//! The judge file as a typed model (docs/formats/judge.toml.md): questions, rules, `[otherwise]`.
 
 use super::expr::Expr;
 

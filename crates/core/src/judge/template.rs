@@ -1,5 +1,5 @@
-//! The starter `judge.toml` of a new judge (reference §3.6): one choice question with an
-//! `other` option, a `kind == other` → return rule first, one routing rule, then
+//! The starter `judge.toml` of a new judge (docs/formats/judge.toml.md): one choice question with
+//! an `other` option, a `kind == other` → return rule first, one routing rule, then
 //! `[otherwise] do = "return"`. Bilingual; it parses once the routing target exists.
 
 use crate::village::Language;

@@ -2,7 +2,7 @@
 //! (`run.json` `pending`): approve exactly, approve the pattern `command *`, or reject (an exact
 //! deny line); each drops the pending entry, writes `run.json` atomically through the agent's
 //! files, and is a `run decision:` log line and a `run_approval` audit line. "Approve and
-//! continue" then sends one fixed System message as a new causal root (reference §1.3).
+//! continue" then sends one fixed System message as a new causal root.
 
 use super::Orchestrator;
 use crate::budget::CausalBudget;

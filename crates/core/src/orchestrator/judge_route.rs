@@ -85,7 +85,7 @@ pub(super) fn judge_tools(
 
 /// Why Jev cannot answer in this village (`None`: it can): `jev.json` names no account, or
 /// the secret `jev_api_token` is missing. A Jev-backed judge then offers no tool (reference
-/// §3.6: a judge is usable only when Jev is configured).
+/// docs/judges.md: a judge is usable only when Jev is configured).
 fn jev_missing(inner: &Inner) -> Option<String> {
     let jev = shelf_jev(inner);
     if jev.account_id.trim().is_empty() {

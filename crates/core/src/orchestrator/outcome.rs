@@ -1,4 +1,4 @@
-//! What a delivery ended as: the turn's outcome, and the task states of reference §3.2.
+//! What a delivery ended as: the turn's outcome, and the task states of a plan wave.
 
 use serde::{Deserialize, Serialize};
 

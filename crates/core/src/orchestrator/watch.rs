@@ -1,6 +1,6 @@
 //! What a surface shows of the work in progress and the core keeps only in memory: the
 //! details of the last tool calls (arguments and result, cut to a few thousand characters;
-//! reference §3.8, "tool-call details are in memory only and never stored"), looked up by the
+//! tool-call details are in memory only and never stored), looked up by the
 //! agent and the call id of a `toolInvoked` event; and the causal roots still running, with
 //! what is left of their budgets.
 

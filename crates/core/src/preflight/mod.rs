@@ -1,4 +1,4 @@
-//! Headless preflight (seed 001 D5, seed 004 D5, reference §3.12): a pure function from the
+//! Headless preflight: a pure function from the
 //! village files and a view of the host (which secrets exist, which commands are on PATH, …)
 //! to findings — reject / warn / info, each with a code, a message and a fix in the village
 //! language, sorted heaviest first, then in the table's order. It calls no model, connects no

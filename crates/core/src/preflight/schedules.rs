@@ -80,7 +80,7 @@ pub(super) fn probe_unapproved(i: &Input<'_>, out: &mut Findings) {
     }
 }
 
-/// `serve`, with enabled daily/weekly schedules (seed 004 D5): `TZ` names no zone (whether or
+/// `serve`, with enabled daily/weekly schedules: `TZ` names no zone (whether or
 /// not the village was baked: the schedules cannot be placed in time), or the process zone is
 /// not the one `bake.json` was made in (compared as the database names them, so `:Asia/Tokyo`
 /// and `Asia/Tokyo` agree). No `bake.json`, no comparison.

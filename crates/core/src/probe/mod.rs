@@ -1,5 +1,6 @@
-//! Schedule probes (reference §1.5, §3.3): a command run before a firing (pre-check) or after
-//! it (acceptance), whose first stdout line, trimmed, must equal `expect`.
+//! Schedule probes (docs/formats/schedules.json.md, docs/formats/probe_approvals.json.md): a
+//! command run before a firing (pre-check) or after it (acceptance), whose first stdout line,
+//! trimmed, must equal `expect`.
 //!
 //! - `runner.rs`: [`run_probe`] (checks the approval on this machine, then runs) and
 //!   [`execute_probe`] (runs without the check: for a command the person typed, `ask

@@ -1,4 +1,4 @@
-//! The system prompt and the user message of a turn (reference §5 "Prompt composition").
+//! The system prompt and the user message of a turn.
 //!
 //! System: ordinance → about you → work folder → grounding note → construct → skill →
 //! **stable boundary** → roster → memory. `cacheable_prefix_len` counts the characters up to

@@ -1,8 +1,8 @@
-//! The safety layer (issue 15, seed 002 §3): the kill switch (`switch.rs`, one state machine
-//! and the one command every channel sends), the `halt` marker on the shelf (`marker.rs`), and
-//! the hash-chained, keyed audit log (`audit.rs` — the line —, `key.rs` — the key and its
-//! marks —, `head.rs` — the recorded heads in `sessions.redb` and on the shelf —, `writer.rs` —
-//! group commit, heads, rotation —, `verify.rs` — the first broken line and why).
+//! The safety layer (issue 15; docs/formats/audit.jsonl.md): the kill switch (`switch.rs`, one
+//! state machine and the one command every channel sends), the `halt` marker on the shelf
+//! (`marker.rs`), and the hash-chained, keyed audit log (`audit.rs` — the line —, `key.rs` — the
+//! key and its marks —, `head.rs` — the recorded heads in `sessions.redb` and on the shelf —,
+//! `writer.rs` — group commit, heads, rotation —, `verify.rs` — the first broken line and why).
 
 mod audit;
 mod effects;

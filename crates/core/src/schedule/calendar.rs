@@ -1,5 +1,5 @@
-//! When a schedule is due (reference §3.3). Every due instant lies strictly after the
-//! schedule's `createdAtMs`:
+//! When a schedule is due (docs/formats/schedules.json.md). Every due instant lies strictly after
+//! the schedule's `createdAtMs`:
 //! - `interval{everyMinutes}`: `createdAtMs + k × everyMinutes` for k ≥ 1 (no time zone);
 //! - `daily{hour, minute}`: that wall time on every date, in the zone;
 //! - `weekly{weekday, hour, minute}`: that wall time on every such weekday, in the zone.

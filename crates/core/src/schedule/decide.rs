@@ -1,4 +1,4 @@
-//! What one tick does about one schedule (reference §1.5, §3.3; seed 001 D6).
+//! What one tick does about one schedule (docs/formats/schedules.json.md).
 //!
 //! Only the **latest** due instant at or before now is looked at; everything before it is
 //! gone. So, whatever happened meanwhile, one decision gives at most one firing:
@@ -12,10 +12,10 @@
 //!   never once per missed period, and consuming it consumes them all;
 //! - otherwise the schedule waits for [`next_due`] after both now and the consumed due.
 //!
-//! **Intervals have no grace** (reference §3.3: `GRACE_MINUTES` is for daily and weekly; our
-//! reading): an interval is "every N minutes from its creation", with no wall time that could
-//! be wrong, so its latest due fires however late — once, after a downtime too (seed 001 D6:
-//! `ask` and `check` never consume, and the next `serve` fires what is owed, once).
+//! **Intervals have no grace** (the 5-minute grace is for daily and weekly only:
+//! docs/formats/schedules.json.md): an interval is "every N minutes from its creation", with no
+//! wall time that could be wrong, so its latest due fires however late — once, after a downtime too
+//! (`ask` and `check` never consume, and the next `serve` fires what is owed, once).
 //!
 //! The caller writes `lastConsumedDueMs = due_ms` for both `Fire` and `Consume` (before
 //! delivering), and skips disabled schedules itself; [`decide`] does not read `enabled`.

@@ -1,10 +1,10 @@
-//! The process time zone, the one the schedules fire in (seed 004 D5): `TZ` first — a leading
+//! The process time zone, the one the schedules fire in: `TZ` first — a leading
 //! `:` stripped, a `…/zoneinfo/NAME` path read as `NAME`, a POSIX rule such as
 //! `EST5EDT,M3.2.0,M11.1.0` accepted — else the system's (`/etc/localtime`). Names are looked
 //! up in jiff's database: the system's `/usr/share/zoneinfo` when it has one, else the copy
 //! bundled in the binary (`tzdb-bundle-always`), so a container without tzdata still computes
 //! right. A `TZ` that names nothing is a [`ZoneError`] for the caller to report; it never
-//! falls back to UTC in silence (the original's `chrono` did, seed 004 D5).
+//! falls back to UTC in silence (the original's `chrono` did).
 //!
 //! The function takes the variable's value, so tests never touch the process environment.
 

@@ -1,4 +1,4 @@
-//! Conversations in `sessions.redb` (reference §3.8): a sessions table and a records table,
+//! Conversations in `sessions.redb`: a sessions table and a records table,
 //! atomic appends, history restore, fork, JSONL export, delete; `intent` records before paid
 //! calls.
 

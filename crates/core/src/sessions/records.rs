@@ -1,5 +1,5 @@
 //! What `sessions.redb` holds: session metadata and records (`message`, `exchange`, `summary`,
-//! `turn`, `assist`), in the original's JSON spellings (reference §3.2, §3.8), and `intent`
+//! `turn`, `assist`), in the original's JSON spellings, and `intent`
 //! (ours): a paid model call about to be sent, written before it so that a crash between the
 //! payment and the `turn` record stays visible.
 

@@ -1,6 +1,6 @@
-//! The bundled tools (reference §4): `file`, `grep`, `fd`, `diff`, `sd`, `yq`, `remember`,
-//! `run`, `rag`, each behind its safety boundary, all named in one table (`table.rs`). A tool
-//! never panics on model input; every failure is an `ok: false` body the model can read.
+//! The bundled tools (docs/formats/world.json.md#tools): `file`, `grep`, `fd`, `diff`, `sd`, `yq`,
+//! `remember`, `run`, `rag`, each behind its safety boundary, all named in one table (`table.rs`).
+//! A tool never panics on model input; every failure is an `ok: false` body the model can read.
 
 pub mod blackboard;
 pub mod file;

@@ -1,5 +1,5 @@
-//! Decisions of the `run` tool from `run.json` (reference §3.4): deny wins, then allow, else
-//! unknown (refused and recorded in `pending`); malformed calls are refused in every mode.
+//! Decisions of the `run` tool from `run.json` (docs/formats/run.json.md): deny wins, then allow,
+//! else unknown (refused and recorded in `pending`); malformed calls are refused in every mode.
 //! Patterns match argv tokens; a trailing `*` means "any remaining arguments".
 
 use crate::village::run_policy::{CommandPolicy, MAX_PENDING, PendingCommand};

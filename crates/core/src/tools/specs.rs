@@ -1,8 +1,8 @@
-//! The specs of the bundled tools (reference §4): names, bilingual descriptions, JSON schemas
-//! (`additionalProperties: false`) with the injected `reason` field. A golden file pins them
-//! (`crates/core/tests/fixtures/tool_specs_*.txt`), so that any change is deliberate: the
-//! descriptions are part of the cached prompt prefix. Each tool's own spec sits in its module,
-//! named by its row in [`super::table`].
+//! The specs of the bundled tools (docs/formats/world.json.md#tools): names, bilingual
+//! descriptions, JSON schemas (`additionalProperties: false`) with the injected `reason` field. A
+//! golden file pins them (`crates/core/tests/fixtures/tool_specs_*.txt`), so that any change is
+//! deliberate: the descriptions are part of the cached prompt prefix. Each tool's own spec sits in
+//! its module, named by its row in [`super::table`].
 
 use serde_json::{Map, Value, json};
 

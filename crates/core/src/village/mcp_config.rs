@@ -3,8 +3,8 @@
 //!
 //! This module reads the shape (the transport by `type`, `sse` refused by name) and keeps
 //! unknown fields, and refuses a malformed `${secret:NAME}` reference in a header (unclosed, or
-//! a `NAME` outside `[A-Z0-9_]+`); resolving the references belongs to the MCP client. Header and environment values may be secrets: `Debug` hides them
-//! and parse errors never quote them.
+//! a `NAME` outside `[A-Z0-9_]+`); resolving the references belongs to the MCP client. Header and
+//! environment values may be secrets: `Debug` hides them and parse errors never quote them.
 
 use std::fmt;
 
@@ -220,8 +220,8 @@ impl<'de> Deserialize<'de> for McpServerEntry {
 }
 
 /// Every `${secret:NAME}` in a header value is closed by `}` and its `NAME` is `[A-Z0-9_]+`
-/// (seed 004 D3), so that a malformed reference is refused when the file is read and never sent
-/// literally. The error names the header, never its value.
+/// (docs/formats/mcp.json.md), so that a malformed reference is refused when the file is read and
+/// never sent literally. The error names the header, never its value.
 fn check_secret_refs(headers: &IndexMap<String, String>) -> Result<(), String> {
     for (header, value) in headers {
         let mut rest = value.as_str();

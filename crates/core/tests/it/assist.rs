@@ -547,7 +547,7 @@ async fn a_missing_key_is_secret_missing_and_nothing_is_sent() {
     assert!(stub.requests().is_empty());
 }
 
-/// Seed 000 D7: a running agent's connected MCP servers come with their tools' names; a
+/// A running agent's connected MCP servers come with their tools' names; a
 /// stopped agent's servers by name only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_agents_mcp_servers_are_named_with_their_tools() {

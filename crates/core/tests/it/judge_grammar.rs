@@ -1,5 +1,5 @@
-//! Golden tests of the `when` grammar (reference §3.6): every operator, precedence, `in`, each
-//! value kind, each syntax and type error with its offset. The golden file shows each
+//! Golden tests of the `when` grammar (docs/formats/judge.toml.md): every operator, precedence,
+//! `in`, each value kind, each syntax and type error with its offset. The golden file shows each
 //! expression fully parenthesised, or its errors (run with `UPDATE_GOLDEN=1` to rewrite it).
 
 use fuseforks_core::judge::{check_expr, parse_expr, parse_judge};

@@ -1,4 +1,4 @@
-//! Seed 002's Phase 1 criterion: the same scripted task through every wire's stub gives the
+//! The same scripted task through every wire's stub gives the
 //! same canonical shape — a user message with one image, the model calls one tool, gets the
 //! result, answers. Also: the opaque provider data of the first answer goes back verbatim. Each
 //! wire runs twice, whole and streamed (the same answers cut into the wire's stream), and the

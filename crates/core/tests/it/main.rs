@@ -9,6 +9,7 @@ mod broken_files;
 mod budget;
 mod cast;
 mod editable;
+mod formats_docs;
 mod founding;
 mod human_decisions;
 mod intent;

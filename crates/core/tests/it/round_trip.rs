@@ -1,5 +1,5 @@
-//! A maximal `world.json` (every field of reference §3.1 and unknown fields at every level)
-//! survives read → write → read, and the read rules of the reference hold.
+//! A maximal `world.json` (every field the original writes, docs/formats/world.json.md, and unknown
+//! fields at every level) survives read → write → read, and the read rules hold.
 
 use std::fs;
 

@@ -362,7 +362,7 @@ fn core_never_names_axum_clap_or_keyring() {
 
 #[test]
 fn nothing_outside_the_adapters_reads_the_raw_response() {
-    // Seed 002 §2: the kernel never reads `ChatResponse::raw`; it is for logs only.
+    // The kernel never reads `ChatResponse::raw`; it is for logs only.
     let field = regex::Regex::new(r"\.raw\b\s*[^(\s]|\.raw\s*$|\braw\s*[:,}]").unwrap();
     let mut problems = Vec::new();
     for file in rust_files().iter().filter(|f| {

@@ -1,4 +1,4 @@
-//! Why `bake` stopped: one error type, each variant one exit class of seed 004 D2 (the CLI
+//! Why `bake` stopped: one error type, each variant one exit class (the CLI
 //! maps [`BakeFailure`] to its exit code). A stopped bake has written nothing.
 
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use fuseforks_core::village::VillageError;
 
 use crate::lock::LockError;
 
-/// The exit class of a failed bake (seed 004 D2's table).
+/// The exit class of a failed bake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BakeFailure {
     /// 2: arguments (`--map`, `--out`, `--env-out`, the time zone).

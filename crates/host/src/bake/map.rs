@@ -1,4 +1,4 @@
-//! `--map FROM=TO`: the path maps of `bake` (seed 004 D2.3). Longest prefix wins; a prefix
+//! `--map FROM=TO`: the path maps of `bake`. Longest prefix wins; a prefix
 //! matches whole path components only; a Windows-form source (a drive letter or `\`) matches
 //! case-insensitively and the rest of the path has its `\` turned into `/`.
 

@@ -1,4 +1,4 @@
-//! The mixed files of seed 004 D1: `schedules.json` (definitions from the source, each
+//! The mixed files of `bake`: `schedules.json` (definitions from the source, each
 //! schedule's `lastConsumedDueMs` from the copy) and `run.json` (`allow`/`deny`/timeout from
 //! the source, `pending` from the copy, lines the new rules settle pruned). What a merge drops
 //! is named in a [`Warning`].

@@ -1,4 +1,4 @@
-//! What `bake` looks for in free text and headers (seed 004 D2.3-4): Windows absolute paths it
+//! What `bake` looks for in free text and headers: Windows absolute paths it
 //! will not rewrite (a warning), and credential-like MCP headers with a plaintext value (exit
 //! 10 unless allowed). Names and places only: never a value.
 

@@ -1,8 +1,8 @@
-//! The D1 file table of seed 004 (reference §3.13): every file `bake` knows, where it lives,
+//! The file table of `bake`: every file `bake` knows, where it lives,
 //! who owns its truth, and what a first bake and an `--update` do with it. Everything `bake`
 //! reads or writes comes from this one table; a file that is not in it is not copied.
 
-/// Who owns a file's truth (seed 004 D1's four places).
+/// Who owns a file's truth (four places).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
     /// The GUI: copied, then replaced by every `--update`.
@@ -83,7 +83,7 @@ use crate::lock::LOCK_FILE;
 use Place::{Design, Mixed, Runtime, Shelf};
 use Scope::{Agent, Judge, Workspace};
 
-/// Seed 004 D1, one row per file.
+/// Every file `bake` knows, one row per file.
 pub const TABLE: &[FileRule] = &[
     row(Workspace, workspace_files::WORLD, Design, Rule::World),
     row(Workspace, workspace_files::ORDINANCE, Design, Rule::Bytes),
