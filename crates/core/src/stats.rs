@@ -211,45 +211,14 @@ pub fn aggregate(
         // A fork's records before its fork point are copies: their calls were paid, and are
         // counted, in the conversation they were copied from.
         let copied = meta.forked_at_seq.unwrap_or(0);
-        for (_, record) in store
+        let own = store
             .records(&session)?
             .into_iter()
-            .filter(|(seq, _)| *seq >= copied)
-        {
-            let turn = match record {
-                StoredRecord::Known(Record::Turn(turn)) => turn,
-                StoredRecord::Known(Record::Intent(intent)) => {
-                    open.entry(intent.agent_id.clone())
-                        .or_default()
-                        .push(UnknownUsage {
-                            session_id: session.clone(),
-                            agent_id: intent.agent_id,
-                            model: intent.model,
-                            ts_ms: intent.ts_ms,
-                            reserved: intent.reserved,
-                        });
-                    continue;
-                }
-                StoredRecord::Known(Record::Assist(a)) => {
-                    if within(a.ts_ms) {
-                        add_assist(&mut assist, &a);
-                    }
-                    continue;
-                }
-                _ => continue,
+            .filter(|(seq, _)| *seq >= copied);
+        for (_, record) in own {
+            let Some(turn) = take_record(&session, record, &mut open, &mut assist, &within) else {
+                continue;
             };
-            // The turn completes its own calls: those sent since it started. An older open
-            // intent belongs to a turn that never recorded itself (a crash) and stays open.
-            // A turn cut at the close's hard stop leaves its last call open.
-            if let Some(calls) = open.get_mut(&turn.agent_id) {
-                let cut = calls
-                    .iter()
-                    .filter(|u| turn.usage_unknown && u.ts_ms >= turn.ts_ms)
-                    .max_by_key(|u| u.ts_ms)
-                    .cloned();
-                calls.retain(|u| u.ts_ms < turn.ts_ms);
-                calls.extend(cut);
-            }
             if !within(turn.ts_ms) {
                 continue;
             }
@@ -320,6 +289,52 @@ pub fn aggregate(
         })
         .collect();
     Ok(report)
+}
+
+/// Takes one record of a conversation: an intent opens a call, an assistant call is counted
+/// (within the period), and a turn completes its calls and is returned to be counted.
+fn take_record(
+    session: &str,
+    record: StoredRecord,
+    open: &mut BTreeMap<String, Vec<UnknownUsage>>,
+    assist: &mut BTreeMap<(String, String), AssistRow>,
+    within: &dyn Fn(i64) -> bool,
+) -> Option<TurnRecord> {
+    let turn = match record {
+        StoredRecord::Known(Record::Turn(turn)) => turn,
+        StoredRecord::Known(Record::Intent(intent)) => {
+            open.entry(intent.agent_id.clone())
+                .or_default()
+                .push(UnknownUsage {
+                    session_id: session.to_owned(),
+                    agent_id: intent.agent_id,
+                    model: intent.model,
+                    ts_ms: intent.ts_ms,
+                    reserved: intent.reserved,
+                });
+            return None;
+        }
+        StoredRecord::Known(Record::Assist(a)) => {
+            if within(a.ts_ms) {
+                add_assist(assist, &a);
+            }
+            return None;
+        }
+        _ => return None,
+    };
+    // The turn completes its own calls: those sent since it started. An older open intent
+    // belongs to a turn that never recorded itself (a crash) and stays open. A turn cut at the
+    // close's hard stop leaves its last call open.
+    if let Some(calls) = open.get_mut(&turn.agent_id) {
+        let cut = calls
+            .iter()
+            .filter(|u| turn.usage_unknown && u.ts_ms >= turn.ts_ms)
+            .max_by_key(|u| u.ts_ms)
+            .cloned();
+        calls.retain(|u| u.ts_ms < turn.ts_ms);
+        calls.extend(cut);
+    }
+    Some(turn)
 }
 
 /// Tokens per local day (`YYYY-MM-DD` → prompt + output of the turns that started that day),

@@ -96,30 +96,10 @@ pub struct AskArgs {
 
 /// Runs `ask`.
 pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
-    let message = if args.message == "-" {
-        let mut text = String::new();
-        if std::io::stdin().read_to_string(&mut text).is_err() || text.trim().is_empty() {
-            out.cli(
-                "error",
-                "USAGE",
-                "no request on stdin",
-                Some("pipe the request's text into `ask … -`, or give it as the last argument"),
-            );
-            return exit::USAGE;
-        }
-        text
-    } else {
-        args.message.clone()
+    let message = match request_text(args, out) {
+        Ok(text) => text,
+        Err(code) => return code,
     };
-    if message.trim().is_empty() {
-        out.cli(
-            "error",
-            "USAGE",
-            "the request is empty: nothing would be asked, and the model call would still be paid",
-            Some("give the request's text as the last argument (quoted), or `-` to read it from stdin"),
-        );
-        return exit::USAGE;
-    }
     if let Err(code) = super::control::refuse_if_halted(&args.common.data_dir, out) {
         return code;
     }
@@ -217,6 +197,35 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     channels.close().await;
     drop(host);
     code
+}
+
+/// The request: the last argument, or stdin for `-`; an empty or blank one is a usage error
+/// before anything starts (a model call on nothing would still be paid).
+fn request_text(args: &AskArgs, out: &Out) -> Result<String, u8> {
+    let (text, empty) = if args.message == "-" {
+        let mut text = String::new();
+        let read = std::io::stdin().read_to_string(&mut text).is_ok();
+        (
+            text,
+            if read {
+                "the request on stdin is empty"
+            } else {
+                "no request on stdin"
+            },
+        )
+    } else {
+        (args.message.clone(), "the request is empty")
+    };
+    if text.trim().is_empty() {
+        out.cli(
+            "error",
+            "USAGE",
+            &format!("{empty}: nothing would be asked, and the model call would still be paid"),
+            Some("give the request's text as the last argument (quoted), or `-` and pipe it into stdin"),
+        );
+        return Err(exit::USAGE);
+    }
+    Ok(text)
 }
 
 /// Waits for `asking` while watching the signals, lets `report` say how it ended (before the
