@@ -24,9 +24,9 @@ Examples:
   Or for a model server on this machine (OpenAI-compatible, no key):
     fuseforks-cli init --data-dir ~/villages/local --base-url http://127.0.0.1:8080/v1 --model qwen3
   Check that it can run headless, with keys from the environment:
-    fuseforks-cli check --for ask --data-dir ~/villages/demo --start reception --secrets env
+    fuseforks-cli check --for ask --data-dir ~/villages/demo --secrets env
   Ask the reception something (the answer alone goes to stdout):
-    FUSEFORKS_SECRET_OPENAI=sk-... fuseforks-cli ask --data-dir ~/villages/demo --start reception --secrets env \"Hello\"
+    FUSEFORKS_SECRET_OPENAI=sk-... fuseforks-cli ask --data-dir ~/villages/demo --secrets env \"Hello\"
   Store the template's API key in the OS keyring (typed without echo), then list the keys:
     fuseforks-cli secrets set openai --data-dir ~/villages/demo
     fuseforks-cli secrets list --data-dir ~/villages/demo
