@@ -160,8 +160,10 @@ async fn a_rejected_ask_sends_nothing_and_takes_no_lock() {
 async fn usage_and_boot_failures_have_their_codes() {
     let data = TempDataDir::new();
     let dir = data.data_dir().display().to_string();
-    let no_start = run(words(&format!("ask --data-dir {dir} hi")), true).await;
+    // `serve` needs --start (`ask` defaults to the reception).
+    let no_start = run(words(&format!("serve --data-dir {dir} --secrets env")), true).await;
     assert_eq!(no_start.status.code(), Some(2));
+    assert!(stderr(&no_start).contains("serve needs --start"), "{}", stderr(&no_start));
     let missing = run(
         words(&format!(
             "ask --data-dir {dir} --start batch --secrets env hi"
@@ -236,7 +238,7 @@ async fn events_jsonl_makes_every_stderr_line_json() {
     );
     assert_eq!(stdout(&out), "ok\n");
     for bad in [
-        words(&format!("ask --events jsonl --data-dir {dir} hi")),
+        words(&format!("serve --events jsonl --data-dir {dir}")),
         words("frob --events jsonl"),
     ] {
         let out = run(bad, true).await;
