@@ -95,8 +95,10 @@ async fn statuses_are_classified_without_retrying() {
         ),
         (
             Wire::OpenAiCompat,
-            StubReply::json(404, &json!({"error": "not found"})),
-            ProbeOutcome::Status { status: 404 },
+            // (404, 405 and 501 mean "no models list": the probe then makes a 1-token call,
+            // `cli/tests/it/init_probe.rs`.)
+            StubReply::json(422, &json!({"error": "unprocessable"})),
+            ProbeOutcome::Status { status: 422 },
         ),
         (
             Wire::OpenAiCompat,
