@@ -9,7 +9,7 @@ use fuseforks_core::village::World;
 use fuseforks_host::world_edit::{CastEdit, EditDone};
 use serde::Serialize;
 
-use super::world_edit::{Edit, EditPlace, Place, comma_list, read_world, run as edit};
+use super::world_edit::{Edit, EditPlace, Place, comma_list, print_json, read_world, run as edit};
 use crate::exit;
 use crate::output::Out;
 use crate::terminal::for_stdout;
@@ -312,16 +312,7 @@ fn list(place: &Place, as_json: bool, out: &Out) -> u8 {
     };
     let list = rows(&world);
     if as_json {
-        return match serde_json::to_string(&list) {
-            Ok(text) => {
-                out.result(&format!("{text}\n"));
-                exit::OK
-            }
-            Err(e) => {
-                out.cli("error", "JSON_FAILED", &e.to_string(), None);
-                exit::CORE_ERROR
-            }
-        };
+        return print_json(&list, out);
     }
     if list.servants.is_empty() {
         out.result("no servants (world.json `agents` is empty)\n");

@@ -59,6 +59,20 @@ pub fn read_world(data_dir: &Path, out: &Out) -> Result<World, u8> {
     }
 }
 
+/// A list's typed answer as one JSON line on stdout.
+pub fn print_json(answer: &impl serde::Serialize, out: &Out) -> u8 {
+    match serde_json::to_string(answer) {
+        Ok(text) => {
+            out.result(&format!("{text}\n"));
+            exit::OK
+        }
+        Err(e) => {
+            out.cli("error", "JSON_FAILED", &e.to_string(), None);
+            exit::CORE_ERROR
+        }
+    }
+}
+
 /// Applies `edit` to the village at `place`; on success prints `done` (given what the edit
 /// did) on stdout and returns 0, else says why on stderr and returns its exit code.
 pub fn run(place: &EditPlace, edit: Edit, out: &Out, done: impl FnOnce(&EditDone) -> String) -> u8 {
