@@ -72,7 +72,7 @@ pub const TABLE: [(u8, &str); 15] = [
     ),
     (
         OUTPUT_EXISTS,
-        "the output already holds state (init: a village; bake: --out / --env-out;\n      sessions export --out, demo --keep: the path exists)",
+        "the output already holds state (init: a village; bake: --out / --env-out;\n      sessions export --out, demo --keep: the path exists; servants/templates add:\n      the id is taken)",
     ),
     (
         GOAL_NOT_REACHED,

@@ -205,6 +205,68 @@ pub(crate) const COMMANDS: &[CommandHelp] = &[
         ],
     },
     CommandHelp {
+        name: "servants",
+        examples: &[
+            (
+                "List the servants with their template, tools and edges",
+                "fuseforks-cli servants list --data-dir ~/villages/demo",
+            ),
+            (
+                "Add a servant on template openai with a work folder and two tools",
+                "fuseforks-cli servants add writer --name Writer --template openai \
+                 --work-dir /srv/texts --tools file,grep --data-dir ~/villages/demo",
+            ),
+            (
+                "Let the reception ask the writer",
+                "fuseforks-cli servants connect reception writer --data-dir ~/villages/demo",
+            ),
+            (
+                "Give it more tool rounds",
+                "fuseforks-cli servants set writer --max-tool-rounds 20 --data-dir ~/villages/demo",
+            ),
+        ],
+        exits: &[
+            exit::OK,
+            exit::CORE_ERROR,
+            exit::USAGE,
+            exit::LOCKED,
+            exit::BOOT_FAILED,
+            exit::OUTPUT_EXISTS,
+        ],
+    },
+    CommandHelp {
+        name: "templates",
+        examples: &[
+            (
+                "List the model templates and who uses each",
+                "fuseforks-cli templates list --data-dir ~/villages/demo",
+            ),
+            (
+                "Add a template for a model server on this machine (no key)",
+                "fuseforks-cli templates add local --base-url http://127.0.0.1:8080/v1 \
+                 --model qwen3 --data-dir ~/villages/demo",
+            ),
+            (
+                "Add an Anthropic template; its key then goes to the keyring",
+                "fuseforks-cli templates add claude --wire anthropic \
+                 --base-url https://api.anthropic.com/v1 --model claude-sonnet-4-5 \
+                 --data-dir ~/villages/demo",
+            ),
+            (
+                "Remove a template no servant uses",
+                "fuseforks-cli templates remove local --data-dir ~/villages/demo",
+            ),
+        ],
+        exits: &[
+            exit::OK,
+            exit::CORE_ERROR,
+            exit::USAGE,
+            exit::LOCKED,
+            exit::BOOT_FAILED,
+            exit::OUTPUT_EXISTS,
+        ],
+    },
+    CommandHelp {
         name: "demo",
         examples: &[
             (

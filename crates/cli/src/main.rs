@@ -66,6 +66,11 @@ enum Command {
     Secrets(cmd::secrets::SecretsArgs),
     /// List the schedules with their probes' approval on this machine; `approve` one probe.
     Schedules(cmd::schedules::SchedulesArgs),
+    /// List, add, connect, disconnect, set or remove servants (the GUI's edits; exit 4 while
+    /// the village runs).
+    Servants(cmd::servants::ServantsArgs),
+    /// List, add, set or remove model templates (keys: `secrets set`).
+    Templates(cmd::templates::TemplatesArgs),
     /// A village at work in one command, no key, no network: founds a demo village, runs one
     /// request through the engine on the embedded demo model (scripted, not an AI), and says
     /// what happened.
@@ -154,6 +159,8 @@ fn main() -> std::process::ExitCode {
         Command::Init(args) => cmd::init::run(&args, &out),
         Command::Secrets(args) => cmd::secrets::run(&args, &out),
         Command::Schedules(args) => cmd::schedules::run(&args, &out),
+        Command::Servants(args) => cmd::servants::run(&args, &out),
+        Command::Templates(args) => cmd::templates::run(&args, &out),
         Command::Bake(args) => cmd::bake::run(&args, &out),
         Command::Check(args) => cmd::check::run(&args, &out),
         Command::Judge(args) => cmd::judge::run(&args, &out),

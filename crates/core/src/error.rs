@@ -44,6 +44,20 @@ pub enum CoreError {
     /// The agent runs: stop it first.
     #[error("agent {0} is running")]
     StillRunning(String),
+    /// A new servant's or template's id is already held (by a servant, a judge, a template).
+    #[error("id: {0} is taken")]
+    IdTaken(String),
+    /// No model template with this id.
+    #[error("no model template {0}")]
+    TemplateNotFound(String),
+    /// A servant or a judge thinks with the template: it is not removed.
+    #[error("model template {id} is in use by {}", .users.join(", "))]
+    TemplateInUse {
+        /// The template.
+        id: String,
+        /// The servants and judges that use it, by id.
+        users: Vec<String>,
+    },
 }
 
 impl CoreError {
@@ -62,6 +76,10 @@ impl CoreError {
             Self::Halted => "VILLAGE_HALTED",
             Self::CastRefused(_) => "INVALID_CAST_CHANGE",
             Self::StillRunning(_) => "AGENT_RUNNING",
+            // One of the cast's refusals (the field named), typed apart for the CLI's exit 11.
+            Self::IdTaken(_) => "INVALID_CAST_CHANGE",
+            Self::TemplateNotFound(_) => "TEMPLATE_NOT_FOUND",
+            Self::TemplateInUse { .. } => "TEMPLATE_IN_USE",
         }
     }
 }
@@ -86,6 +104,11 @@ impl Coded for CoreError {
                 Some("resume first (Resume, or `fuseforks-cli resume --data-dir D`)".into())
             }
             Self::StillRunning(_) => Some("stop the agent first".into()),
+            Self::IdTaken(_) => Some("pick another id".into()),
+            Self::TemplateNotFound(_) => Some("use an id from world.json `modelTemplates`".into()),
+            Self::TemplateInUse { .. } => Some(
+                "point those servants (`fuseforks-cli servants set ID --template T`) and judges at another template first".into(),
+            ),
             _ => None,
         }
     }

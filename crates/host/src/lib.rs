@@ -18,6 +18,7 @@ pub mod secret_store;
 pub mod secrets;
 pub mod surface_audit;
 pub mod telemetry;
+pub mod world_edit;
 
 pub use boot::{Host, HostBootOptions, HostError, ScheduleLoop, SecretSource, build_host};
 pub use paths::HostPaths;

@@ -20,6 +20,7 @@ mod judge_try;
 mod judges;
 mod safety;
 mod schedules;
+mod servants;
 mod serve_schedules;
 mod sessions_stats;
 

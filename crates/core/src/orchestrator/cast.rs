@@ -15,6 +15,8 @@ use crate::events::AgentStatus;
 use crate::village::role::RoleDefaults;
 use crate::village::{AgentId, AgentSpec, World};
 
+use super::servant_settings::ServantSettings;
+
 /// What names a servant outside `world.json`, and so stops working when it is deleted: the
 /// schedule tasks sent to it (then skipped as `target_stopped`) and the judges whose rules
 /// route to it (their `judge.toml` then fails its check, and the judge offers no tool).
@@ -34,39 +36,11 @@ impl ServantReferences {
     }
 }
 
-/// What `set_servant` changes (`None`: left as it is; `Some(None)`: cleared). In JSON a field
-/// left out is left as it is, and a field given as `null` is cleared.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ServantSettings {
-    /// The work folder (an absolute path), or none.
-    #[serde(default, deserialize_with = "given")]
-    pub work_dir: Option<Option<String>>,
-    /// The bundled tools offered, or the defaults.
-    #[serde(default, deserialize_with = "given")]
-    pub enabled_tools: Option<Option<Vec<String>>>,
-    /// Tool rounds per turn (1–255), or the default.
-    #[serde(default, deserialize_with = "given")]
-    pub max_tool_iterations: Option<Option<u8>>,
-    /// The group, or none.
-    #[serde(default, deserialize_with = "given")]
-    pub group_id: Option<Option<String>>,
-}
-
-/// A field that is present: `null` is `Some(None)` (clear it), a value `Some(Some(v))`.
-fn given<'de, T, D>(de: D) -> Result<Option<Option<T>>, D::Error>
-where
-    T: serde::Deserialize<'de>,
-    D: serde::Deserializer<'de>,
-{
-    <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
-}
-
-fn refused(text: impl Into<String>) -> CoreError {
+pub(super) fn refused(text: impl Into<String>) -> CoreError {
     CoreError::CastRefused(text.into())
 }
 
-fn servant<'a>(world: &'a mut World, id: &str) -> Result<&'a mut AgentSpec, CoreError> {
+pub(super) fn servant<'a>(world: &'a mut World, id: &str) -> Result<&'a mut AgentSpec, CoreError> {
     world
         .agents
         .iter_mut()
@@ -74,12 +48,37 @@ fn servant<'a>(world: &'a mut World, id: &str) -> Result<&'a mut AgentSpec, Core
         .ok_or_else(|| CoreError::AgentNotFound(id.to_owned()))
 }
 
-fn checked_name(name: &str) -> Result<String, CoreError> {
+pub(super) fn checked_name(name: &str) -> Result<String, CoreError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 60 || name.chars().any(char::is_control) {
         return Err(refused("name: 1 to 60 characters, no control characters"));
     }
     Ok(name.to_owned())
+}
+
+/// An id an agent or a judge holds (they share one namespace).
+fn id_taken(world: &World, id: &AgentId) -> bool {
+    world.agents.iter().any(|a| &a.id == id) || world.judges.iter().any(|j| &j.id == id)
+}
+
+/// The defaults of `role_id` (none: the plain defaults); a role that is missing, or that names
+/// a template the village lacks, is refused.
+fn role_defaults(world: &World, role_id: Option<&str>) -> Result<RoleDefaults, CoreError> {
+    let defaults = match role_id {
+        None => RoleDefaults::default(),
+        Some(r) => match world.roles.iter().find(|x| x.id == r) {
+            Some(role) => role.defaults.clone(),
+            None => return Err(refused(format!("roleId: no role {r}"))),
+        },
+    };
+    if let Some(t) = &defaults.model_template_id
+        && !world.model_templates.iter().any(|m| &m.id == t)
+    {
+        return Err(refused(format!(
+            "roleId: its model template {t} is not in the village"
+        )));
+    }
+    Ok(defaults)
 }
 
 impl Orchestrator {
@@ -92,8 +91,23 @@ impl Orchestrator {
         name: &str,
         role_id: Option<&str>,
     ) -> Result<(), CoreError> {
+        self.create_servant_with(id, name, role_id, &ServantSettings::default())
+    }
+
+    /// [`Self::create_servant`] with `settings` applied in the same edit (a refused setting
+    /// writes nothing, the servant included).
+    pub fn create_servant_with(
+        &self,
+        id: &str,
+        name: &str,
+        role_id: Option<&str>,
+        settings: &ServantSettings,
+    ) -> Result<(), CoreError> {
         let agent_id = AgentId::new(id).map_err(|e| refused(format!("id: {e}")))?;
         let name = checked_name(name)?;
+        if id_taken(&self.world(), &agent_id) {
+            return Err(CoreError::IdTaken(id.to_owned()));
+        }
         // A folder left by an earlier servant of that id would hand over its run.json rules,
         // mcp.json and memory: refused.
         if self.inner.store().agent_files(&agent_id)?.dir().exists() {
@@ -103,25 +117,10 @@ impl Orchestrator {
         }
         let mut construct = String::new();
         self.update_world(|w| {
-            if w.agents.iter().any(|a| a.id == agent_id)
-                || w.judges.iter().any(|j| j.id == agent_id)
-            {
-                return Err(refused(format!("id: {id} is taken")));
+            if id_taken(w, &agent_id) {
+                return Err(CoreError::IdTaken(id.to_owned()));
             }
-            let defaults = match role_id {
-                None => RoleDefaults::default(),
-                Some(r) => match w.roles.iter().find(|x| x.id == r) {
-                    Some(role) => role.defaults.clone(),
-                    None => return Err(refused(format!("roleId: no role {r}"))),
-                },
-            };
-            if let Some(t) = &defaults.model_template_id
-                && !w.model_templates.iter().any(|m| &m.id == t)
-            {
-                return Err(refused(format!(
-                    "roleId: its model template {t} is not in the village"
-                )));
-            }
+            let defaults = role_defaults(w, role_id)?;
             let template = defaults
                 .model_template_id
                 .clone()
@@ -141,7 +140,7 @@ impl Orchestrator {
             spec.max_tool_iterations = defaults.max_tool_iterations;
             construct = defaults.construct;
             w.agents.push(spec);
-            Ok(())
+            self.apply_settings(w, id, settings)
         })?;
         let files = self.inner.store().agent_files(&agent_id)?;
         files.write_construct(&construct)?;
@@ -288,49 +287,17 @@ impl Orchestrator {
         .map(|_| ())
     }
 
-    /// Changes a servant's work folder, tools, tool rounds or group.
+    /// Changes a servant's settings (its template, work folder, tools, tool rounds, group and
+    /// switches; see [`ServantSettings`]).
     pub fn set_servant(&self, id: &str, settings: &ServantSettings) -> Result<(), CoreError> {
-        self.update_world(|w| {
-            if let Some(Some(g)) = &settings.group_id
-                && !w.groups.iter().any(|x| &x.id == g)
-            {
-                return Err(refused(format!("groupId: no group {g}")));
-            }
-            if let Some(Some(tools)) = &settings.enabled_tools
-                && let Some(t) = tools
-                    .iter()
-                    .find(|t| !crate::tools::BUNDLED_TOOL_NAMES.contains(&t.as_str()))
-            {
-                return Err(refused(format!("enabledTools: no bundled tool {t}")));
-            }
-            if let Some(Some(dir)) = &settings.work_dir {
-                self.check_work_dir(dir)?;
-            }
-            if settings.max_tool_iterations == Some(Some(0)) {
-                return Err(refused("maxToolIterations: 1 to 255"));
-            }
-            let a = servant(w, id)?;
-            if let Some(v) = &settings.work_dir {
-                a.work_dir = v.clone();
-            }
-            if let Some(v) = &settings.enabled_tools {
-                a.enabled_tools = v.clone();
-            }
-            if let Some(v) = settings.max_tool_iterations {
-                a.max_tool_iterations = v;
-            }
-            if let Some(v) = &settings.group_id {
-                a.group_id = v.clone();
-            }
-            Ok(())
-        })
-        .map(|_| ())
+        self.update_world(|w| self.apply_settings(w, id, settings))
+            .map(|_| ())
     }
 
     /// A work folder a person may give a servant: absolute, and apart from the village's own
     /// folder (neither inside it nor holding it, `/` included): there the servant's file tools
     /// could rewrite `world.json`, its own `run.json` approvals and the judges.
-    fn check_work_dir(&self, dir: &str) -> Result<(), CoreError> {
+    pub(super) fn check_work_dir(&self, dir: &str) -> Result<(), CoreError> {
         let dir = std::path::Path::new(dir);
         if !dir.is_absolute() {
             return Err(refused("workDir: an absolute path"));

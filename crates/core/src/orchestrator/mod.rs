@@ -16,9 +16,11 @@ mod outcome;
 mod plan;
 mod repeat_guard;
 mod safety;
+mod servant_settings;
 mod square;
 mod stopping;
 mod summary;
+mod templates;
 mod turn;
 mod watch;
 mod world_edit;
@@ -40,12 +42,14 @@ use crate::sync::LockOrRecover;
 use crate::tools::{RunApproval, TrashTarget};
 use crate::village::{Language, World};
 pub use approvals::PendingDecision;
-pub use cast::{ServantReferences, ServantSettings};
+pub use cast::ServantReferences;
 pub use conversation::Conversation;
 pub use failure::TurnFailure;
 use inner::Inner;
 pub use outcome::{ExternalOutcome, PlanTaskState, TurnOutcome};
 pub use plan::{PlanTask, PlanWave, WaveStatus};
+pub use servant_settings::ServantSettings;
+pub use templates::{TemplateSettings, template_users};
 pub use watch::{RunningRoot, ToolCallDetail};
 
 /// Capacity of each agent's mailbox.

@@ -38,7 +38,7 @@ async fn servants_are_created_connected_set_and_deleted_with_their_references() 
         work_dir: Some(Some("/tmp/cy".into())),
         enabled_tools: Some(Some(vec!["grep".into()])),
         max_tool_iterations: Some(Some(7)),
-        group_id: None,
+        ..ServantSettings::default()
     };
     orch.set_servant("c3", &settings).unwrap();
     let bad = ServantSettings {

@@ -5,9 +5,12 @@
 
 use fuseforks_core::judge::{BackendSetup, ask_backend, evaluate, judge_states};
 use fuseforks_core::llm::{CancellationToken, LlmClient};
-use fuseforks_core::orchestrator::ServantSettings;
+use fuseforks_core::safety::Channel;
 use fuseforks_core::village::{Language, VillageStore};
 use serde_json::{Value, json};
+
+pub use crate::world_edit::CastEdit;
+use crate::world_edit::{EditDone, apply_cast};
 
 use super::GuiState;
 use super::error::ApiError;
@@ -47,81 +50,15 @@ pub async fn cast(
     ))
 }
 
-/// One cast edit.
-#[derive(Debug, serde::Deserialize)]
-#[serde(
-    tag = "op",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase",
-    deny_unknown_fields
-)]
-pub enum CastEdit {
-    Create {
-        agent_id: String,
-        name: String,
-        role_id: Option<String>,
-    },
-    Rename {
-        agent_id: String,
-        name: String,
-    },
-    Delete {
-        agent_id: String,
-    },
-    Connect {
-        from: String,
-        to: String,
-        connected: bool,
-    },
-    Settings {
-        agent_id: String,
-        settings: ServantSettings,
-    },
-    JudgeEnabled {
-        judge_id: String,
-        enabled: bool,
-    },
-}
-
-/// Applies one edit; `world.json` is audited as saved from the GUI.
+/// Applies one edit through the host's one path (`world_edit::apply_cast`); `world.json` is
+/// audited as saved from the GUI.
 pub async fn edit(state: &GuiState, edit: CastEdit) -> Result<Value, ApiError> {
-    let orch = &state.orchestrator;
-    let answer = match edit {
-        CastEdit::Create {
-            agent_id,
-            name,
-            role_id,
-        } => {
-            orch.create_servant(&agent_id, &name, role_id.as_deref())?;
-            json!({"agentId": agent_id})
-        }
-        CastEdit::Rename { agent_id, name } => {
-            orch.rename_servant(&agent_id, &name)?;
-            json!({})
-        }
-        CastEdit::Delete { agent_id } => {
-            let trashed = orch.delete_servant(&agent_id)?;
-            json!({"trashed": trashed.is_some(), "namedBy": orch.servant_references(&agent_id)})
-        }
-        CastEdit::Connect {
-            from,
-            to,
-            connected,
-        } => {
-            orch.connect_servants(&from, &to, connected)?;
-            json!({})
-        }
-        CastEdit::Settings { agent_id, settings } => {
-            orch.set_servant(&agent_id, &settings)?;
-            json!({})
-        }
-        CastEdit::JudgeEnabled { judge_id, enabled } => {
-            orch.set_judge_enabled(&judge_id, enabled)?;
-            json!({})
-        }
-    };
-    super::commands::saved(state, "world.json").await;
-    Ok(answer)
+    let done = apply_cast(&state.orchestrator, edit, Channel::Gui).await?;
+    Ok(match done {
+        EditDone::Created { agent_id } => json!({"agentId": agent_id}),
+        EditDone::Deleted { trashed, named_by } => json!({"trashed": trashed, "namedBy": named_by}),
+        EditDone::Changed => json!({}),
+    })
 }
 
 /// `tryJudge`: the judge's answers on `text` and the rule it would take (nothing delivered).

@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use fuseforks_core::log::LogSink;
 use fuseforks_core::orchestrator::{PendingDecision, PlanTask};
-use fuseforks_core::safety::{AuditEvent, Channel, SwitchCommand};
+use fuseforks_core::safety::{Channel, SwitchCommand};
 use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::tools::RunApproval;
 use fuseforks_core::village::{AgentId, ShelfStore};
@@ -312,9 +312,7 @@ fn approval_mode(mode: &str) -> Result<RunApproval, ApiError> {
 
 /// The audit line of a file the GUI saved (`file_save`, from the GUI).
 pub(super) async fn saved(state: &GuiState, file: &str) {
-    let event = AuditEvent::new("-", "-", "file_save", file, file.as_bytes())
-        .with_outcome(Channel::Gui.as_str());
-    state.orchestrator.audit(event).await;
+    crate::world_edit::audit_saved(&state.orchestrator, file, Channel::Gui).await;
 }
 
 async fn set_group(state: &GuiState, group_id: &str, enabled: bool) -> Result<Value, ApiError> {

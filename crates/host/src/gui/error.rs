@@ -62,13 +62,17 @@ impl ApiError {
 /// The status of a code: not found, a state that forbids it, a value a file refuses, or 500.
 fn status_of(code: &str) -> StatusCode {
     match code {
-        "AGENT_NOT_FOUND" | "RUN_PENDING_NOT_FOUND" | "SESSION_NOT_FOUND" => StatusCode::NOT_FOUND,
+        "AGENT_NOT_FOUND"
+        | "RUN_PENDING_NOT_FOUND"
+        | "SESSION_NOT_FOUND"
+        | "TEMPLATE_NOT_FOUND" => StatusCode::NOT_FOUND,
         "NOT_RUNNING"
         | "PLAN_WAVE_NOT_PENDING"
         | "SESSION_IS_CURRENT"
         | "EXTERNAL_RECEPTION_UNSET"
         | "VILLAGE_HALTED"
-        | "AGENT_RUNNING" => StatusCode::CONFLICT,
+        | "AGENT_RUNNING"
+        | "TEMPLATE_IN_USE" => StatusCode::CONFLICT,
         c if c.starts_with("INVALID_")
             || c.starts_with("VILLAGE_")
             || c.starts_with("SECRET_")
