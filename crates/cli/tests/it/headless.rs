@@ -161,9 +161,17 @@ async fn usage_and_boot_failures_have_their_codes() {
     let data = TempDataDir::new();
     let dir = data.data_dir().display().to_string();
     // `serve` needs --start (`ask` defaults to the reception).
-    let no_start = run(words(&format!("serve --data-dir {dir} --secrets env")), true).await;
+    let no_start = run(
+        words(&format!("serve --data-dir {dir} --secrets env")),
+        true,
+    )
+    .await;
     assert_eq!(no_start.status.code(), Some(2));
-    assert!(stderr(&no_start).contains("serve needs --start"), "{}", stderr(&no_start));
+    assert!(
+        stderr(&no_start).contains("serve needs --start"),
+        "{}",
+        stderr(&no_start)
+    );
     let missing = run(
         words(&format!(
             "ask --data-dir {dir} --start batch --secrets env hi"
