@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 # The guard files, in one place.
 GUARDS=(
   crates/core/src/budget.rs
+  crates/core/src/sessions/fork_point.rs
   crates/core/src/safety/switch.rs
   crates/core/src/tools/sandbox/open.rs
   crates/core/src/village/atomic.rs

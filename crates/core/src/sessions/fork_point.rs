@@ -75,3 +75,108 @@ fn whole_at(records: &[(u64, StoredRecord)], at: u64) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sessions::records::{AgentMessage, Endpoint, IntentRecord, TurnRecord, TurnStop};
+
+    fn message() -> StoredRecord {
+        let to = Endpoint::Agent { id: "a".into() };
+        StoredRecord::Known(Record::Message(AgentMessage::new(Endpoint::User, to, "q", 0, 1)))
+    }
+
+    fn intent(agent: &str, ts: i64) -> StoredRecord {
+        StoredRecord::Known(Record::Intent(IntentRecord {
+            agent_id: agent.into(),
+            ts_ms: ts,
+            round: 1,
+            model: "m".into(),
+            backend: "b".into(),
+            reserved: 1,
+        }))
+    }
+
+    fn turn(agent: &str, ts: i64) -> StoredRecord {
+        StoredRecord::Known(Record::Turn(TurnRecord {
+            agent_id: agent.into(),
+            ts_ms: ts,
+            hop: 0,
+            rounds: 1,
+            waves: 0,
+            stop: TurnStop::Completed,
+            prompt: 1,
+            cached: 0,
+            completion: 1,
+            reasoning: 0,
+            cache_write: 0,
+            cache_write_1h: 0,
+            model: "m".into(),
+            backend: "b".into(),
+            elapsed_ms: 1,
+            usage_unknown: false,
+        }))
+    }
+
+    fn numbered(records: Vec<StoredRecord>) -> Vec<(u64, StoredRecord)> {
+        (0..).zip(records).collect()
+    }
+
+    /// message 0, intent 1, turn 2 (a), message 3, intent 4 (a), intent 5 (b), turn 6 (b),
+    /// message 7, turn 8 (a): a's second call spans the requests 3 and 7.
+    fn conversation() -> Vec<(u64, StoredRecord)> {
+        numbered(vec![
+            message(),
+            intent("a", 10),
+            turn("a", 10),
+            message(),
+            intent("a", 20),
+            intent("b", 21),
+            turn("b", 21),
+            message(),
+            turn("a", 20),
+        ])
+    }
+
+    #[test]
+    fn only_a_request_outside_every_call_is_a_fork_point() {
+        let records = conversation();
+        let valid: Vec<u64> = (0..=8).filter(|at| check(&records, *at).is_ok()).collect();
+        assert_eq!(valid, [0, 3], "7 is a message inside a's open call");
+    }
+
+    #[test]
+    fn a_refusal_names_the_nearest_points_around_it() {
+        let records = conversation();
+        assert_eq!(
+            check(&records, 2),
+            Err(ForkRefusal::SplitsExchange {
+                before: Some(0),
+                after: Some(3)
+            })
+        );
+        assert_eq!(
+            check(&records, 8),
+            Err(ForkRefusal::SplitsExchange {
+                before: Some(3),
+                after: None
+            })
+        );
+        assert_eq!(check(&records, 9), Err(ForkRefusal::PastEnd { last: Some(8) }));
+        assert_eq!(check(&[], 0), Err(ForkRefusal::PastEnd { last: None }));
+    }
+
+    #[test]
+    fn an_intent_no_turn_completes_does_not_block_later_points() {
+        // A crash left intent 1 open; the turn 3 started after it (ts 30 > 10), so it does not
+        // complete it, and request 2 is a fork point.
+        let records = numbered(vec![message(), intent("a", 10), message(), turn("a", 30)]);
+        assert_eq!(check(&records, 2), Ok(()));
+        // The same turn started before the intent: it completes it, so 2 splits that call.
+        let records = numbered(vec![message(), intent("a", 10), message(), turn("a", 5)]);
+        assert!(check(&records, 2).is_err());
+        // Another agent's turn completes nothing of a's.
+        let records = numbered(vec![message(), intent("a", 10), message(), turn("b", 5)]);
+        assert_eq!(check(&records, 2), Ok(()));
+    }
+}
