@@ -83,7 +83,13 @@ mod tests {
 
     fn message() -> StoredRecord {
         let to = Endpoint::Agent { id: "a".into() };
-        StoredRecord::Known(Record::Message(AgentMessage::new(Endpoint::User, to, "q", 0, 1)))
+        StoredRecord::Known(Record::Message(AgentMessage::new(
+            Endpoint::User,
+            to,
+            "q",
+            0,
+            1,
+        )))
     }
 
     fn intent(agent: &str, ts: i64) -> StoredRecord {
@@ -162,7 +168,10 @@ mod tests {
                 after: None
             })
         );
-        assert_eq!(check(&records, 9), Err(ForkRefusal::PastEnd { last: Some(8) }));
+        assert_eq!(
+            check(&records, 9),
+            Err(ForkRefusal::PastEnd { last: Some(8) })
+        );
         assert_eq!(check(&[], 0), Err(ForkRefusal::PastEnd { last: None }));
     }
 
@@ -175,6 +184,27 @@ mod tests {
         // The same turn started before the intent: it completes it, so 2 splits that call.
         let records = numbered(vec![message(), intent("a", 10), message(), turn("a", 5)]);
         assert!(check(&records, 2).is_err());
+        // A completed call is closed for good: a later turn of the same agent that started
+        // before it does not reopen it.
+        let records = numbered(vec![
+            message(),
+            intent("a", 10),
+            turn("a", 10),
+            message(),
+            turn("a", 8),
+        ]);
+        assert_eq!(check(&records, 3), Ok(()));
+        // A turn closes only its own calls (from its start on); the older one stays open and a
+        // later turn that started after it completes nothing across the point.
+        let records = numbered(vec![
+            message(),
+            intent("a", 10),
+            intent("a", 20),
+            turn("a", 15),
+            message(),
+            turn("a", 12),
+        ]);
+        assert_eq!(check(&records, 4), Ok(()));
         // Another agent's turn completes nothing of a's.
         let records = numbered(vec![message(), intent("a", 10), message(), turn("b", 5)]);
         assert_eq!(check(&records, 2), Ok(()));
