@@ -44,11 +44,12 @@ pub fn fixture_bytes(relative: &str) -> Vec<u8> {
 pub const SHARED_ENV: &str = "FUSEFORKS_SHARED";
 
 /// A path under `$FUSEFORKS_SHARED/reference/`, for a test that additionally cross-checks
-/// against outside reference material: `None` when the variable is unset (the test says
-/// `skipped` and passes on the in-repo fixtures alone). When it is set, the path must exist.
-/// No other place is ever looked at: the suite never requires anything beside the repository.
+/// against outside reference material: `None` when the variable is unset or empty (the test
+/// says `skipped` and passes on the in-repo fixtures alone). When it is set, the path must
+/// exist; give it absolute, as each test binary runs in its own crate's folder. No other place
+/// is ever looked at: the suite never requires anything beside the repository.
 pub fn shared_reference(relative: &str) -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os(SHARED_ENV) else {
+    let Some(dir) = std::env::var_os(SHARED_ENV).filter(|d| !d.is_empty()) else {
         eprintln!("skipped: {SHARED_ENV} is not set; no cross-check against {relative}");
         return None;
     };
