@@ -9,8 +9,8 @@ Usage: cargo build --release -p fuseforks-cli && python3 scripts/bench_bake.py [
 import hashlib, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURE = os.path.join(os.environ.get("FUSEFORKS_SHARED", os.path.join(ROOT, "..", "shared")),
-                       "reference", "fixtures", "original-village", "workspace", "world.json")
+# A village in the original's format, in the repository (crates/testkit/fixtures/README.md).
+FIXTURE = os.path.join(ROOT, "crates", "testkit", "fixtures", "original-village", "workspace", "world.json")
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "release", "fuseforks-cli")
 AGENTS, RUNS = 50, 15
 

@@ -1,7 +1,8 @@
-//! Streaming figures (issue 18): the decode throughput of a recorded OpenAI chat stream
-//! (303 chunks, SSE framing + folding into the whole body + the one decoder), and what our
-//! pipeline adds before the first piece is handed out (framing and folding the first event:
-//! the latency a person sees added to the provider's first byte; target ≤ 2 ms). Median and p99.
+//! Streaming figures: the decode throughput of an OpenAI chat stream (the testkit fixture
+//! `wire/openai-chat/text.sse`, 163 chunks and `[DONE]`: SSE framing + folding into the whole
+//! body + the one decoder), and what our pipeline adds before the first piece is handed out
+//! (framing and folding the first event: the latency a person sees added to the provider's
+//! first byte; target ≤ 2 ms). Median and p99.
 //!
 //! Run with `cargo bench -p fuseforks-core --bench stream`.
 
@@ -28,14 +29,8 @@ fn summary(name: &str, mut samples: Vec<Duration>, bytes: Option<usize>) {
 }
 
 fn main() {
-    let path = fuseforks_testkit::reference("wire-fixtures/openai-chat/openai-text.chunks.txt");
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut body = String::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        body.push_str(&format!("data: {line}\n\n"));
-    }
-    body.push_str("data: [DONE]\n\n");
-    let body = body.into_bytes();
+    let body = fuseforks_testkit::fixture_bytes("wire/openai-chat/text.sse");
+    let chunks = body.windows(6).filter(|w| w == b"data: ").count();
     let whole: Vec<Duration> = (0..300)
         .map(|_| {
             let began = Instant::now();
@@ -51,10 +46,7 @@ fn main() {
         })
         .collect();
     summary(
-        &format!(
-            "decode a recorded stream (303 chunks, {} bytes)",
-            body.len()
-        ),
+        &format!("decode a stream ({chunks} events, {} bytes)", body.len()),
         whole,
         Some(body.len()),
     );

@@ -1,6 +1,7 @@
-//! Test support for Fuseforks: where the shared reference material lives, temporary villages,
+//! Test support for Fuseforks: the in-repo fixtures (`fixtures/`: a village in the original's
+//! format, wire replies per protocol) and the optional outside cross-check, temporary villages,
 //! the stub village builder (`TestVillage::builder()`), the "maximal" `world.json`, loopback
-//! stub servers for every LLM wire (scripted replies in each wire's JSON, recorded fixtures,
+//! stub servers for every LLM wire (scripted replies in each wire's JSON, the wire fixtures,
 //! captured requests), a log capture, and the MCP peers in `mcp/` (Python). A dev-dependency
 //! only.
 
@@ -17,28 +18,54 @@ pub mod wire_streams;
 
 pub use village::{TestVillage, TestVillageBuilder, judge_spec, provider, stub_template};
 
-/// The read-only `shared/` folder beside the repository (override with `FUSEFORKS_SHARED`).
-pub fn shared_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("FUSEFORKS_SHARED") {
-        return PathBuf::from(dir);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
-}
-
-/// A path under `shared/reference/`, checked to exist so that a missing checkout fails loudly.
-pub fn reference(relative: &str) -> PathBuf {
-    let path = shared_dir().join("reference").join(relative);
+/// A file or folder under `crates/testkit/fixtures/` (see its README): written by us from the
+/// formats in `docs/` and the wire documentation, part of the repository, so a test that reads
+/// it runs on a fresh clone. Checked to exist so that a wrong name fails loudly.
+pub fn fixture(relative: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(relative);
     assert!(
         path.exists(),
-        "reference material {} is missing; tests read it from ../shared (or $FUSEFORKS_SHARED)",
+        "fixture {} is missing from crates/testkit/fixtures",
         path.display()
     );
     path
 }
 
-/// The original Fuseforks' village fixture (`data_dir` holding `workspace/`).
+/// The bytes of [`fixture`]`(relative)`.
+pub fn fixture_bytes(relative: &str) -> Vec<u8> {
+    let path = fixture(relative);
+    fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+/// The environment variable naming a folder of outside reference material (holding
+/// `reference/`) for the optional cross-checks.
+pub const SHARED_ENV: &str = "FUSEFORKS_SHARED";
+
+/// A path under `$FUSEFORKS_SHARED/reference/`, for a test that additionally cross-checks
+/// against outside reference material: `None` when the variable is unset or empty (the test
+/// says `skipped` and passes on the in-repo fixtures alone). When it is set, the path must
+/// exist; give it absolute, as each test binary runs in its own crate's folder. No other place
+/// is ever looked at: the suite never requires anything beside the repository.
+pub fn shared_reference(relative: &str) -> Option<PathBuf> {
+    let Some(dir) = std::env::var_os(SHARED_ENV).filter(|d| !d.is_empty()) else {
+        eprintln!("skipped: {SHARED_ENV} is not set; no cross-check against {relative}");
+        return None;
+    };
+    let path = PathBuf::from(dir).join("reference").join(relative);
+    assert!(
+        path.exists(),
+        "{SHARED_ENV} is set but {} is missing",
+        path.display()
+    );
+    Some(path)
+}
+
+/// A village in the original Fuseforks' format (`data_dir` holding `workspace/`), ours:
+/// `fixtures/original-village`.
 pub fn original_village() -> PathBuf {
-    reference("fixtures/original-village")
+    fixture("original-village")
 }
 
 /// A test MCP server script written with the official Python SDK (`crates/testkit/mcp/`).
@@ -172,7 +199,7 @@ impl TempDataDir {
         Self { dir }
     }
 
-    /// A `data_dir` holding a copy of the original's village fixture.
+    /// A `data_dir` holding a copy of the village in the original's format ([`original_village`]).
     pub fn with_original_village() -> Self {
         let data = Self::new();
         copy_tree(&original_village().join("workspace"), &data.workspace());

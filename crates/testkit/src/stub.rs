@@ -59,11 +59,9 @@ impl StubReply {
         }
     }
 
-    /// A 200 reply with a recorded body from `shared/reference/wire-fixtures/` (bytes as
-    /// recorded).
+    /// A 200 reply with a wire fixture's body from `fixtures/wire/` (bytes as written there).
     pub fn fixture(relative: &str) -> Self {
-        let path = crate::reference(&format!("wire-fixtures/{relative}"));
-        let body = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        let body = crate::fixture_bytes(&format!("wire/{relative}"));
         Self {
             status: 200,
             headers: Vec::new(),
@@ -72,6 +70,16 @@ impl StubReply {
             fill: None,
             stop: None,
         }
+    }
+
+    /// A 200 `text/event-stream` reply whose body is a wire fixture's `.sse` file from
+    /// `fixtures/wire/`, framed as that wire's server frames it (bytes as written there).
+    pub fn sse_fixture(relative: &str) -> Self {
+        let mut reply = Self::fixture(relative);
+        reply
+            .headers
+            .push(("content-type".into(), "text/event-stream".into()));
+        reply
     }
 
     /// A 200 stream of Server-Sent Events, one `data:` event per chunk, then `[DONE]`.

@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use crate::{stderr, stdout, words};
 
 const KEY: &str = "sk-bake-test-VALUE-7f3a";
-const VID: &str = "e168ff4c-3b3e-42fa-87fe-1ee963c9fa34";
+/// The `village_id` of the testkit fixture `original-village`.
+const VID: &str = "7c41d2e9-5b08-4f6a-a3d1-90e2b6f4c815";
 
 /// A source village (the original's fixture, grown) and a destination folder.
 struct Fx {

@@ -1,5 +1,5 @@
-//! Streamed OpenAI chat completions: the recorded streams of `shared/reference/wire-fixtures/`
-//! framed as Server-Sent Events (whatever the chunking) and folded back into the body a whole
+//! Streamed answers: the `.sse` wire fixtures of `crates/testkit/fixtures/wire/` (each framed as
+//! its wire's server frames it), cut at any byte and folded back into the body a whole
 //! answer has, so that the one decoder reads it: text and reasoning deltas equal the final
 //! text, tool calls assembled from their fragments, the final chunk's usage kept; and a stream
 //! made from a whole answer decodes to the same canonical response as the whole answer.
@@ -8,18 +8,11 @@ use fuseforks_core::llm::adapters::openai_chat::decode;
 use fuseforks_core::llm::adapters::openai_chat_stream::{ChatStream, Delta};
 use fuseforks_core::llm::sse::SseParser;
 use fuseforks_core::llm::{ContentBlock, StopReason};
-use fuseforks_testkit::reference;
 use serde_json::{Value, json};
 
-/// The recorded chunks (one JSON per line) as an SSE body, `[DONE]` at the end.
+/// The bytes of the `.sse` wire fixture `file` (under `fixtures/wire/`).
 pub(crate) fn sse_body(file: &str) -> Vec<u8> {
-    let text = std::fs::read_to_string(reference(&format!("wire-fixtures/{file}"))).unwrap();
-    let mut body = String::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        body.push_str(&format!("data: {line}\n\n"));
-    }
-    body.push_str("data: [DONE]\n\n");
-    body.into_bytes()
+    fuseforks_testkit::fixture_bytes(&format!("wire/{file}"))
 }
 
 /// Frames `body` in chunks of `size` bytes and folds it: (deltas, whole body).
@@ -48,22 +41,27 @@ fn joined(deltas: &[Delta], reasoning: bool) -> String {
 }
 
 #[test]
-fn a_recorded_text_stream_decodes_to_its_deltas_and_usage() {
-    let body = sse_body("openai-chat/openai-text.chunks.txt");
+fn a_text_stream_decodes_to_its_deltas_and_its_usage_only_last_chunk() {
+    let body = sse_body("openai-chat/text.sse");
     let (deltas, whole) = fold(&body, 7);
     let response = decode(whole.clone()).unwrap();
     let text = response.text().unwrap();
     assert_eq!(text, joined(&deltas, false));
-    assert!(text.len() > 500, "{} characters", text.len());
+    assert_eq!(deltas.len(), 160, "one delta per word");
+    assert!(text.starts_with("**Village Almanac:** Lantern Night\n\nOn the first dark evening"));
+    assert!(
+        text.ends_with("chooses the first song of the spring fair."),
+        "{text}"
+    );
     let usage = response.usage.unwrap();
-    assert_eq!((usage.prompt, usage.completion), (16, 300));
+    assert_eq!((usage.prompt, usage.completion), (21, 176));
     assert_eq!(response.stop, StopReason::End);
     assert_eq!(fold(&body, 1).1, whole, "the chunking changes nothing");
 }
 
 #[test]
-fn a_recorded_tool_call_stream_is_assembled_with_reasoning_and_cache_usage() {
-    let (deltas, whole) = fold(&sse_body("openai-chat/deepseek-tool-call.chunks.txt"), 64);
+fn a_tool_call_stream_is_assembled_with_reasoning_and_cache_usage() {
+    let (deltas, whole) = fold(&sse_body("openai-chat/tool-call-reasoning.sse"), 64);
     let response = decode(whole).unwrap();
     let call = response
         .content
@@ -73,16 +71,16 @@ fn a_recorded_tool_call_stream_is_assembled_with_reasoning_and_cache_usage() {
             _ => None,
         })
         .expect("a tool call");
-    assert!(!call.name.is_empty() && !call.id.is_empty(), "{call:?}");
-    assert!(
-        call.args.is_object() && !call.args.as_object().unwrap().is_empty(),
-        "{:?}",
-        call.args
+    assert_eq!(
+        (call.id.as_str(), call.name.as_str()),
+        ("call_00_ffTideStromness002", "lookup_tide")
     );
+    assert_eq!(call.args, json!({"port": "Stromness", "day": "tonight"}));
     assert_eq!(response.stop, StopReason::ToolUse);
     assert_eq!(response.reasoning_summary.concat(), joined(&deltas, true));
+    assert!(response.reasoning_summary[0].starts_with("The villager wants the evening tide"));
     let usage = response.usage.unwrap();
-    assert_eq!((usage.cache_read, usage.reasoning), (256, 17));
+    assert_eq!((usage.cache_read, usage.reasoning), (320, 19));
 }
 
 /// A whole answer cut into the chunks a server would send decodes to the same response.
@@ -261,11 +259,11 @@ async fn a_streaming_agent_sends_message_deltas_then_the_whole_message() {
     assert!(!v.log().contains("three."), "no answer text in the log");
 }
 
-/// Anthropic's recorded streams (`message_start` … `message_stop`) fold into the body a whole
+/// Anthropic's streams (`event:` lines, `message_start` … `message_stop`, no `[DONE]`) fold into the body a whole
 /// answer has: the text equal to its deltas, a tool call's input joined from its fragments, the
 /// usage of `message_delta` over the start's.
 #[test]
-fn recorded_anthropic_streams_decode_text_tools_and_usage() {
+fn anthropic_streams_decode_text_tools_and_usage() {
     use fuseforks_core::llm::adapters::anthropic::decode as decode_messages;
     use fuseforks_core::llm::adapters::anthropic_stream::MessagesStream;
     let fold_messages = |file: &str, size: usize| {
@@ -274,18 +272,28 @@ fn recorded_anthropic_streams_decode_text_tools_and_usage() {
             (SseParser::default(), MessagesStream::default(), Vec::new());
         for piece in body.chunks(size) {
             for event in parser.push(piece).unwrap() {
-                if event.data != "[DONE]" {
-                    deltas.extend(stream.push(&event.data).unwrap());
-                }
+                let name = event.event.clone().expect("every event is named");
+                assert!(
+                    event.data.contains(&format!("\"type\":\"{name}\"")),
+                    "{event:?}"
+                );
+                deltas.extend(stream.push(&event.data).unwrap());
             }
         }
         (deltas, decode_messages(stream.finish().unwrap()).unwrap())
     };
-    let (deltas, text) = fold_messages("anthropic/anthropic-text.chunks.txt", 9);
+    let (deltas, text) = fold_messages("anthropic/text.sse", 9);
     assert_eq!(text.text().unwrap(), joined(&deltas, false));
+    assert_eq!(
+        text.text().unwrap(),
+        "Good evening from the harbour! The ferry is in, the lanterns are lit, and the bakery is still open."
+    );
     assert_eq!(text.stop, StopReason::End);
-    assert_eq!(text.usage.unwrap().prompt, 12);
-    let (_, tool) = fold_messages("anthropic/anthropic-json-tool.1.chunks.txt", 33);
+    assert_eq!(
+        (text.usage.unwrap().prompt, text.usage.unwrap().completion),
+        (17, 26)
+    );
+    let (_, tool) = fold_messages("anthropic/tool.sse", 33);
     let call = tool
         .content
         .iter()
@@ -294,17 +302,25 @@ fn recorded_anthropic_streams_decode_text_tools_and_usage() {
             _ => None,
         })
         .expect("a tool call");
-    assert_eq!(call.name, "json");
-    assert_eq!(call.args["elements"][0]["location"], "San Francisco");
+    assert_eq!(call.name, "lookup_tide");
+    assert_eq!(call.args["ports"][0]["port"], "Kirkwall");
+    assert_eq!(call.args["ports"][1]["port"], "Lerwick");
     assert_eq!(tool.stop, StopReason::ToolUse);
     let usage = tool.usage.unwrap();
-    assert_eq!((usage.prompt, usage.completion), (849, 47));
-    let (_, cached) = fold_messages(
-        "anthropic/anthropic-code-execution-20260120-prompt-cache.1.chunks.txt",
-        64,
-    );
+    assert_eq!((usage.prompt, usage.completion), (702, 51));
+    // The cache write of message_start, then message_delta's read and write over it; the
+    // server-tool blocks between the two texts add no text.
+    let (_, cached) = fold_messages("anthropic/prompt-cache.sse", 64);
     let usage = cached.usage.unwrap();
-    assert_eq!(usage.cache_read, 6289, "{usage:?}");
+    assert_eq!(
+        (usage.prompt, usage.cache_read, usage.cache_write),
+        (12 + 4096 + 2210, 4096, 2210),
+        "{usage:?}"
+    );
+    assert_eq!(
+        cached.text().unwrap(),
+        "Let me count the lanterns in the list.\nThere are 214 lanterns on the list."
+    );
 }
 
 /// Through the client: an Anthropic streaming template asks with `stream: true` and reads the
@@ -335,30 +351,59 @@ async fn the_client_streams_the_anthropic_wire() {
     assert!(sent.get("stream_options").is_none());
 }
 
-/// Responses wires: the recorded stream's `response.completed` is the whole answer (the last
-/// one, where a file holds several), and the text deltas are its text.
+/// Responses wires: the stream's `response.completed` is the whole answer (the last one, where
+/// a body holds several), and the text deltas are its text; an `error` event ends it.
 #[test]
-fn recorded_responses_streams_decode_to_their_completed_response() {
+fn responses_streams_decode_to_their_completed_response() {
     use fuseforks_core::llm::Wire;
     use fuseforks_core::llm::adapters::decode as decode_wire;
     use fuseforks_core::llm::adapters::responses_stream::ResponsesStream;
-    let body = sse_body("openai-responses/azure-tool-call.1.chunks.txt");
-    let (mut parser, mut stream) = (SseParser::default(), ResponsesStream::default());
-    for piece in body.chunks(17) {
-        for event in parser.push(piece).unwrap() {
-            stream.push(&event.data).unwrap();
+    let fold_responses = |file: &str| {
+        let body = sse_body(file);
+        let (mut parser, mut stream, mut deltas) =
+            (SseParser::default(), ResponsesStream::default(), Vec::new());
+        for piece in body.chunks(17) {
+            for event in parser.push(piece).unwrap() {
+                assert!(event.event.is_some(), "every event is named: {event:?}");
+                deltas.extend(stream.push(&event.data)?);
+            }
         }
-    }
-    let response = decode_wire(Wire::OpenAiResponses, stream.finish().unwrap()).unwrap();
-    assert!(
-        response
-            .content
-            .iter()
-            .any(|b| matches!(b, ContentBlock::ToolUse(_))),
-        "{:?}",
-        response.content
+        Ok::<_, fuseforks_core::llm::LlmError>((
+            deltas,
+            decode_wire(Wire::OpenAiResponses, stream.finish()?).unwrap(),
+        ))
+    };
+    let (_, response) = fold_responses("openai-responses/tool-call.sse").unwrap();
+    let calls = response.tool_calls();
+    assert_eq!(calls.len(), 1, "{:?}", response.content);
+    assert_eq!(calls[0].id, "call_FfTideStromnessStr0002");
+    assert_eq!(
+        calls[0].args,
+        json!({"port": "Stromness", "day": "tonight"})
     );
-    assert!(response.usage.unwrap().prompt > 0);
+    assert_eq!(response.stop, StopReason::ToolUse);
+    assert_eq!(response.usage.unwrap().prompt, 58);
+
+    // Two responses in one body (a tool round, then the answer): the last one is the answer,
+    // and the deltas are those of both.
+    let (deltas, last) = fold_responses("openai-responses/two-responses.sse").unwrap();
+    assert_eq!(
+        last.text().as_deref(),
+        Some("High water at Kirkwall is at 19:55.")
+    );
+    assert_eq!(
+        joined(&deltas, false),
+        "High water at Kirkwall is at 19:55."
+    );
+    assert!(last.tool_calls().is_empty() && last.stop == StopReason::End);
+    let usage = last.usage.unwrap();
+    assert_eq!((usage.prompt, usage.cache_read), (131, 64));
+
+    let err = fold_responses("openai-responses/error-quota.sse").unwrap_err();
+    assert!(
+        err.to_string().contains("has used its whole quota"),
+        "{err}"
+    );
     let mut failed = ResponsesStream::default();
     let err = failed
         .push(r#"{"type":"response.failed","response":{"error":{"message":"overloaded"}}}"#)
@@ -399,10 +444,10 @@ async fn the_client_streams_a_responses_wire() {
     assert_eq!(stub.requests()[0].body["stream"], true);
 }
 
-/// Gemini's recorded streams join into one response: the text equal to its deltas, the tool
+/// Gemini's streams (`data:` lines only, no `[DONE]`) join into one response: the text equal to its deltas, the tool
 /// call with its thought signature kept (replayed on the next request as before), the usage.
 #[test]
-fn recorded_gemini_streams_join_parts_and_keep_signatures() {
+fn gemini_streams_join_parts_and_keep_signatures() {
     use fuseforks_core::llm::adapters::gemini::decode as decode_gemini;
     use fuseforks_core::llm::adapters::gemini_stream::GeminiStream;
     let fold_gemini = |file: &str| {
@@ -416,10 +461,28 @@ fn recorded_gemini_streams_join_parts_and_keep_signatures() {
         }
         (deltas, decode_gemini(stream.finish().unwrap()).unwrap())
     };
-    let (deltas, text) = fold_gemini("gemini/google-text.chunks.txt");
+    let (deltas, text) = fold_gemini("gemini/text.sse");
     assert_eq!(text.text().unwrap(), joined(&deltas, false));
-    assert!(text.usage.unwrap().prompt > 0);
-    let (_, tool) = fold_gemini("gemini/google-tool-call-gemini3.chunks.txt");
+    assert_eq!(
+        text.text().unwrap(),
+        "Lantern Night starts when the mill bell rings at dusk; the pier is lit last."
+    );
+    let usage = text.usage.unwrap();
+    assert_eq!(
+        (usage.prompt, usage.completion, usage.reasoning),
+        (13, 17 + 96, 96)
+    );
+    let ContentBlock::Text { extra, .. } = &text.content[0] else {
+        panic!("text")
+    };
+    assert!(
+        extra["gemini"]["thoughtSignature"]
+            .as_str()
+            .unwrap()
+            .starts_with("RkZn"),
+        "the last event's signature rides on the joined text: {extra:?}"
+    );
+    let (_, tool) = fold_gemini("gemini/tool-call.sse");
     let call = tool
         .content
         .iter()
@@ -428,13 +491,16 @@ fn recorded_gemini_streams_join_parts_and_keep_signatures() {
             _ => None,
         })
         .expect("a tool call");
-    assert_eq!(call.name, "weather");
-    assert_eq!(call.args["location"], "San Francisco");
-    assert!(
-        format!("{:?}", call.extra).contains("thoughtSignature"),
-        "{:?}",
-        call.extra
+    assert_eq!(call.name, "lookup_tide");
+    assert_eq!(call.args, json!({"port": "Lerwick", "day": "tomorrow"}));
+    assert_eq!(
+        call.extra["gemini"]["thoughtSignature"]
+            .as_str()
+            .map(str::len),
+        Some(2404),
+        "the signature whole"
     );
+    assert_eq!(tool.stop, StopReason::ToolUse);
 }
 
 /// Through the client on Gemini: the stream method and `alt=sse`, the pieces, the whole.

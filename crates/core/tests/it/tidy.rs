@@ -71,7 +71,8 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with('.') || name == "target" || name == "fixtures" {
+        if name.starts_with('.') || ["target", "fixtures", "node_modules"].contains(&name.as_ref())
+        {
             continue;
         }
         if path.is_dir() {
@@ -478,6 +479,57 @@ fn one_test_binary_per_crate() {
         }
     }
     fail(&problems, "one test binary per crate");
+}
+
+/// The one file that reads `FUSEFORKS_SHARED`: `shared_reference`, the optional cross-check.
+const SHARED_HELPER: &str = "crates/testkit/src/lib.rs";
+
+/// Whether a string of code or script reaches for a `shared/` folder beside the repository.
+fn reaches_for_shared(s: &str) -> bool {
+    s.contains("../shared")
+        || s.contains("shared/reference")
+        || s.contains("\"..\", \"shared\"")
+        || s.trim_matches('/') == "shared"
+}
+
+/// The README's commands run on a clone with nothing beside it: no Rust source builds a path to
+/// an outside `shared/` folder, only the testkit helper reads `FUSEFORKS_SHARED`, and no script
+/// of `scripts/` or `.cargo/` defaults to such a folder (`.ci/run` names it for its optional
+/// cross-check run only).
+#[test]
+fn nothing_needs_a_shared_folder_beside_the_repository() {
+    let this = "crates/core/tests/it/tidy.rs";
+    let mut problems = Vec::new();
+    for file in rust_files().into_iter().filter(|f| f != this) {
+        for (line, s) in lex(&read(&file)).strings {
+            let names_var = s.contains("FUSEFORKS_SHARED") && file != SHARED_HELPER;
+            if reaches_for_shared(&s) || names_var {
+                problems.push(format!("{file}:{line}: {s:?}"));
+            }
+        }
+    }
+    let mut scripts = Vec::new();
+    walk(&root().join("scripts"), &mut scripts);
+    walk(&root().join(".cargo"), &mut scripts);
+    for path in scripts {
+        let Ok(text) = fs::read_to_string(&path) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            if reaches_for_shared(line) || line.contains("FUSEFORKS_SHARED") {
+                problems.push(format!(
+                    "{}:{}: {}",
+                    rel(&root(), &path),
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    fail(
+        &problems,
+        "nothing needs a shared folder beside the repository",
+    );
 }
 
 #[test]
