@@ -47,10 +47,9 @@ pub async fn cast(
     ))
 }
 
-/// One cast edit.
+/// One cast edit (on the wire the variant is the object's `op`: `decode.rs` moves it out).
 #[derive(Debug, serde::Deserialize)]
 #[serde(
-    tag = "op",
     rename_all = "camelCase",
     rename_all_fields = "camelCase",
     deny_unknown_fields
