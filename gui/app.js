@@ -24,9 +24,14 @@ function t(key, vars) {
 let pagesWanted = false;
 async function loadDict(code, pages = pagesWanted) {
   const name = (p) => '/i18n/' + p + (code === 'ja' ? 'ja' : 'en') + '.json';
-  const [d, more] = await Promise.all([getJson(name('')), pages ? getJson(name('pages-')) : {}]);
+  const [d, more] = await Promise.all([getJson(name('')), pages ? getJson(name('pages-')) : {}, code === 'ja' && loadCodes()]);
   return Object.assign(d && typeof d === 'object' ? d : {}, more);
 }
+
+// Japanese words of the server's codes (codes-ja.json), loaded once ja is chosen.
+let codes = {};
+let codesP = null;
+const loadCodes = () => codesP || (codesP = getJson('/i18n/codes-ja.json').then((d) => { codes = d || {}; }, () => {}));
 
 let pagesWords = null;
 function pageWords() {
@@ -64,6 +69,8 @@ async function setLang(code, persist) {
   }
   applyStatic();
   S.gen++;
+  for (const [box, err] of shown) if (box.isConnected) showError(box, err); else shown.delete(box);
+  for (const c of marked) if (c.isConnected) markField(c, c.fieldWords); else marked.delete(c);
   renderAll();
   route(false);
 }
@@ -133,10 +140,12 @@ function keepFocus(container, rebuild) {
 // ---------------------------------------------------------------- API
 
 class ApiError extends Error {
-  constructor(code, message, fix) {
+  constructor(code, message, fix, field, server) {
     super(message);
     this.code = code;
     this.fix = fix;
+    this.field = field; // JSON path of the refused value (docs/gui-api.md)
+    this.server = server;
   }
 }
 
@@ -146,7 +155,7 @@ async function decode(r) {
   try { body = text ? JSON.parse(text) : null; } catch { body = null; }
   if (!r.ok || (body && body.error)) {
     const e = (body && body.error) || {};
-    throw new ApiError(e.code || 'HTTP_' + r.status, e.message || r.statusText || t('err.http'), e.fix);
+    throw new ApiError(e.code || 'HTTP_' + r.status, e.message || r.statusText || t('err.http'), e.fix, e.field, !!e.code);
   }
   return body;
 }
@@ -171,16 +180,94 @@ function command(type, fields) {
   });
 }
 
+// A server code's words in ja (its English as a detail), else the error's own.
+function errWords(err) {
+  const w = lang === 'ja' && err && err.server && codes[err.code];
+  return w ? { message: w.message, fix: w.fix, english: [err.message, err.fix].filter(Boolean).join(' ') }
+    : { message: (err && err.message) || String(err), fix: err && err.fix };
+}
+
+const shown = new Map(); // alert box -> its error (redrawn on a language switch)
 function showError(box, err) {
   const code = (err && err.code) || 'GUI_CLIENT';
-  const message = (err && err.message) || String(err);
-  box.replaceChildren(el('strong', { class: 'code', text: code }), ' ', el('span', { text: message }));
-  if (err && err.fix) box.append(' ', el('span', { class: 'fix', text: t('err.fix') + ' ' + err.fix }));
+  const w = errWords(err);
+  box.replaceChildren(el('strong', { class: 'code', text: code }), ' ', el('span', { text: w.message }));
+  if (w.fix) box.append(' ', el('span', { class: 'fix', text: t('err.fix') + ' ' + w.fix }));
+  if (w.english) box.append(el('details', null, el('summary', { text: t('err.english') }), el('span', { lang: 'en', text: w.english })));
   box.hidden = false;
+  shown.set(box, err);
   if (box.dataset.ek) rowErrors.set(box.dataset.ek, err);
 }
 
+// ---------------------------------------------------------------- field errors
+// Every form: a control's own attributes are checked before sending; a server refusal lands at
+// the control whose data-field is its `field`. Words beside it (aria-invalid, -describedby).
+
+function fieldProblem(c) {
+  const v = c.validity;
+  if (!v || v.valid) return null;
+  const range = c.min !== '' && c.max !== '' ? t('check.range', { min: c.min, max: c.max }) : null;
+  if (v.valueMissing) return t('check.required');
+  if (v.badInput) return t('check.number');
+  if (v.rangeUnderflow) return range || t('check.min', { min: c.min });
+  if (v.rangeOverflow) return range || t('check.max', { max: c.max });
+  if (v.stepMismatch) return t('check.step');
+  return t('check.format');
+}
+
+const marked = new Set(); // controls marked now
+function markField(c, words) {
+  const text = typeof words === 'function' ? words() : words;
+  let note = c.fieldNote;
+  const base = c.dataset.describedby ?? (c.dataset.describedby = c.getAttribute('aria-describedby') || '');
+  if (!text) {
+    if (note) note.remove();
+    c.removeAttribute('aria-invalid');
+    if (base) c.setAttribute('aria-describedby', base); else c.removeAttribute('aria-describedby');
+    marked.delete(c);
+    return;
+  }
+  if (!note) note = c.fieldNote = el('span', { class: 'field-error', id: nextId('fe') });
+  note.textContent = text;
+  if (!note.isConnected) c.after(note);
+  c.setAttribute('aria-invalid', 'true');
+  c.setAttribute('aria-describedby', (base + ' ' + note.id).trim());
+  c.fieldWords = words;
+  marked.add(c);
+}
+
+// Marks each bad control of `scope` (or it), focuses the first; true when all hold.
+function checkFields(scope, focus = true) {
+  const all = scope.matches('input, select, textarea') ? [scope] : scope.querySelectorAll('input, select, textarea');
+  let first = null;
+  for (const c of all) {
+    const bad = fieldProblem(c);
+    markField(c, bad && (() => fieldProblem(c)));
+    if (bad && !first) first = c;
+  }
+  if (first && focus) first.focus();
+  return !first;
+}
+
+// A refusal's words at the control of its `field` (or of the nearest path above it).
+function placeFieldError(scope, err) {
+  let c = null;
+  for (let p = scope && err && err.field; p && !c;) {
+    c = scope.querySelector('[data-field="' + CSS.escape(p) + '"]');
+    const up = p.replace(/(\.[^.[\]]+|\[\d+\])$/, '');
+    p = up === p ? '' : up;
+  }
+  if (!c) return;
+  markField(c, () => errWords(err).message);
+  c.focus();
+}
+
+document.addEventListener('input', (e) => {
+  if (marked.has(e.target)) markField(e.target, fieldProblem(e.target) && (() => fieldProblem(e.target)));
+});
+
 function clearAlert(box) {
+  shown.delete(box);
   if (box.dataset.ek) rowErrors.delete(box.dataset.ek);
   if (!box.hidden || box.firstChild) { box.replaceChildren(); box.hidden = true; }
 }
@@ -201,8 +288,10 @@ function flash(box, text) {
   flashTimers.set(box, setTimeout(() => { box.textContent = ''; }, 4000));
 }
 
-// Runs one command; shows its error in `alertBox` (and returns null) or clears it.
-async function run(alertBox, type, fields, statusBox, okText) {
+// Runs one command; shows its error in `alertBox` (and returns null) or clears it. A `scope`'s
+// fields are checked first (nothing sent while one is wrong); a refused field is marked there.
+async function run(alertBox, type, fields, statusBox, okText, scope) {
+  if (scope && !checkFields(scope)) return null;
   try {
     const r = await command(type, fields);
     if (alertBox) clearAlert(alertBox);
@@ -211,6 +300,7 @@ async function run(alertBox, type, fields, statusBox, okText) {
     return r || { ok: true };
   } catch (e) {
     showError(alertBox || $('global-alert'), e);
+    placeFieldError(scope, e);
     return null;
   }
 }
@@ -1225,11 +1315,13 @@ function renderSettings(s) {
   const box = $('templates');
   keepFocus(box, () => box.replaceChildren(...(s.templates || []).map(drawTemplate)));
   const door = s.door || {};
+  // A field marked wrong keeps what was typed.
+  const put = (id, v) => { if (!marked.has($(id))) $(id).value = v == null ? '' : String(v); };
   $('door-enabled').checked = !!door.enabled;
-  $('door-port').value = door.port == null ? '' : String(door.port);
+  put('door-port', door.port);
   $('door-token').textContent = t(door.hasToken ? 'settings.doorToken' : 'settings.doorNoToken');
-  $('token-budget').value = s.tokenBudget == null ? '' : String(s.tokenBudget);
-  $('ask-timeout').value = s.askTimeoutSecs == null ? '' : String(s.askTimeoutSecs);
+  put('token-budget', s.tokenBudget);
+  put('ask-timeout', s.askTimeoutSecs);
 }
 
 function drawTemplate(tp) {
@@ -1245,10 +1337,10 @@ function drawTemplate(tp) {
   let has = !!tp.hasKey;
   const showKey = () => { keyState.textContent = t(has ? 'settings.hasKey' : 'settings.noKey'); };
   showKey();
-  const input = el('input', { type: 'password', id: iid, autocomplete: 'off', spellcheck: 'false', 'data-fk': 'k:' + tp.id });
+  const input = el('input', { type: 'password', id: iid, autocomplete: 'off', spellcheck: 'false', required: true, 'data-field': 'value', 'data-fk': 'k:' + tp.id });
   const alertBox = rowAlert('tpl:' + tp.id);
   const status = el('p', { class: 'ok-note', role: 'status' });
-  const form = el('form', { class: 'key-form' },
+  const form = el('form', { class: 'key-form', novalidate: true },
     el('label', { for: iid, text: t('settings.apiKey', { id: tp.id }) }), input,
     el('div', { class: 'actions' },
       el('button', { type: 'submit', class: 'primary', 'data-fk': 's:' + tp.id, text: t('settings.saveKey') }),
@@ -1262,11 +1354,7 @@ function drawTemplate(tp) {
     alertBox, status);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
-    if (!input.value) {
-      showError(alertBox, { code: 'GUI_KEY_EMPTY', message: t('settings.keyEmpty') });
-      return;
-    }
-    const ok = await run(alertBox, 'setApiKey', { templateId: tp.id, value: input.value }, status, t('settings.keySaved'));
+    const ok = await run(alertBox, 'setApiKey', { templateId: tp.id, value: input.value }, status, t('settings.keySaved'), form);
     if (ok) { input.value = ''; has = true; showKey(); }
   });
   return el('article', { class: 'card', 'aria-labelledby': hid },
@@ -1278,12 +1366,12 @@ const numOrNull = (input) => (input.value.trim() === '' ? null : Number(input.va
 function bindSettings() {
   $('door-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    run($('door-alert'), 'setDoor', { enabled: $('door-enabled').checked, port: numOrNull($('door-port')) }, $('door-status'), t('settings.saved'))
+    run($('door-alert'), 'setDoor', { enabled: $('door-enabled').checked, port: numOrNull($('door-port')) }, $('door-status'), t('settings.saved'), $('door-form'))
       .then((ok) => { if (ok) loadSettings(); });
   });
   $('limits-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    run($('limits-alert'), 'setVillageLimits', { tokenBudget: numOrNull($('token-budget')), askTimeoutSecs: numOrNull($('ask-timeout')) }, $('limits-status'), t('settings.saved'));
+    run($('limits-alert'), 'setVillageLimits', { tokenBudget: numOrNull($('token-budget')), askTimeoutSecs: numOrNull($('ask-timeout')) }, $('limits-status'), t('settings.saved'), $('limits-form'));
   });
 }
 
@@ -1498,7 +1586,7 @@ function editors() {
   if (!editorsModule) {
     pagesStyle();
     editorsModule = pageWords().then(() => import('/editors.js')).then((m) => {
-      m.bindEditors({ $, el, t, command, getJson, showError, clearAlert, flash, fmtNum });
+      m.bindEditors({ $, el, t, command, getJson, showError, clearAlert, flash, fmtNum, checkFields, placeFieldError });
       return m;
     });
     editorsModule.catch((e) => showError($('global-alert'), e));
@@ -1511,7 +1599,7 @@ function castPage() {
   if (!castModule) {
     pagesStyle();
     castModule = pageWords().then(() => import('/cast.js')).then((m) => {
-      m.bindCast({ $, el, t, command, getJson, showError, clearAlert, flash });
+      m.bindCast({ $, el, t, command, getJson, showError, clearAlert, flash, checkFields, placeFieldError });
       return m;
     });
     castModule.catch((e) => showError($('global-alert'), e));

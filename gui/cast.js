@@ -3,7 +3,7 @@
 // folder, tools, tool rounds and group; the judges apart, with their switch and "Try".
 // Helpers come from app.js through bindCast; no dependencies.
 
-let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash }
+let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, checkFields, placeFieldError }
 let C = { servants: [], judges: [], roles: [], groups: [], tools: [] };
 let deleting = null;
 
@@ -27,8 +27,11 @@ export async function showCast() {
   render();
 }
 
-async function edit(alertBox, fields, okText, statusBox) {
-  const { command, showError, clearAlert, flash } = H;
+// One cast edit; with a `scope`, its fields are checked first (nothing sent while one is wrong)
+// and a field the server refuses is marked there.
+async function edit(alertBox, fields, okText, statusBox, scope) {
+  const { command, showError, clearAlert, flash, checkFields, placeFieldError } = H;
+  if (scope && !checkFields(scope)) return false;
   try {
     await command('cast', { edit: fields });
     clearAlert(alertBox);
@@ -37,6 +40,7 @@ async function edit(alertBox, fields, okText, statusBox) {
     return true;
   } catch (e) {
     showError(alertBox, e);
+    placeFieldError(scope, e);
     return false;
   }
 }
@@ -46,7 +50,7 @@ async function create() {
   const agentId = $('cast-new-id').value.trim();
   const name = $('cast-new-name').value.trim();
   const roleId = $('cast-new-role').value || null;
-  if (await edit($('cast-alert'), { op: 'create', agentId, name, roleId }, t('cast.created', { name }), $('cast-status'))) {
+  if (await edit($('cast-alert'), { op: 'create', agentId, name, roleId }, t('cast.created', { name }), $('cast-status'), $('cast-create'))) {
     $('cast-new-id').value = '';
     $('cast-new-name').value = '';
   }
@@ -69,12 +73,12 @@ function servantRow(s) {
   const { el, t } = H;
   const alertBox = el('p', { class: 'alert', role: 'alert', hidden: true });
   const status = el('span', { class: 'ok-note', role: 'status' });
-  const name = el('input', { type: 'text', value: s.name, 'aria-label': t('cast.nameOf', { id: s.id }) });
-  const rename = el('button', { type: 'button', text: t('cast.rename'), onclick: () => edit(alertBox, { op: 'rename', agentId: s.id, name: name.value }, t('cast.saved'), status) });
-  const work = el('input', { type: 'text', value: s.workDir || '', 'aria-label': t('cast.workDir') });
-  const tools = el('input', { type: 'text', value: (s.enabledTools || []).join(', '), 'aria-label': t('cast.tools'), placeholder: t('cast.toolsDefault') });
-  const rounds = el('input', { type: 'number', min: 1, max: 255, value: s.maxToolIterations || '', 'aria-label': t('cast.rounds') });
-  const group = el('select', { 'aria-label': t('cast.group') }, el('option', { value: '', text: t('cast.noGroup') }),
+  const name = el('input', { type: 'text', required: true, 'data-field': 'edit.name', value: s.name, 'aria-label': t('cast.nameOf', { id: s.id }) });
+  const rename = el('button', { type: 'button', text: t('cast.rename'), onclick: () => edit(alertBox, { op: 'rename', agentId: s.id, name: name.value }, t('cast.saved'), status, naming) });
+  const work = el('input', { type: 'text', 'data-field': 'edit.settings.workDir', value: s.workDir || '', 'aria-label': t('cast.workDir') });
+  const tools = el('input', { type: 'text', 'data-field': 'edit.settings.enabledTools', value: (s.enabledTools || []).join(', '), 'aria-label': t('cast.tools'), placeholder: t('cast.toolsDefault') });
+  const rounds = el('input', { type: 'number', min: 1, max: 255, step: 1, 'data-field': 'edit.settings.maxToolIterations', value: s.maxToolIterations || '', 'aria-label': t('cast.rounds') });
+  const group = el('select', { 'data-field': 'edit.settings.groupId', 'aria-label': t('cast.group') }, el('option', { value: '', text: t('cast.noGroup') }),
     ...C.groups.map((g) => el('option', { value: g.id, text: g.name })));
   group.value = s.groupId || '';
   const save = el('button', { type: 'button', text: t('cast.saveSettings'), onclick: () => {
@@ -85,7 +89,7 @@ function servantRow(s) {
       maxToolIterations: rounds.value ? Number(rounds.value) : null,
       groupId: group.value || null,
     };
-    edit(alertBox, { op: 'settings', agentId: s.id, settings }, t('cast.saved'), status);
+    edit(alertBox, { op: 'settings', agentId: s.id, settings }, t('cast.saved'), status, settingsBar);
   } });
   const edges = el('ul', { class: 'edges', 'aria-label': t('cast.connectedOf', { name: s.name }) },
     ...s.connected.map((to) => el('li', null, el('span', { text: nameOf(to) + ' ' }),
@@ -95,10 +99,13 @@ function servantRow(s) {
   const target = el('select', { 'aria-label': t('cast.connectTo') }, ...others.map((o) => el('option', { value: o.id, text: o.name })));
   const connect = el('button', { type: 'button', text: t('cast.connect'), disabled: others.length === 0, onclick: () => edit(alertBox, { op: 'connect', from: s.id, to: target.value, connected: true }) });
   const del = el('button', { type: 'button', class: 'danger', text: t('cast.delete'), onclick: () => askDelete(s) });
+  // Each toolbar is the scope its button checks (the closures above read them when clicked).
+  const naming = el('div', { class: 'toolbar' }, name, rename, del, status);
+  const settingsBar = el('div', { class: 'toolbar' }, field(t('cast.workDir'), work), field(t('cast.tools'), tools), field(t('cast.rounds'), rounds), field(t('cast.group'), group), save);
   return el('article', { class: 'cast-row', 'aria-label': s.name },
     el('h3', { text: s.name + ' (' + s.id + ')' }),
-    el('div', { class: 'toolbar' }, name, rename, del, status),
-    el('div', { class: 'toolbar' }, field(t('cast.workDir'), work), field(t('cast.tools'), tools), field(t('cast.rounds'), rounds), field(t('cast.group'), group), save),
+    naming,
+    settingsBar,
     el('h4', { text: t('cast.connected') }), edges,
     el('div', { class: 'toolbar' }, target, connect),
     alertBox);

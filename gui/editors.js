@@ -6,7 +6,7 @@
 import { bindForms, schedulesForm, templatesForm } from '/forms.js';
 import { createCodeEditor, kindOf } from '/code.js';
 
-let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, fmtNum }
+let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, fmtNum, checkFields, placeFieldError }
 let ED = null; // the code editor (code.js)
 
 const E = {
@@ -29,6 +29,7 @@ export function bindEditors(helpers) {
   bindForms({
     el: H.el,
     t: H.t,
+    checkFields: H.checkFields,
     text: () => ED.text(),
     // A field's change leaves the form as it is until the focus leaves it (labels may follow
     // a changed id); a change of shape rebuilds it at once.

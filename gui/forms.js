@@ -4,7 +4,7 @@
 // server's check, the next-due preview and Ctrl+S work as for typing; numbers keep their text.
 // No dependencies.
 
-let H = null; // { el, t, text(): string, setText(s, rebuild), nextDue(): rows, agents(): [{id, name}] }
+let H = null; // { el, t, checkFields, text(): string, setText(s, rebuild), nextDue(): rows, agents(): [{id, name}] }
 
 export function bindForms(helpers) {
   H = helpers;
@@ -48,9 +48,11 @@ function write(value, rebuild = false) {
   H.setText(JSON.stringify(value, kept, 2) + '\n', rebuild);
 }
 
+// A value its own attributes refuse (min, max, step, required) is marked at the field (app.js's
+// checkFields) and not written into the text.
 function input(attrs, onChange) {
   const e = H.el('input', attrs);
-  e.addEventListener('change', () => onChange(e));
+  e.addEventListener('change', () => { if (H.checkFields(e, false)) onChange(e); });
   return e;
 }
 
@@ -82,21 +84,21 @@ export function schedulesForm(box) {
     }, true));
     const when = [];
     if (rec.kind === 'interval') {
-      when.push(input({ type: 'number', min: 1, value: rec.everyMinutes ?? 60, 'aria-label': t('forms.every', { id: name }) }, (e) => change(i, (x) => { x.recurrence.everyMinutes = Number(e.value); })));
+      when.push(input({ type: 'number', min: 1, step: 1, required: true, value: rec.everyMinutes ?? 60, 'aria-label': t('forms.every', { id: name }) }, (e) => change(i, (x) => { x.recurrence.everyMinutes = Number(e.value); })));
     } else {
       if (rec.kind === 'weekly') {
         when.push(select(t('forms.weekday', { id: name }), WEEKDAYS.map((d) => [d, t('forms.wd.' + d)]), rec.weekday || 'mon', (v) => change(i, (x) => { x.recurrence.weekday = v; })));
       }
       const hh = String(rec.hour ?? 9).padStart(2, '0');
       const mm = String(rec.minute ?? 0).padStart(2, '0');
-      when.push(input({ type: 'time', value: hh + ':' + mm, 'aria-label': t('forms.time', { id: name }) }, (e) => change(i, (x) => {
+      when.push(input({ type: 'time', required: true, value: hh + ':' + mm, 'aria-label': t('forms.time', { id: name }) }, (e) => change(i, (x) => {
         const [h, m] = e.value.split(':').map(Number);
         x.recurrence.hour = h; x.recurrence.minute = m;
       })));
     }
     const next = due.get(task.id);
     return el('li', { class: 'form-row' },
-      input({ type: 'text', value: task.id || '', 'aria-label': t('forms.taskId', { n: i + 1 }) }, (e) => change(i, (x) => { x.id = e.value; })),
+      input({ type: 'text', required: true, value: task.id || '', 'aria-label': t('forms.taskId', { n: i + 1 }) }, (e) => change(i, (x) => { x.id = e.value; })),
       select(t('forms.to', { id: name }), agents.map((a) => [a.id, a.name]), task.to || '', (v) => change(i, (x) => { x.to = v; })),
       input({ type: 'text', value: task.message || '', 'aria-label': t('forms.message', { id: name }) }, (e) => change(i, (x) => { x.message = e.value; })),
       kind, ...when,
@@ -115,9 +117,11 @@ export function schedulesForm(box) {
 
 // ---------------------------------------------------------------- world.json's templates
 
+// [key, input type, the input's limits (checked before the text is changed)]
 const TEMPLATE_FIELDS = [
-  ['name', 'text'], ['baseUrl', 'url'], ['model', 'text'], ['maxOutputTokens', 'number'],
-  ['temperature', 'number'], ['contextLength', 'number'],
+  ['name', 'text'], ['baseUrl', 'url', { required: true }], ['model', 'text', { required: true }],
+  ['maxOutputTokens', 'number', { min: 1, step: 1 }], ['temperature', 'number', { min: 0, max: 2, step: 'any' }],
+  ['contextLength', 'number', { min: 1, step: 1 }],
 ];
 
 /** The form of world.json's model templates. */
@@ -131,8 +135,8 @@ export function templatesForm(box) {
   const change = (i, fn) => { const w = parsed(); if (w && w.modelTemplates && w.modelTemplates[i]) { fn(w.modelTemplates[i]); write(w); } };
   const rows = world.modelTemplates.map((tp, i) => {
     const id = tp.id || String(i + 1);
-    const fields = TEMPLATE_FIELDS.map(([key, type]) => el('label', { class: 'field' }, el('span', { text: t('forms.tpl.' + key) }), ' ',
-      input({ type, value: tp[key] ?? '', step: key === 'temperature' ? '0.1' : null, 'aria-label': t('forms.tplField', { field: t('forms.tpl.' + key), id }) }, (e) => change(i, (x) => {
+    const fields = TEMPLATE_FIELDS.map(([key, type, limits]) => el('label', { class: 'field' }, el('span', { text: t('forms.tpl.' + key) }), ' ',
+      input({ type, value: tp[key] ?? '', ...limits, 'aria-label': t('forms.tplField', { field: t('forms.tpl.' + key), id }) }, (e) => change(i, (x) => {
         if (type === 'number') {
           if (e.value === '') delete x[key]; else x[key] = Number(e.value);
         } else x[key] = e.value;

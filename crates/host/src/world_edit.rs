@@ -20,10 +20,10 @@ use fuseforks_core::village::ModelTemplate;
 use crate::lock::VillageLock;
 use crate::{HostError, HostPaths, SecretSource, audit_key};
 
-/// One edit of the cast.
+/// One edit of the cast (on the GUI's wire the variant is the object's `op`: the GUI's
+/// `decode.rs` moves it out, so that a refused field is named by its path).
 #[derive(Debug, serde::Deserialize)]
 #[serde(
-    tag = "op",
     rename_all = "camelCase",
     rename_all_fields = "camelCase",
     deny_unknown_fields

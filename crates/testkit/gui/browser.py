@@ -147,15 +147,16 @@ def main():
         page.add_init_script("document.addEventListener('securitypolicyviolation', (e) => console.error("
                              "'CSP refused ' + e.violatedDirective + ' at ' + e.sourceFile + ':' + e.lineNumber + ':' + e.columnNumber))")
         page.set_default_timeout(TIMEOUT_MS)
-        # A refusal the script asks for on purpose (one 422) is not a problem of the page.
-        refusals = {"422": 0}
+        # A refusal the script asks for on purpose (a 422, a 400) is not a problem of the page.
+        refusals = {"422": 0, "400": 0}
 
         def on_console(m):
             if m.type != "error":
                 return
-            if refusals["422"] > 0 and "status of 422" in m.text:
-                refusals["422"] -= 1
-                return
+            for status in refusals:
+                if refusals[status] > 0 and "status of " + status in m.text:
+                    refusals[status] -= 1
+                    return
             problems.append("console %s: %s" % (m.type, m.text))
 
         page.on("console", on_console)
@@ -287,6 +288,54 @@ def main():
             expect(page.get_by_role("spinbutton", name="Token budget")).to_be_visible()
             expect(page.get_by_role("spinbutton", name="Ask timeout (seconds)")).to_be_visible()
             shot(page, "settings.png")
+
+        with Step("settings: a wrong value is said at its field, in English then Japanese"):
+            settings_now = lambda: page.request.get(urljoin(page.url, "/api/settings")).json()
+            before = settings_now()
+            posts = []
+            on_request = lambda r: posts.append(r.url) if r.method == "POST" else None
+            page.on("request", on_request)
+            budget = page.get_by_role("spinbutton", name="Token budget")
+            budget.fill("-5")
+            budget.press("Enter")
+            expect(budget).to_have_attribute("aria-invalid", "true")
+            expect(budget).to_have_accessible_description("Use 1 or more.")
+            expect(budget).to_be_focused()
+            page.wait_for_timeout(300)
+            page.remove_listener("request", on_request)
+            if posts:
+                fail("a refused field still sent %r" % posts)
+            if settings_now() != before:
+                fail("the settings changed after a refused field")
+            # In Japanese: the field's words, and a refusal of the server (a number past what a
+            # budget holds, which the page's check lets through) with its code, its words in
+            # Japanese and the server's English as a detail.
+            page.get_by_role("combobox", name="Language").select_option("ja")
+            budget = page.get_by_role("spinbutton", name="トークン予算")
+            expect(budget).to_have_accessible_description("1 以上にしてください。")
+            refusals["400"] += 1
+            budget.fill("100000000000000000000")
+            page.get_by_role("button", name="上限を保存").click()
+            alert = page.locator("#limits-alert")
+            expect(alert).to_contain_text("GUI_FIELD_INVALID")
+            expect(alert).to_contain_text("この欄の値は使えません。")
+            expect(alert.get_by_role("group")).to_contain_text("サーバーの説明（英語）")
+            expect(budget).to_have_attribute("aria-invalid", "true")
+            expect(budget).to_have_accessible_description("この欄の値は使えません。")
+            expect(budget).to_be_focused()
+            if settings_now() != before:
+                fail("the settings changed after a refused value")
+            # Every control of the page keeps a role and a name in Japanese.
+            controls = page.locator("#page-settings").locator("input, select, textarea, button")
+            for i in range(controls.count()):
+                expect(controls.nth(i)).to_have_accessible_name(re.compile(r"\S"))
+            shot(page, "settings-ja-refused.png")
+            page.get_by_role("combobox", name="言語").select_option("en")
+            budget = page.get_by_role("spinbutton", name="Token budget")
+            expect(alert).to_contain_text("GUI_FIELD_INVALID")
+            expect(alert).to_contain_text("tokenBudget")
+            budget.fill("")
+            expect(budget).not_to_have_attribute("aria-invalid", "true")
 
             nav.get_by_role("link", name="Log").click()
             expect(page.get_by_role("heading", name="Log", level=1)).to_be_visible()

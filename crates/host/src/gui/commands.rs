@@ -43,11 +43,11 @@ pub enum Scope {
     Pattern,
 }
 
-/// Every user action of the GUI (each variant is one row of docs/gui-api.md).
+/// Every user action of the GUI (each variant is one row of docs/gui-api.md); on the wire the
+/// variant is the object's `type` (`decode.rs` moves it out).
 #[allow(missing_docs)]
 #[derive(Debug, Deserialize)]
 #[serde(
-    tag = "type",
     rename_all = "camelCase",
     rename_all_fields = "camelCase",
     deny_unknown_fields
@@ -164,10 +164,7 @@ pub async fn handle(
     State(state): State<Arc<GuiState>>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let command: Command = serde_json::from_slice(&body).map_err(|e| {
-        ApiError::bad_request(format!("not a command: {e}"))
-            .with_fix("send one JSON object with `type` and its fields (docs/gui-api.md)")
-    })?;
+    let command: Command = super::decode::decode(&body)?;
     let mut answer = execute(&state, command).await?;
     answer["ok"] = json!(true);
     Ok(Json(answer))
@@ -288,12 +285,27 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
                 w.token_budget = token_budget;
                 w.ask_timeout_secs = ask_timeout_secs;
                 Ok(())
-            })?;
+            })
+            .map_err(at_world_field)?;
             saved(state, "world.json").await;
             json!({})
         }
     };
     Ok(answer)
+}
+
+/// A refused `world.json` value, about the command's field of the same name (the limits'
+/// fields are named as in `world.json`).
+fn at_world_field(e: fuseforks_core::CoreError) -> ApiError {
+    let field = match &e {
+        fuseforks_core::CoreError::Village(v) => v.field().map(str::to_owned),
+        _ => None,
+    };
+    let api = ApiError::from(e);
+    match field {
+        Some(f) if f == "tokenBudget" || f == "askTimeoutSecs" => api.at(f),
+        _ => api,
+    }
 }
 
 fn approval_mode(mode: &str) -> Result<RunApproval, ApiError> {
@@ -481,7 +493,8 @@ async fn set_door(state: &GuiState, enabled: bool, port: u16) -> Result<Value, A
             "INVALID_DOOR_PORT",
             "port 0 is not a port",
         )
-        .with_fix("a port from 1 to 65535"));
+        .with_fix("a port from 1 to 65535")
+        .at("port"));
     }
     let shelf = ShelfStore::new(state.paths.data_dir());
     let mut door = shelf.load_door()?.value;

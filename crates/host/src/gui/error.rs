@@ -1,10 +1,11 @@
-//! The API's error answer: an HTTP status and `{"error": {code, message, fix}}`, made from any
-//! coded error of the core or the host (words chosen here, at the edge; never a secret value).
+//! The API's error answer: an HTTP status and `{"error": {code, message, fix, field}}`, made
+//! from any coded error of the core or the host (words chosen here, at the edge; never a secret
+//! value). `field` is the JSON path of the refused value in the request, when one is known.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use fuseforks_core::Coded;
-use serde_json::json;
+use serde::Serialize;
 
 /// An API refusal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +18,8 @@ pub struct ApiError {
     pub message: String,
     /// What to change.
     pub fix: Option<String>,
+    /// The JSON path of the refused value in the request (`tokenBudget`, `edit.settings.workDir`).
+    pub field: Option<String>,
 }
 
 impl ApiError {
@@ -27,6 +30,7 @@ impl ApiError {
             code: code.to_owned(),
             message: message.into(),
             fix: None,
+            field: None,
         }
     }
 
@@ -34,6 +38,20 @@ impl ApiError {
     #[must_use]
     pub fn with_fix(mut self, fix: impl Into<String>) -> Self {
         self.fix = Some(fix.into());
+        self
+    }
+
+    /// The same refusal, about the request's field at `path`.
+    #[must_use]
+    pub fn at(mut self, path: impl Into<String>) -> Self {
+        self.field = Some(path.into());
+        self
+    }
+
+    /// The same refusal under another code.
+    #[must_use]
+    pub fn coded_as(mut self, code: &str) -> Self {
+        code.clone_into(&mut self.code);
         self
     }
 
@@ -55,6 +73,7 @@ impl ApiError {
             code: code.to_owned(),
             message: e.to_string(),
             fix: e.fix(),
+            field: None,
         }
     }
 }
@@ -88,13 +107,34 @@ fn status_of(code: &str) -> StatusCode {
     }
 }
 
+/// The answer's body: `{"error": {…}}`.
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: ErrorFields<'a>,
+}
+
+/// An error as the page reads it (docs/gui-api.md "Errors").
+#[derive(Serialize)]
+struct ErrorFields<'a> {
+    code: &'a str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut error = json!({"code": self.code, "message": self.message});
-        if let Some(fix) = self.fix {
-            error["fix"] = json!(fix);
-        }
-        (self.status, axum::Json(json!({ "error": error }))).into_response()
+        let body = ErrorBody {
+            error: ErrorFields {
+                code: &self.code,
+                message: &self.message,
+                fix: self.fix.as_deref(),
+                field: self.field.as_deref(),
+            },
+        };
+        (self.status, axum::Json(body)).into_response()
     }
 }
 

@@ -7,6 +7,7 @@
 mod assets;
 mod cast;
 mod commands;
+mod decode;
 mod editing;
 mod error;
 mod file_guard;

@@ -707,3 +707,55 @@ async fn a_halted_village_starts_nobody_until_resumed() {
         "the marker is gone after resume"
     );
 }
+
+/// A value the command does not take is refused naming its field (`GUI_FIELD_INVALID`, in our
+/// words, not serde's), and a value the core refuses names the command's field too; nothing is
+/// written either way (docs/gui-api.md "Errors").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_value_names_its_field_and_writes_nothing() {
+    let stub = StubServer::start(vec![]).await;
+    let fx = Fx::new(&stub).await;
+    let world = fx.data.workspace().join("world.json");
+    let before = std::fs::read(&world).unwrap();
+    let cases = [
+        (
+            json!({"type": "setVillageLimits", "tokenBudget": -5, "askTimeoutSecs": null}),
+            StatusCode::BAD_REQUEST,
+            "GUI_FIELD_INVALID",
+            "tokenBudget",
+        ),
+        (
+            json!({"type": "setVillageLimits", "tokenBudget": null, "askTimeoutSecs": 5}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "INVALID_ASK_TIMEOUT",
+            "askTimeoutSecs",
+        ),
+        (
+            json!({"type": "setDoor", "enabled": true, "port": 70000}),
+            StatusCode::BAD_REQUEST,
+            "GUI_FIELD_INVALID",
+            "port",
+        ),
+        (
+            json!({"type": "cast", "edit": {"op": "settings", "agentId": "rec",
+                "settings": {"maxToolIterations": 999}}}),
+            StatusCode::BAD_REQUEST,
+            "GUI_FIELD_INVALID",
+            "edit.settings.maxToolIterations",
+        ),
+    ];
+    for (body, status, code, field) in cases {
+        let (got, answer) = fx.command(body.clone()).await;
+        assert_eq!(
+            (got, Fx::code(&answer), answer["error"]["field"].as_str()),
+            (status, code, Some(field)),
+            "{body}: {answer}"
+        );
+        let message = answer["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            !message.contains("invalid value") && !message.contains("expected u"),
+            "serde's text: {message}"
+        );
+    }
+    assert_eq!(std::fs::read(&world).unwrap(), before, "nothing written");
+}

@@ -1,7 +1,7 @@
 //! The GUI's live side through the router: an interrupt ending a slow turn at its round
 //! boundary, the connection map and its saved positions, a tool call's details from memory,
 //! the running budgets, concurrent saves that never tear `world.json`, and the pages' files
-//! (ja/en key parity, the village page's weight).
+//! (ja/en key parity, Japanese words for every documented code, the village page's weight).
 
 #![allow(clippy::unwrap_used)]
 
@@ -90,6 +90,54 @@ fn the_two_languages_have_the_same_keys() {
         for k in keys(&en) {
             assert!(seen.insert(k.clone()), "{k} is in both dictionaries");
         }
+    }
+}
+
+/// Every code the server can send has Japanese words (`gui/i18n/codes-ja.json`, loaded when the
+/// page is in Japanese): its keys are exactly the codes of `docs/codes.md`'s table, whose
+/// meaning and fix columns are the English side (the server's own words), each with a
+/// non-empty message and, when given, a non-empty fix.
+#[test]
+fn every_documented_code_has_japanese_words() {
+    let (_, _, bytes) = fuseforks_host::gui::ASSETS
+        .iter()
+        .find(|(p, _, _)| *p == "/i18n/codes-ja.json")
+        .expect("gui/i18n/codes-ja.json is served");
+    let ja: serde_json::Map<String, Value> = serde_json::from_slice(bytes).unwrap();
+    let table = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/codes.md"),
+    )
+    .unwrap();
+    let documented: std::collections::BTreeSet<String> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`'))
+        .map(|(code, _)| code.to_owned())
+        .collect();
+    assert!(documented.len() > 150, "{} codes", documented.len());
+    let words: std::collections::BTreeSet<String> = ja.keys().cloned().collect();
+    let missing: Vec<_> = documented.difference(&words).collect();
+    let stale: Vec<_> = words.difference(&documented).collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "codes-ja.json: no Japanese for {missing:?}; not in docs/codes.md: {stale:?}"
+    );
+    for (code, entry) in &ja {
+        let text = |k: &str| entry.get(k).map(|v| v.as_str().unwrap_or(""));
+        assert!(
+            text("message").is_some_and(|m| !m.trim().is_empty()),
+            "{code}: no message"
+        );
+        assert!(
+            text("fix").is_none_or(|f| !f.trim().is_empty()),
+            "{code}: an empty fix"
+        );
+        assert!(
+            entry
+                .as_object()
+                .is_some_and(|o| o.keys().all(|k| k == "message" || k == "fix")),
+            "{code}: only message and fix"
+        );
     }
 }
 
