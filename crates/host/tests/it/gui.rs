@@ -597,8 +597,16 @@ async fn conversations_and_pending_runs_are_decided_from_the_page() {
         (current.0, Fx::code(&current.1)),
         (StatusCode::CONFLICT, "SESSION_IS_CURRENT")
     );
-    let forked = fx
+    // Record 1 is inside the first exchange (its call's intent): a fork copies whole ones.
+    let inside = fx
         .command(json!({"type": "forkConversation", "sessionId": first, "atSeq": 1}))
+        .await;
+    assert_eq!(
+        (inside.0, Fx::code(&inside.1)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "SESSION_FORK_SPLITS_EXCHANGE")
+    );
+    let forked = fx
+        .command(json!({"type": "forkConversation", "sessionId": first, "atSeq": 0}))
         .await;
     let fork_id = forked.1["sessionId"].as_str().unwrap().to_owned();
     assert_eq!(
