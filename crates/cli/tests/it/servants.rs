@@ -166,7 +166,7 @@ fn refused_adds_name_the_field_and_write_nothing() {
     );
     let bad_id = exits(&format!("servants add 'a b' --name Ab {place}"), 2);
     assert!(bad_id.contains("] id: "), "{bad_id}");
-    let inside = data.workspace().join("shared");
+    let inside = data.workspace().join("notes");
     let near = exits(
         &format!(
             "servants add w3 --name W3 --work-dir {} {place}",
