@@ -29,6 +29,12 @@ pub enum Unkeyed {
     /// No random bytes for a new key.
     #[error("no random bytes for a new audit key")]
     NoRandom,
+    /// The chain is keyed already (its recorded head says so) and this run has no key that
+    /// holds it: its lines carry no mark, and `audit verify` will refuse them.
+    #[error(
+        "this village's audit log is keyed, but this run has no audit key that holds it: its lines will carry no mark, and `audit verify` will refuse them as unkeyed"
+    )]
+    KeyedChain,
 }
 
 impl fuseforks_core::Coded for Unkeyed {
@@ -37,6 +43,12 @@ impl fuseforks_core::Coded for Unkeyed {
     }
 
     fn fix(&self) -> Option<String> {
+        if *self == Self::KeyedChain {
+            return Some(format!(
+                "run it with --secrets keyring (the key this machine's keyring holds), or set {} to the village's key",
+                env_var_name(AUDIT_KEY)
+            ));
+        }
         Some(format!(
             "store 64 hex digits under {AUDIT_KEY} (`fuseforks-cli secrets set {AUDIT_KEY}`), or set {} with --secrets env",
             env_var_name(AUDIT_KEY)
@@ -66,6 +78,34 @@ pub fn boot_key(store: &dyn SecretStore) -> Result<AuditKey, Unkeyed> {
         Err(SecretError::ReadOnly) => Err(Unkeyed::Missing),
         Err(e) => Err(Unkeyed::Store(e)),
     }
+}
+
+/// The key a process writes the village's chain with: [`boot_key`] of its store. Under
+/// `--secrets env` without the variable, a chain already keyed (the shelf's recorded head says
+/// so) goes on with this machine's OS keyring key when that key holds the head's mark — read
+/// only, never generated — so that a desktop village keeps one keyed chain whichever store a
+/// command reads its model keys from; without such a key it is [`Unkeyed::KeyedChain`], which
+/// the caller says where the person sees it.
+pub fn writer_key(
+    source: crate::SecretSource,
+    store: &dyn SecretStore,
+    data_dir: &std::path::Path,
+) -> Result<AuditKey, Unkeyed> {
+    let missing = match boot_key(store) {
+        Err(Unkeyed::Missing) if source == crate::SecretSource::Env => Unkeyed::Missing,
+        other => return other,
+    };
+    let Ok(Some(head)) = fuseforks_core::safety::read_shelf_head(data_dir) else {
+        return Err(missing);
+    };
+    if head.keyed_from.is_none() {
+        return Err(missing);
+    }
+    crate::secrets::KeyringSecretStore::open()
+        .ok()
+        .and_then(|keyring| fetch_key(&keyring).ok())
+        .filter(|key| head.mac_holds(key))
+        .ok_or(Unkeyed::KeyedChain)
 }
 
 /// The village log's line for an unkeyed chain.

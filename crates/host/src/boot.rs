@@ -142,6 +142,8 @@ pub struct Host {
     pub options: HostBootOptions,
     /// The embedded demo models of the village's `demo` templates (stopped on drop).
     pub demo_models: Vec<crate::demo::DemoModel>,
+    /// Why the audit chain is written without a key in this run, if it is.
+    pub audit_unkeyed: Option<crate::audit_key::Unkeyed>,
     lock: VillageLock,
 }
 
@@ -242,13 +244,14 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         options.app_version
     ));
     let secrets = secret_store(options.secrets)?;
-    let audit_key = match crate::audit_key::boot_key(&*secrets) {
-        Ok(key) => Some(key),
-        Err(why) => {
-            log.line(&crate::audit_key::unkeyed_line(&why));
-            None
-        }
-    };
+    let (audit_key, audit_unkeyed) =
+        match crate::audit_key::writer_key(options.secrets, &*secrets, paths.data_dir()) {
+            Ok(key) => (Some(key), None),
+            Err(why) => {
+                log.line(&crate::audit_key::unkeyed_line(&why));
+                (None, Some(why))
+            }
+        };
     let lookup_store = Arc::clone(&secrets);
     let lookup = Arc::new(move |id: &str| lookup_store.get(id).ok().flatten().map(ApiKey::new));
     let sink: Arc<dyn LogSink> = log.clone();
@@ -295,6 +298,7 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         paths: paths.clone(),
         options,
         demo_models,
+        audit_unkeyed,
         lock,
     })
 }

@@ -100,7 +100,7 @@ fn write_here(
         SessionStore::open(&workspace.join("sessions.redb")).map_err(|e| local(e.to_string()))?;
     let key = crate::boot::secret_store(secrets)
         .map_err(audit_key::Unkeyed::Store)
-        .and_then(|s| audit_key::boot_key(&*s));
+        .and_then(|s| audit_key::writer_key(secrets, &*s, paths.data_dir()));
     let options = AuditLogOptions {
         head_store: Some(std::sync::Arc::new(store)),
         shelf: Some(paths.data_dir().to_path_buf()),

@@ -216,7 +216,7 @@ pub fn open_for_edit(
     let log: Arc<dyn LogSink> = Arc::new(log);
     let key = crate::boot::secret_store(secrets)
         .map_err(audit_key::Unkeyed::Store)
-        .and_then(|s| audit_key::boot_key(&*s));
+        .and_then(|s| audit_key::writer_key(secrets, &*s, paths.data_dir()));
     let key = key
         .map_err(|why| log.line(&audit_key::unkeyed_line(&why)))
         .ok();

@@ -454,6 +454,8 @@ fn interrupted(orchestrator: &Orchestrator) -> ExternalOutcome {
 pub(crate) fn report_outcome(outcome: &ExternalOutcome, out: &Out) {
     if let Some(failure) = &outcome.failure {
         report_failure(failure, out);
+    } else if let Some((code, message, fix)) = village_limit(outcome.state) {
+        out.cli("error", code, message, Some(fix));
     }
     if let Some(session) = &outcome.session_id {
         out.cli(
@@ -462,6 +464,24 @@ pub(crate) fn report_outcome(outcome: &ExternalOutcome, out: &Out) {
             &format!("recorded under session {session}"),
             None,
         );
+    }
+}
+
+/// Why a request stopped at one of the village's own limits (no turn failed: the limit was
+/// reached), with what to change.
+fn village_limit(state: PlanTaskState) -> Option<(&'static str, &'static str, &'static str)> {
+    match state {
+        PlanTaskState::BudgetExhausted => Some((
+            "BUDGET_EXHAUSTED",
+            "the request stopped at the village's token budget (tokenBudget): the next model call's reservation, the request as sent plus the template's whole output cap, did not fit in what was left",
+            "raise tokenBudget (world.json, or the GUI's Settings), or lower the template's maxOutputTokens; the `budget stop:` line of fuseforks.log has the figures",
+        )),
+        PlanTaskState::TimedOut => Some((
+            "ASK_TIMED_OUT",
+            "no answer came within the village's askTimeoutSecs",
+            "raise askTimeoutSecs (world.json, 30 to 3600 s), or find why the model is slow: the turn's lines in fuseforks.log say where the time went",
+        )),
+        _ => None,
     }
 }
 

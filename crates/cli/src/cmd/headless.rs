@@ -178,10 +178,17 @@ pub fn boot_with(
         mcp_child_output: out.child_output(),
         run_schedules,
     };
-    build_host(&HostPaths::new(&common.data_dir), options).map_err(|e| {
+    let host = build_host(&HostPaths::new(&common.data_dir), options).map_err(|e| {
         out.error(&e);
         exit::for_host_error(&e)
-    })
+    })?;
+    // A keyed chain that this run cannot go on marking is said where the person sees it: the
+    // log line alone would be found only when `audit verify` fails.
+    if let Some(why @ fuseforks_host::audit_key::Unkeyed::KeyedChain) = &host.audit_unkeyed {
+        use fuseforks_core::Coded as _;
+        out.cli("warn", why.code(), &why.to_string(), why.fix().as_deref());
+    }
+    Ok(host)
 }
 
 /// Starts the start set; returns the ids started.

@@ -300,3 +300,26 @@ async fn without_the_variable_the_chain_is_unkeyed_and_the_log_says_so_once() {
     assert_eq!(r["unkeyedLines"], old as u64, "{r}");
     assert_eq!(r["head"], "matches", "{r}");
 }
+
+/// A keyed chain continued by a run without the key (`--secrets env`, no variable): the run
+/// says on stderr, before anything is written, that its lines will carry no mark and how to
+/// avoid it, instead of leaving `audit verify` to call them tampered with later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_without_the_key_of_a_keyed_chain_says_so_on_stderr() {
+    let (stub, data) = keyed_village().await;
+    stub.push([wire_replies::text(
+        fuseforks_core::llm::Wire::OpenAiCompat,
+        "ok",
+        U,
+    )]);
+    let out = ask(&data, false);
+    let err = stderr(&out);
+    assert!(
+        err.contains("warn: [AUDIT_UNKEYED] this village's audit log is keyed")
+            && err.contains("--secrets keyring"),
+        "{err}"
+    );
+    // A fresh village without the key writes an unkeyed chain quietly (nothing to continue).
+    let (_stub, fresh) = stub_and_village(1).await;
+    assert!(!stderr(&ask(&fresh, false)).contains("AUDIT_UNKEYED"));
+}

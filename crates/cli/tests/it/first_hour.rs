@@ -371,3 +371,26 @@ fn a_missing_village_is_village_missing_everywhere() {
     }
     assert!(!nowhere.path().join("nope").exists(), "nothing was created");
 }
+
+/// A request that waited out `askTimeoutSecs` says so on stderr with what to change (exit 7).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_request_says_why() {
+    let slow = wire_replies::text(Wire::OpenAiCompat, "late", U).after(Duration::from_secs(45));
+    let stub = StubServer::start(vec![slow]).await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url())
+        .world(|w| w.ask_timeout_secs = Some(30))
+        .write(&data);
+    let dir = data.data_dir().display().to_string();
+    let out = crate::headless::run(
+        crate::words(&format!("ask --data-dir {dir} --secrets env hello")),
+        true,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[ASK_TIMED_OUT]") && stderr(&out).contains("askTimeoutSecs"),
+        "{}",
+        stderr(&out)
+    );
+}

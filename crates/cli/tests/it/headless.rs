@@ -296,6 +296,12 @@ async fn the_budget_ceiling_exits_9() {
     assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
     assert_eq!(stdout(&out), "(Stopped at the token budget.)\n");
     assert!(log(&data).contains("stop=budget_exhausted"));
+    // The reason is said where the user looks, with what to change.
+    assert!(
+        stderr(&out).contains("[BUDGET_EXHAUSTED]") && stderr(&out).contains("raise tokenBudget"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// The binary on the arguments of `line` (see [`crate::words`]), stdout and stderr piped.
