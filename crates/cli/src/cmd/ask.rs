@@ -103,6 +103,7 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     if let Err(code) = super::control::refuse_if_halted(&args.common.data_dir, out) {
         return code;
     }
+    super::control::warn_if_paused(&args.common.data_dir, out);
     let report = match args.common.preflight(HeadlessMode::Ask, None, out) {
         Ok(r) => r,
         Err(code) => return code,
@@ -205,6 +206,8 @@ fn request_text(args: &AskArgs, out: &Out) -> Result<String, u8> {
     let (text, empty) = if args.message == "-" {
         let mut text = String::new();
         let read = std::io::stdin().read_to_string(&mut text).is_ok();
+        // `echo … | ask -` ends the text with a line end that is not part of the request.
+        let text = text.trim_end_matches(['\n', '\r']).to_owned();
         (
             text,
             if read {

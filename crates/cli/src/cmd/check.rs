@@ -51,6 +51,9 @@ pub fn run(args: &CheckArgs, out: &Out) -> u8 {
         Ok(r) => r,
         Err(code) => return code,
     };
+    let switch = super::control::switch_findings(&args.common.data_dir, report.language);
+    report.findings.extend(switch);
+    report.findings.sort_by_key(|f| f.level);
     if args.probe_endpoints {
         super::probe::run(&args.common, &mut report, out);
     }

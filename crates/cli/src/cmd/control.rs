@@ -15,6 +15,8 @@ use fuseforks_core::safety::{
 };
 use fuseforks_host::control::{SendError, control_dir, send};
 
+use fuseforks_core::preflight::{Finding, Level};
+
 use crate::exit;
 use crate::output::Out;
 
@@ -133,6 +135,67 @@ pub fn refuse_if_halted(data_dir: &Path, out: &Out) -> Result<(), u8> {
         )),
     );
     Err(exit::HALTED)
+}
+
+/// A pause left on the shelf for the next process (`pause` with nothing running): the next
+/// `ask` or `serve` starts paused and sends nothing until `resume`.
+pub fn pause_waiting(data_dir: &Path) -> bool {
+    control_dir(data_dir).join("pause").is_file()
+}
+
+/// Says, before anything starts, that this run will begin paused (an `ask` would otherwise
+/// wait silently until its timeout).
+pub fn warn_if_paused(data_dir: &Path, out: &Out) {
+    if pause_waiting(data_dir) {
+        out.cli(
+            "warn",
+            "VILLAGE_PAUSED",
+            "the village is paused (a pause left by `pause` while nothing ran): no model or tool call starts until resume",
+            Some(&format!(
+                "fuseforks-cli resume --data-dir {}",
+                fuseforks_host::paths::shell_word(&data_dir.display().to_string())
+            )),
+        );
+    }
+}
+
+/// The kill switch's findings for `check`: halted (a rejection: `ask`/`serve` exit 14) or a
+/// pause waiting on the shelf (a warning).
+pub fn switch_findings(data_dir: &Path, lang: fuseforks_core::village::Language) -> Vec<Finding> {
+    let resume = format!(
+        "fuseforks-cli resume --data-dir {}",
+        fuseforks_host::paths::shell_word(&data_dir.display().to_string())
+    );
+    let mut found = Vec::new();
+    if read_halt_marker(data_dir).is_some() {
+        found.push(Finding {
+            level: Level::Reject,
+            code: "VILLAGE_HALTED",
+            message: lang.pick(
+                String::from(
+                    "村は緊急停止（halt）中です。ask と serve は終了コード 14 で止まります。",
+                ),
+                String::from(
+                    "The village is halted by the kill switch: ask and serve stop with exit 14.",
+                ),
+            ),
+            fix: lang.pick(
+                format!("再開するには: {resume}"),
+                format!("To go on: {resume}"),
+            ),
+        });
+    } else if pause_waiting(data_dir) {
+        found.push(Finding {
+            level: Level::Warn,
+            code: "VILLAGE_PAUSED",
+            message: lang.pick(
+                String::from("村は一時停止中です。次の ask / serve は一時停止で始まり、resume まで何も送りません。"),
+                String::from("The village is paused: the next ask or serve starts paused and sends nothing until resume."),
+            ),
+            fix: lang.pick(format!("再開するには: {resume}"), format!("To go on: {resume}")),
+        });
+    }
+    found
 }
 
 /// Says the village was halted while running (exit 14).

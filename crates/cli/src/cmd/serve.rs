@@ -39,6 +39,7 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     if let Err(code) = super::control::refuse_if_halted(&args.common.data_dir, out) {
         return code;
     }
+    super::control::warn_if_paused(&args.common.data_dir, out);
     let report = match args
         .common
         .preflight(HeadlessMode::Serve, args.door_port, out)

@@ -213,10 +213,21 @@ fn list(store: &SessionStore, as_json: bool) -> Result<(), u8> {
             r["id"].as_str().unwrap_or(""),
             r["records"],
             r["tokens"],
-            for_stdout(r["title"].as_str().unwrap_or(""))
+            one_line(r["title"].as_str().unwrap_or(""))
         );
     }
     Ok(())
+}
+
+/// A title on one row: line ends, tabs and other control characters as spaces (a title is the
+/// start of a request, which may hold them), then the terminal's own stripping.
+fn one_line(title: &str) -> String {
+    let flat: String = title
+        .trim()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    for_stdout(&flat).into_owned()
 }
 
 fn show(store: &SessionStore, id: &str, out: &Out) -> Result<(), u8> {

@@ -68,7 +68,11 @@ fn request(text: &str, ts: i64) -> Record {
 /// intent 5, exchange 6, turn 7.
 fn two_exchanges() -> (TempDataDir, String, String) {
     let data = TempDataDir::new();
-    stub_village("http://127.0.0.1:9/v1").write(&data);
+    stub_village("http://127.0.0.1:9/v1")
+        .world(|w| {
+            w.model_templates[0].credential = fuseforks_core::village::Credential::NotRequired
+        })
+        .write(&data);
     let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
     let id = store.create("Two", T0).unwrap();
     for n in 0..2 {
@@ -124,7 +128,10 @@ fn a_fork_copies_whole_exchanges_and_stats_count_each_call_once() {
     // Past the end: a usage error that says where the conversation ends.
     let out = cli(&format!("sessions fork {id} --before 99 --data-dir {dir}"));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("SESSION_FORK_PAST_END") && stderr(&out).contains("0 to 7"));
+    assert!(
+        stderr(&out).contains("SESSION_FORK_PAST_END")
+            && stderr(&out).contains("fork before a request: 0, 4 (")
+    );
     // A whole-exchange point: accepted, and the copied calls are not counted again.
     let out = cli(&format!("sessions fork {id} --before 4 --data-dir {dir}"));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -393,4 +400,49 @@ async fn a_timed_out_request_says_why() {
         "{}",
         stderr(&out)
     );
+}
+
+/// `check` says what the kill switch left on the shelf: a pause (warn: the next run starts
+/// paused and would wait) or a halt (reject: ask and serve exit 14).
+#[test]
+fn check_says_a_waiting_pause_or_halt() {
+    let (_data, dir, _) = two_exchanges();
+    let paused = cli(&format!("pause --data-dir {dir}"));
+    assert_eq!(paused.status.code(), Some(0), "{}", stderr(&paused));
+    let out = cli(&format!("check --for ask --data-dir {dir} --secrets env"));
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("VILLAGE_PAUSED") && stdout(&out).contains("resume"),
+        "{}",
+        stdout(&out)
+    );
+    let halted = cli(&format!("halt --data-dir {dir}"));
+    assert_eq!(halted.status.code(), Some(0), "{}", stderr(&halted));
+    let out = cli(&format!("check --for ask --data-dir {dir} --secrets env"));
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    assert!(stdout(&out).contains("VILLAGE_HALTED"), "{}", stdout(&out));
+    let resumed = cli(&format!("resume --data-dir {dir}"));
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let out = cli(&format!("check --for ask --data-dir {dir} --secrets env"));
+    assert!(!stdout(&out).contains("VILLAGE_"), "{}", stdout(&out));
+}
+
+/// A title that holds line ends, tabs or escapes stays on its row of `sessions list`.
+#[test]
+fn a_title_stays_on_its_row() {
+    let (data, dir, _) = two_exchanges();
+    let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
+    store
+        .create("multi\nline\ttitle \u{1b}[31mred\n", T0 + 100)
+        .unwrap();
+    drop(store);
+    let out = cli(&format!("sessions list --data-dir {dir}"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(
+        text.lines().count(),
+        2,
+        "one row per conversation: {text:?}"
+    );
+    assert!(!text.contains('\u{1b}') && !text.contains('\t'), "{text:?}");
 }

@@ -15,6 +15,8 @@ pub enum ForkRefusal {
     PastEnd {
         /// The last record's seq.
         last: Option<u64>,
+        /// The fork points there are (the first few).
+        points: Vec<u64>,
     },
     /// `at` falls inside an exchange: it is not a message, or an intent before it is completed
     /// by a turn at or after it.
@@ -26,11 +28,20 @@ pub enum ForkRefusal {
     },
 }
 
+/// How many fork points a refusal names.
+const MAX_POINTS_NAMED: usize = 8;
+
 /// Checks `at` against a conversation's records (in seq order).
 pub fn check(records: &[(u64, StoredRecord)], at: u64) -> Result<(), ForkRefusal> {
     let last = records.last().map(|(seq, _)| *seq);
     if last.is_none_or(|last| at > last) {
-        return Err(ForkRefusal::PastEnd { last });
+        let points = records
+            .iter()
+            .map(|(seq, _)| *seq)
+            .filter(|seq| starts_exchange(records, *seq))
+            .take(MAX_POINTS_NAMED)
+            .collect();
+        return Err(ForkRefusal::PastEnd { last, points });
     }
     if starts_exchange(records, at) {
         return Ok(());
@@ -170,9 +181,18 @@ mod tests {
         );
         assert_eq!(
             check(&records, 9),
-            Err(ForkRefusal::PastEnd { last: Some(8) })
+            Err(ForkRefusal::PastEnd {
+                last: Some(8),
+                points: vec![0, 3]
+            })
         );
-        assert_eq!(check(&[], 0), Err(ForkRefusal::PastEnd { last: None }));
+        assert_eq!(
+            check(&[], 0),
+            Err(ForkRefusal::PastEnd {
+                last: None,
+                points: vec![]
+            })
+        );
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub enum SessionError {
         at: u64,
         /// Its last record's seq.
         last: Option<u64>,
+        /// The fork points it has (the first few).
+        points: Vec<u64>,
     },
     /// A fork point inside an exchange (not a request, or between a paid call and the record
     /// of its usage).
@@ -92,11 +94,16 @@ impl crate::error::Coded for SessionError {
             Self::Locked(_) => {
                 Some("close the other Fuseforks (GUI or fuseforks-cli) using this village".into())
             }
-            Self::ForkPastEnd { last, .. } => Some(match last {
-                Some(last) => {
-                    format!("fork before a record from 0 to {last} (`sessions show` numbers them)")
-                }
-                None => "an empty conversation has nothing to fork".into(),
+            Self::ForkPastEnd { points, .. } => Some(match points.as_slice() {
+                [] => "this conversation has no request to fork before".into(),
+                points => format!(
+                    "fork before a request: {} (`sessions show` numbers the records)",
+                    points
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             }),
             Self::ForkSplitsExchange { nearest, .. } => Some(match nearest {
                 (Some(a), Some(b)) => {
@@ -400,10 +407,11 @@ impl SessionStore {
         let source = self.meta(session)?;
         let held = self.records(session)?;
         super::fork_point::check(&held, at_seq).map_err(|refusal| match refusal {
-            super::fork_point::ForkRefusal::PastEnd { last } => SessionError::ForkPastEnd {
+            super::fork_point::ForkRefusal::PastEnd { last, points } => SessionError::ForkPastEnd {
                 session: session.to_owned(),
                 at: at_seq,
                 last,
+                points,
             },
             super::fork_point::ForkRefusal::SplitsExchange { before, after } => {
                 SessionError::ForkSplitsExchange {

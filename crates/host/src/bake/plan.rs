@@ -417,7 +417,7 @@ fn loopback_endpoints(world: &World, plan: &mut Plan) {
             plan.warnings.push(Warning::new(
                 "BAKE_LOOPBACK_ENDPOINT",
                 format!(
-                    "world.json modelTemplates[{}].baseUrl {origin}: a loopback address; inside a container it is the container itself, not this machine (change it to an address the container can reach, e.g. http://host.docker.internal:PORT/…)",
+                    "world.json modelTemplates[{}].baseUrl {origin}: a loopback address; inside a container it is the container itself, not this machine (change the copy's baseUrl to an address the container can reach, e.g. http://host.docker.internal:PORT/v1 or a compose service; plain http to another host also needs \"allowInsecureHttp\": true on the template)",
                     t.id
                 ),
             ));
