@@ -104,7 +104,11 @@ async fn servants_are_created_connected_set_and_deleted_with_their_references() 
     );
     orch.stop_agent("c3", std::time::Duration::from_secs(2))
         .await;
-    let trashed = orch.delete_servant("c3").unwrap().expect("its folder");
+    let trashed = orch
+        .delete_servant("c3")
+        .unwrap()
+        .trashed
+        .expect("its folder");
     assert!(trashed.exists() && !v.data.workspace().join("agents/c3").exists());
     let w = orch.world();
     assert!(w.agents.iter().all(|a| a.id.as_str() != "c3"));
