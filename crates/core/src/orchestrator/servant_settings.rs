@@ -1,6 +1,7 @@
 //! What a person may change of a servant besides its name (the GUI's settings form, the CLI's
 //! `servants set` and `servants add`): its name, template, work folder, tools, tool rounds, group
-//! and switches, each checked here, in the one edit that writes them.
+//! and switches, and whether it is the reception, each checked here, in the one edit that
+//! writes them.
 
 use super::Orchestrator;
 use super::cast::{checked_name, refused, servant};

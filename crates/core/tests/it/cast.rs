@@ -317,11 +317,11 @@ async fn each_cast_refusal_names_its_field_and_each_reference_is_cleared_only_fo
         Ok(())
     })
     .unwrap();
-    orch.delete_servant("n5").unwrap();
+    assert!(!orch.delete_servant("n5").unwrap().was_reception);
     let w = orch.world();
     assert_eq!(w.reception.as_ref().map(|r| r.as_str()), Some("n3"));
     assert_eq!(w.default_verifier.as_ref().map(|r| r.as_str()), Some("n3"));
-    orch.delete_servant("n3").unwrap();
+    assert!(orch.delete_servant("n3").unwrap().was_reception);
     let w = orch.world();
     assert!(w.reception.is_none() && w.default_verifier.is_none());
     // A record of references is empty only when both lists are.
