@@ -38,9 +38,14 @@ pub enum CoreError {
     /// The kill switch is at halt: no agent starts until `resume`.
     #[error("the village is halted; no agent starts until it is resumed")]
     Halted,
-    /// A change the village's cast refuses (its field and why).
-    #[error("{0}")]
-    CastRefused(String),
+    /// A change the village's cast refuses: its field and why, and what to give instead.
+    #[error("{what}")]
+    CastRefused {
+        /// The field and why (`workDir: an absolute path`).
+        what: String,
+        /// What to give instead.
+        fix: String,
+    },
     /// The agent runs: stop it first.
     #[error("agent {0} is running")]
     StillRunning(String),
@@ -74,7 +79,7 @@ impl CoreError {
             Self::PendingNotFound(_) => "RUN_PENDING_NOT_FOUND",
             Self::PendingUnrepresentable(_) => "RUN_PENDING_UNREPRESENTABLE",
             Self::Halted => "VILLAGE_HALTED",
-            Self::CastRefused(_) => "INVALID_CAST_CHANGE",
+            Self::CastRefused { .. } => "INVALID_CAST_CHANGE",
             Self::StillRunning(_) => "AGENT_RUNNING",
             // One of the cast's refusals (the field named), typed apart for the CLI's exit 11.
             Self::IdTaken(_) => "INVALID_CAST_CHANGE",
@@ -93,7 +98,9 @@ impl Coded for CoreError {
         match self {
             Self::Village(e) => e.fix(),
             Self::Sessions(e) => e.fix(),
-            Self::ReceptionUnset => Some("set `reception` in world.json".into()),
+            Self::ReceptionUnset => Some(
+                "make a servant the reception (`fuseforks-cli servants set ID --reception`, or `reception` in world.json)".into(),
+            ),
             Self::PendingNotFound(_) => {
                 Some("reload the approvals: the request was decided or evicted".into())
             }
@@ -103,6 +110,10 @@ impl Coded for CoreError {
             Self::Halted => {
                 Some("resume first (Resume, or `fuseforks-cli resume --data-dir D`)".into())
             }
+            Self::AgentNotFound(_) => Some(
+                "use an id of world.json `agents` (or, as an edge's end, `judges`): `fuseforks-cli servants list --data-dir D` lists them".into(),
+            ),
+            Self::CastRefused { fix, .. } => Some(fix.clone()),
             Self::StillRunning(_) => Some("stop the agent first".into()),
             Self::IdTaken(_) => Some("pick another id".into()),
             Self::TemplateNotFound(_) => Some("use an id from world.json `modelTemplates`".into()),

@@ -111,6 +111,8 @@ pub enum EditDone {
         trashed: bool,
         /// What still names it outside `world.json` (schedules, judge routes).
         named_by: ServantReferences,
+        /// It was the reception: the village has none now (the caller says so).
+        was_reception: bool,
     },
     /// Anything else: written and in effect.
     Changed,
@@ -137,10 +139,11 @@ pub async fn apply_cast(
             EditDone::Changed
         }
         CastEdit::Delete { agent_id } => {
-            let trashed = orch.delete_servant(&agent_id)?;
+            let deleted = orch.delete_servant(&agent_id)?;
             EditDone::Deleted {
-                trashed: trashed.is_some(),
+                trashed: deleted.trashed.is_some(),
                 named_by: orch.servant_references(&agent_id),
+                was_reception: deleted.was_reception,
             }
         }
         CastEdit::Connect {

@@ -68,7 +68,8 @@ pub enum ServantsAction {
         #[command(flatten)]
         place: EditPlace,
     },
-    /// Change a servant's name, template, work folder, tools, tool rounds, group or switches.
+    /// Change a servant's name, template, work folder, tools, tool rounds, group or switches, or
+    /// make it the reception.
     Set {
         /// The servant.
         id: String,
@@ -89,10 +90,14 @@ pub enum ServantsAction {
         /// No group.
         #[arg(long, conflicts_with = "group")]
         no_group: bool,
+        /// Make it the village's reception (the servant `ask` and the door talk to).
+        #[arg(long)]
+        reception: bool,
         #[command(flatten)]
         place: EditPlace,
     },
-    /// Delete a servant: its folder to the trash, the edges to it cleared.
+    /// Delete a servant: its folder to the trash, the edges to it cleared (the reception too,
+    /// when it was the reception: said with the fix).
     Remove {
         /// The servant.
         id: String,
@@ -111,7 +116,7 @@ pub struct Fields {
     #[arg(long, value_name = "A,B")]
     tools: Option<String>,
     /// Tool rounds per turn (1-255).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=255))]
     max_tool_rounds: Option<u8>,
     /// A group of world.json `groups`.
     #[arg(long, value_name = "GROUP")]
@@ -182,10 +187,12 @@ pub fn run(args: &ServantsArgs, out: &Out) -> u8 {
             no_work_dir,
             default_tools,
             no_group,
+            reception,
             place,
         } => {
             let mut settings = fields.settings(template.as_ref());
             settings.name.clone_from(name);
+            settings.reception = *reception;
             clear_if(*no_work_dir, &mut settings.work_dir);
             clear_if(*default_tools, &mut settings.enabled_tools);
             clear_if(*no_group, &mut settings.group_id);
@@ -228,16 +235,38 @@ fn remove(id: &str, place: &EditPlace, out: &Out) -> u8 {
     };
     edit(place, Edit::Cast(change), out, |done| {
         let mut text = format!("removed: {id}");
-        if let EditDone::Deleted { trashed, named_by } = done {
+        if let EditDone::Deleted {
+            trashed,
+            named_by,
+            was_reception,
+        } = done
+        {
             if *trashed {
                 text.push_str(" (its folder went to the trash)");
             }
-            if !named_by.is_empty() {
+            let named = [
+                ("schedules", &named_by.schedules),
+                ("judges", &named_by.judges),
+            ]
+            .into_iter()
+            .filter(|(_, ids)| !ids.is_empty())
+            .map(|(what, ids)| format!("{what} {}", ids.join(", ")))
+            .collect::<Vec<_>>();
+            if !named.is_empty() {
                 text.push_str(&format!(
-                    "; still named by schedules [{}] and judges [{}]: edit them",
-                    named_by.schedules.join(", "),
-                    named_by.judges.join(", ")
+                    "; still named by {}: edit them",
+                    named.join(" and ")
                 ));
+            }
+            if *was_reception {
+                out.cli(
+                    "warning",
+                    "RECEPTION_REMOVED",
+                    &format!(
+                        "{id} was the reception: the village has none now (`ask` and the door refuse, `check` says RECEPTION_UNSET)"
+                    ),
+                    Some("make another servant the reception: `fuseforks-cli servants set ID --reception --data-dir D`"),
+                );
             }
         }
         text
@@ -262,6 +291,9 @@ struct ServantRow {
     template_id: String,
     role_id: Option<String>,
     group_id: Option<String>,
+    /// The group's name (`null`: no group, or one `groups` lacks).
+    #[serde(skip)]
+    group_name: Option<String>,
     work_dir: Option<String>,
     /// `null`: the default tools.
     enabled_tools: Option<Vec<String>>,
@@ -284,6 +316,13 @@ fn rows(world: &World) -> ServantList {
             template_id: a.model_template_id.as_str().to_owned(),
             role_id: a.role_id.clone(),
             group_id: a.group_id.clone(),
+            group_name: a.group_id.as_ref().and_then(|g| {
+                world
+                    .groups
+                    .iter()
+                    .find(|x| &x.id == g)
+                    .map(|x| x.name.clone())
+            }),
             work_dir: a.work_dir.clone(),
             enabled_tools: a.enabled_tools.clone(),
             max_tool_iterations: a.max_tool_iterations,
@@ -342,7 +381,7 @@ fn human_row(row: &ServantRow, reception: bool) -> String {
         row.name,
         row.template_id,
         or_dash(&row.role_id),
-        or_dash(&row.group_id),
+        or_dash(&row.group_name.clone().or_else(|| row.group_id.clone())),
         or_dash(&row.work_dir),
     )
 }

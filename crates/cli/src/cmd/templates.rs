@@ -239,8 +239,8 @@ pub fn run(args: &TemplatesArgs, out: &Out) -> u8 {
 
 /// The template `add` describes, on the model's defaults (the core checks it as it writes).
 fn new_template(add: &AddArgs) -> Result<Box<ModelTemplate>, CoreError> {
-    let id =
-        TemplateId::new(add.id.as_str()).map_err(|e| CoreError::CastRefused(format!("id: {e}")))?;
+    let id = TemplateId::new(add.id.as_str())
+        .map_err(|e| fuseforks_core::orchestrator::template_id_refused(&e))?;
     let base_url = add.base_url.trim();
     let name = add.name.clone().unwrap_or_else(|| add.id.clone());
     let mut t = ModelTemplate::new(id, name, base_url, add.model.trim());

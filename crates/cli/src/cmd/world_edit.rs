@@ -121,7 +121,7 @@ pub fn run(place: &EditPlace, edit: Edit, out: &Out, done: impl FnOnce(&EditDone
 pub fn for_core_error(e: &CoreError) -> u8 {
     match e {
         CoreError::IdTaken(_) => exit::OUTPUT_EXISTS,
-        CoreError::CastRefused(_)
+        CoreError::CastRefused { .. }
         | CoreError::AgentNotFound(_)
         | CoreError::TemplateNotFound(_)
         | CoreError::TemplateInUse { .. } => exit::USAGE,
@@ -148,7 +148,11 @@ mod tests {
     #[test]
     fn refusals_map_to_their_exit_codes() {
         assert_eq!(for_core_error(&CoreError::IdTaken("a".into())), 11);
-        assert_eq!(for_core_error(&CoreError::CastRefused("id: x".into())), 2);
+        let refused = CoreError::CastRefused {
+            what: "id: x".into(),
+            fix: "y".into(),
+        };
+        assert_eq!(for_core_error(&refused), 2);
         assert_eq!(for_core_error(&CoreError::StillRunning("a".into())), 4);
         assert_eq!(comma_list(" grep, ,read_file"), ["grep", "read_file"]);
     }

@@ -131,7 +131,7 @@ fn servants_are_added_listed_connected_set_and_removed() {
         &format!("servants set writer --max-tool-rounds 0 {place}"),
         2,
     );
-    assert!(zero.contains("maxToolIterations"), "{zero}");
+    assert!(zero.contains("--max-tool-rounds"), "{zero}");
 
     exits(&format!("servants remove writer {place}"), 0);
     assert!(servant(&data, "writer").is_none());
@@ -275,4 +275,156 @@ fn changes_while_the_village_runs_are_refused_as_the_gui_refuses() {
     assert_eq!(world_bytes(&data), before);
     // Reading needs no lock.
     assert!(servant(&data, "rec").is_some());
+}
+
+/// Every refusal of these commands is `error: [CODE] message` then a `Fix:` line (README
+/// "Errors and exit codes").
+fn has_fix(err: &str) -> bool {
+    err.lines().any(|l| l.starts_with("Fix: "))
+}
+
+#[test]
+fn removing_the_reception_is_said_and_set_again_from_the_cli() {
+    let (data, place) = village();
+    let dir = data.data_dir().display().to_string();
+    exits(&format!("servants add helper --name Helper {place}"), 0);
+    let out = cli(&format!("servants remove rec {place}"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let warned = stderr(&out);
+    assert!(
+        warned.contains("warning: [RECEPTION_REMOVED]")
+            && warned.contains("Fix: ")
+            && warned.contains("servants set ID --reception"),
+        "{warned}"
+    );
+    // No `schedules []` when nothing names it.
+    assert!(!stdout(&out).contains("[]"), "{}", stdout(&out));
+    let list = json_of(&format!("servants list --json --data-dir {dir}"));
+    assert_eq!(list["reception"], Value::Null);
+    let check = cli(&format!("check --for ask --data-dir {dir} --secrets env"));
+    assert!(
+        stdout(&check).contains("RECEPTION_UNSET") || stderr(&check).contains("RECEPTION_UNSET")
+    );
+
+    let unknown = exits(&format!("servants set nobody --reception {place}"), 2);
+    assert!(
+        unknown.contains("[AGENT_NOT_FOUND]") && has_fix(&unknown),
+        "{unknown}"
+    );
+    exits(&format!("servants set helper --reception {place}"), 0);
+    let list = json_of(&format!("servants list --json --data-dir {dir}"));
+    assert_eq!(list["reception"], Value::from("helper"));
+    let on_disk: Value = serde_json::from_slice(&world_bytes(&data)).unwrap();
+    assert_eq!(on_disk["reception"], Value::from("helper"));
+    let check = cli(&format!("check --for ask --data-dir {dir} --secrets env"));
+    let said = format!("{}{}", stdout(&check), stderr(&check));
+    assert!(!said.contains("RECEPTION_UNSET"), "{said}");
+    // Another servant removed: no word of the reception.
+    exits(&format!("servants add other --name Other {place}"), 0);
+    let quiet = exits(&format!("servants remove other {place}"), 0);
+    assert!(!quiet.contains("RECEPTION_REMOVED"), "{quiet}");
+}
+
+#[test]
+fn refusals_state_the_rule_and_the_fix() {
+    let (data, place) = village();
+    let before = world_bytes(&data);
+    let bad_id = exits(&format!("servants add 'bad/id' --name B {place}"), 2);
+    assert!(
+        bad_id.contains("A-Z a-z 0-9 _ -") && bad_id.contains("64") && has_fix(&bad_id),
+        "{bad_id}"
+    );
+    let tools = exits(
+        &format!("servants add t1 --name T --tools nosuch {place}"),
+        2,
+    );
+    assert!(
+        tools.contains("no bundled tool nosuch")
+            && tools.contains("Fix: ")
+            && tools.contains("grep"),
+        "{tools}"
+    );
+    let relative = exits(
+        &format!("servants add t2 --name T --work-dir relative/dir {place}"),
+        2,
+    );
+    assert!(
+        relative.contains("workDir: ") && relative.contains("absolute") && has_fix(&relative),
+        "{relative}"
+    );
+    let inside = data.workspace().join("notes");
+    let near = exits(
+        &format!(
+            "servants add t3 --name T --work-dir {} {place}",
+            inside.display()
+        ),
+        2,
+    );
+    assert!(has_fix(&near), "{near}");
+    let missing = exits(&format!("servants set nobody --name N {place}"), 2);
+    assert!(has_fix(&missing), "{missing}");
+    let template = exits(
+        &format!("servants add t4 --name T --template nope {place}"),
+        2,
+    );
+    assert!(has_fix(&template), "{template}");
+    let taken = exits(&format!("servants add rec --name Again {place}"), 11);
+    assert!(has_fix(&taken), "{taken}");
+    let itself = exits(&format!("servants connect rec rec {place}"), 2);
+    assert!(has_fix(&itself), "{itself}");
+
+    let context = exits(&format!("templates set stub --context-length 0 {place}"), 2);
+    assert!(
+        context.contains("contextLength: ")
+            && !context.contains("maxOutputTokens")
+            && has_fix(&context),
+        "{context}"
+    );
+    let retries = exits(&format!("templates set stub --max-retries 0 {place}"), 2);
+    assert!(
+        retries.contains("maxRetries: ") && !retries.contains("requestTimeoutSecs"),
+        "{retries}"
+    );
+    let lan = exits(
+        &format!("templates add lan --base-url http://192.168.1.5:8080/v1 --model m {place}"),
+        2,
+    );
+    assert!(
+        lan.contains("ENDPOINT_INSECURE")
+            && lan.contains("Fix: ")
+            && lan.contains("--allow-insecure-http true"),
+        "{lan}"
+    );
+    let unknown = exits(&format!("templates set nope --model m {place}"), 2);
+    assert!(has_fix(&unknown), "{unknown}");
+    assert_eq!(world_bytes(&data), before, "nothing written");
+}
+
+#[test]
+fn zero_tool_rounds_is_refused_by_the_parser_and_groups_are_listed_by_name() {
+    let (data, place) = village();
+    let dir = data.data_dir().display().to_string();
+    let zero = exits(&format!("servants set rec --max-tool-rounds 0 {place}"), 2);
+    assert!(
+        zero.contains("[USAGE]") && zero.contains("1..=255"),
+        "{zero}"
+    );
+    exits(&format!("servants set rec --max-tool-rounds 1 {place}"), 0);
+
+    let path = data.workspace().join("world.json");
+    let mut world: Value = serde_json::from_slice(&world_bytes(&data)).unwrap();
+    let group = "5b0c1a52-6d1e-4c57-9a59-3d1b2f0c9e11";
+    world["groups"] = serde_json::json!([{"id": group, "name": "Core team"}]);
+    std::fs::write(&path, serde_json::to_vec_pretty(&world).unwrap()).unwrap();
+    exits(&format!("servants set rec --group {group} {place}"), 0);
+    let table = stdout(&cli(&format!("servants list --data-dir {dir}")));
+    assert!(
+        table.contains("group: Core team") && !table.contains(group),
+        "{table}"
+    );
+    assert_eq!(
+        servant(&data, "rec").unwrap()["groupId"],
+        Value::from(group),
+        "--json keeps the id"
+    );
 }

@@ -36,8 +36,34 @@ impl ServantReferences {
     }
 }
 
-pub(super) fn refused(text: impl Into<String>) -> CoreError {
-    CoreError::CastRefused(text.into())
+/// What deleting a servant did beyond taking it out of `world.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServantDeleted {
+    /// Where its folder went in the trash (`None`: it had none).
+    pub trashed: Option<PathBuf>,
+    /// It was the reception: the village now has none (`ask` and the door refuse until a
+    /// servant is made the reception).
+    pub was_reception: bool,
+}
+
+/// A refused change: its field and why, and what to give instead.
+pub(super) fn refused(what: impl Into<String>, fix: impl Into<String>) -> CoreError {
+    CoreError::CastRefused {
+        what: what.into(),
+        fix: fix.into(),
+    }
+}
+
+/// The rule of a servant's id ([`AgentId`]: it is also its folder's name).
+pub(super) const ID_RULE: &str =
+    "1 to 64 characters from A-Z a-z 0-9 _ - (no spaces, dots or slashes)";
+
+/// A refused servant id, with its rule.
+pub(super) fn bad_id(e: &crate::village::InvalidIdError) -> CoreError {
+    refused(
+        format!("id: {e}: an id is {ID_RULE}"),
+        "pick an id of letters, digits, `_` and `-`, at most 64 characters (e.g. writer_2)",
+    )
 }
 
 pub(super) fn servant<'a>(world: &'a mut World, id: &str) -> Result<&'a mut AgentSpec, CoreError> {
@@ -51,7 +77,10 @@ pub(super) fn servant<'a>(world: &'a mut World, id: &str) -> Result<&'a mut Agen
 pub(super) fn checked_name(name: &str) -> Result<String, CoreError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 60 || name.chars().any(char::is_control) {
-        return Err(refused("name: 1 to 60 characters, no control characters"));
+        return Err(refused(
+            "name: 1 to 60 characters, no control characters",
+            "give a name of 1 to 60 characters on one line",
+        ));
     }
     Ok(name.to_owned())
 }
@@ -68,15 +97,23 @@ fn role_defaults(world: &World, role_id: Option<&str>) -> Result<RoleDefaults, C
         None => RoleDefaults::default(),
         Some(r) => match world.roles.iter().find(|x| x.id == r) {
             Some(role) => role.defaults.clone(),
-            None => return Err(refused(format!("roleId: no role {r}"))),
+            None => {
+                return Err(refused(
+                    format!("roleId: no role {r}"),
+                    "use a role id of world.json `roles`, or leave the role out",
+                ));
+            }
         },
     };
     if let Some(t) = &defaults.model_template_id
         && !world.model_templates.iter().any(|m| &m.id == t)
     {
-        return Err(refused(format!(
-            "roleId: its model template {t} is not in the village"
-        )));
+        return Err(refused(
+            format!("roleId: its model template {t} is not in the village"),
+            format!(
+                "add the template {t} (`fuseforks-cli templates add {t} …`), or pick another role"
+            ),
+        ));
     }
     Ok(defaults)
 }
@@ -103,7 +140,7 @@ impl Orchestrator {
         role_id: Option<&str>,
         settings: &ServantSettings,
     ) -> Result<(), CoreError> {
-        let agent_id = AgentId::new(id).map_err(|e| refused(format!("id: {e}")))?;
+        let agent_id = AgentId::new(id).map_err(|e| bad_id(&e))?;
         let name = checked_name(name)?;
         if id_taken(&self.world(), &agent_id) {
             return Err(CoreError::IdTaken(id.to_owned()));
@@ -111,9 +148,10 @@ impl Orchestrator {
         // A folder left by an earlier servant of that id would hand over its run.json rules,
         // mcp.json and memory: refused.
         if self.inner.store().agent_files(&agent_id)?.dir().exists() {
-            return Err(refused(format!(
-                "id: a folder agents/{id} is left from before; move it away or pick another id"
-            )));
+            return Err(refused(
+                format!("id: a folder agents/{id} is left from before"),
+                format!("move agents/{id} out of the village's folder, or pick another id"),
+            ));
         }
         let mut construct = String::new();
         self.update_world(|w| {
@@ -131,7 +169,12 @@ impl Orchestrator {
                         .map(|a| a.model_template_id.clone())
                 })
                 .or_else(|| w.model_templates.first().map(|t| t.id.clone()))
-                .ok_or_else(|| refused("the village has no model template"))?;
+                .ok_or_else(|| {
+                    refused(
+                        "modelTemplateId: the village has no model template",
+                        "add one first (`fuseforks-cli templates add ID --base-url URL --model NAME`)",
+                    )
+                })?;
             let mut spec = AgentSpec::new(agent_id.clone(), name, template);
             spec.order = w.agents.iter().map(|a| a.order + 1).max().unwrap_or(0);
             spec.role_id = role_id.map(str::to_owned);
@@ -158,12 +201,14 @@ impl Orchestrator {
         .map(|_| ())
     }
 
-    /// Deletes a stopped servant: its folder to the trash first (where it went is returned;
-    /// `None` when it had none), then out of `world.json` with every reference to it, both
-    /// under the one-at-a-time edit lock, the servant stopped at that moment.
-    pub fn delete_servant(&self, id: &str) -> Result<Option<PathBuf>, CoreError> {
+    /// Deletes a stopped servant: its folder to the trash first, then out of `world.json` with
+    /// every reference to it (the reception cleared when it was the reception: the village then
+    /// has none until a servant is made the reception), both under the one-at-a-time edit
+    /// lock, the servant stopped at that moment.
+    pub fn delete_servant(&self, id: &str) -> Result<ServantDeleted, CoreError> {
         let agent_id = AgentId::new(id).map_err(|_| CoreError::AgentNotFound(id.to_owned()))?;
         let mut trashed = None;
+        let mut was_reception = false;
         self.update_world(|w| {
             if !w.agents.iter().any(|a| a.id == agent_id) {
                 return Err(CoreError::AgentNotFound(id.to_owned()));
@@ -178,6 +223,7 @@ impl Orchestrator {
             }
             if w.reception.as_ref() == Some(&agent_id) {
                 w.reception = None;
+                was_reception = true;
             }
             if w.default_verifier.as_ref() == Some(&agent_id) {
                 w.default_verifier = None;
@@ -185,7 +231,10 @@ impl Orchestrator {
             w.topology_positions.remove(id);
             Ok(())
         })?;
-        Ok(trashed)
+        Ok(ServantDeleted {
+            trashed,
+            was_reception,
+        })
     }
 
     /// What names servant `id` outside `world.json`, whether or not it still exists.
@@ -242,7 +291,12 @@ impl Orchestrator {
             .map(std::path::Path::to_path_buf)
             .unwrap_or_default();
         let dir: std::os::fd::OwnedFd = std::fs::File::open(&parent)
-            .map_err(|e| refused(format!("the agents folder: {e}")))?
+            .map_err(|e| {
+                refused(
+                    format!("the agents folder: {e}"),
+                    "check that the village's agents folder can be read",
+                )
+            })?
             .into();
         let name = std::ffi::OsString::from(agent_id.as_str());
         let source = crate::tools::TrashSource {
@@ -253,16 +307,20 @@ impl Orchestrator {
         crate::tools::move_to_trash(&source, self.inner.trash())
             .map(Some)
             .map_err(|e| {
-                refused(format!(
-                    "the folder of {agent_id} could not go to the trash: {e}"
-                ))
+                refused(
+                    format!("the folder of {agent_id} could not go to the trash: {e}"),
+                    format!("move agents/{agent_id} out of the village's folder by hand, then remove it again"),
+                )
             })
     }
 
     /// Draws (`connected`) or removes the edge `from` → `to` (`to` may then be asked by `from`).
     pub fn connect_servants(&self, from: &str, to: &str, connected: bool) -> Result<(), CoreError> {
         if from == to {
-            return Err(refused("an agent is not connected to itself"));
+            return Err(refused(
+                "an agent is not connected to itself",
+                "connect two different servants (FROM -> TO)",
+            ));
         }
         self.update_world(|w| {
             let target = w
@@ -300,20 +358,26 @@ impl Orchestrator {
     pub(super) fn check_work_dir(&self, dir: &str) -> Result<(), CoreError> {
         let dir = std::path::Path::new(dir);
         if !dir.is_absolute() {
-            return Err(refused("workDir: an absolute path"));
+            return Err(refused(
+                format!("workDir: {} is not an absolute path", dir.display()),
+                "give an absolute path, e.g. /home/me/texts (C:\\Users\\me\\texts on Windows)",
+            ));
         }
         let (dir, village) = (resolved(dir), resolved(self.inner.store().workspace()));
         if dir.starts_with(&village) || village.starts_with(&dir) {
-            return Err(refused(format!(
-                "workDir: {} is {} the village's folder {}; pick a folder apart from it, so that the servant's file tools cannot rewrite the village",
-                dir.display(),
-                if dir.starts_with(&village) {
-                    "inside"
-                } else {
-                    "above"
-                },
-                village.display()
-            )));
+            return Err(refused(
+                format!(
+                    "workDir: {} is {} the village's folder {}",
+                    dir.display(),
+                    if dir.starts_with(&village) {
+                        "inside"
+                    } else {
+                        "above"
+                    },
+                    village.display()
+                ),
+                "pick a folder apart from the village's, so that the servant's file tools cannot rewrite the village",
+            ));
         }
         Ok(())
     }

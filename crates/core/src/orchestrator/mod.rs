@@ -42,14 +42,14 @@ use crate::sync::LockOrRecover;
 use crate::tools::{RunApproval, TrashTarget};
 use crate::village::{Language, World};
 pub use approvals::PendingDecision;
-pub use cast::ServantReferences;
+pub use cast::{ServantDeleted, ServantReferences};
 pub use conversation::Conversation;
 pub use failure::TurnFailure;
 use inner::Inner;
 pub use outcome::{ExternalOutcome, PlanTaskState, TurnOutcome};
 pub use plan::{PlanTask, PlanWave, WaveStatus};
 pub use servant_settings::ServantSettings;
-pub use templates::{TemplateSettings, template_users};
+pub use templates::{TemplateSettings, template_id_refused, template_users};
 pub use watch::{RunningRoot, ToolCallDetail};
 
 /// Capacity of each agent's mailbox.

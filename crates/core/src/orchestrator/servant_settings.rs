@@ -1,6 +1,7 @@
 //! What a person may change of a servant besides its name (the GUI's settings form, the CLI's
 //! `servants set` and `servants add`): its name, template, work folder, tools, tool rounds, group
-//! and switches, each checked here, in the one edit that writes them.
+//! and switches, and whether it is the reception, each checked here, in the one edit that
+//! writes them.
 
 use super::Orchestrator;
 use super::cast::{checked_name, refused, servant};
@@ -45,6 +46,10 @@ pub struct ServantSettings {
     /// Uses the blackboard.
     #[serde(default)]
     pub uses_blackboard: Option<bool>,
+    /// `true`: it becomes the village's reception (the servant `ask` and the door talk to);
+    /// `false` leaves the reception as it is (another servant made the reception moves it).
+    #[serde(default)]
+    pub reception: bool,
 }
 
 /// A field that is present: `null` is `Some(None)` (clear it), a value `Some(Some(v))`.
@@ -98,6 +103,10 @@ impl Orchestrator {
                 *field = v;
             }
         }
+        let reception = settings.reception.then(|| a.id.clone());
+        if reception.is_some() {
+            w.reception = reception;
+        }
         Ok(())
     }
 
@@ -110,29 +119,56 @@ impl Orchestrator {
         if let Some(Some(g)) = &settings.group_id
             && !w.groups.iter().any(|x| &x.id == g)
         {
-            return Err(refused(format!("groupId: no group {g}")));
+            let names: Vec<&str> = w.groups.iter().map(|x| x.id.as_str()).collect();
+            return Err(refused(
+                format!("groupId: no group {g}"),
+                match names.is_empty() {
+                    true => "add the group to world.json `groups` first".to_owned(),
+                    false => format!(
+                        "use a group id of world.json `groups`: {}",
+                        names.join(", ")
+                    ),
+                },
+            ));
         }
         if let Some(Some(tools)) = &settings.enabled_tools
             && let Some(t) = tools
                 .iter()
                 .find(|t| !crate::tools::BUNDLED_TOOL_NAMES.contains(&t.as_str()))
         {
-            return Err(refused(format!("enabledTools: no bundled tool {t}")));
+            return Err(refused(
+                format!("enabledTools: no bundled tool {t}"),
+                format!(
+                    "choose from the bundled tools: {}",
+                    crate::tools::BUNDLED_TOOL_NAMES.join(", ")
+                ),
+            ));
         }
         if let Some(Some(dir)) = &settings.work_dir {
             self.check_work_dir(dir)?;
         }
         if settings.max_tool_iterations == Some(Some(0)) {
-            return Err(refused("maxToolIterations: 1 to 255"));
+            return Err(refused(
+                "maxToolIterations: 1 to 255",
+                "give 1 to 255 tool rounds, or leave it out for the default",
+            ));
         }
         let Some(t) = &settings.model_template_id else {
             return Ok(None);
         };
         match w.model_templates.iter().find(|m| m.id.as_str() == t) {
             Some(m) => Ok(Some(m.id.clone())),
-            None => Err(refused(format!(
-                "modelTemplateId: no model template {t} in the village"
-            ))),
+            None => Err(refused(
+                format!("modelTemplateId: no model template {t} in the village"),
+                format!(
+                    "use a template id of world.json `modelTemplates`: {}",
+                    w.model_templates
+                        .iter()
+                        .map(|m| m.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
         }
     }
 }

@@ -7,7 +7,9 @@
 use super::Orchestrator;
 use super::cast::refused;
 use crate::error::CoreError;
-use crate::village::{Credential, Effort, ModelTemplate, Provider, TemplateId, World};
+use crate::village::{
+    Credential, Effort, EndpointProblem, ModelTemplate, Provider, TemplateId, World,
+};
 
 /// What `set_template` changes (`None`: left as it is; for the optional values `Some(None)`
 /// clears them).
@@ -84,33 +86,80 @@ impl TemplateSettings {
 fn check_template(t: &ModelTemplate) -> Result<(), CoreError> {
     let name = t.name.trim();
     if name.is_empty() || name.chars().count() > 60 || name.chars().any(char::is_control) {
-        return Err(refused("name: 1 to 60 characters, no control characters"));
+        return Err(refused(
+            "name: 1 to 60 characters, no control characters",
+            "give a name of 1 to 60 characters on one line",
+        ));
     }
     if t.model.trim().is_empty() || t.model.chars().any(char::is_control) {
-        return Err(refused("model: a model name, no control characters"));
+        return Err(refused(
+            "model: a model name, no control characters",
+            "give the model name the server knows (e.g. gpt-5.1, qwen3)",
+        ));
     }
-    if t.context_length == 0 || t.max_output_tokens == 0 {
-        return Err(refused("contextLength, maxOutputTokens: above 0"));
-    }
-    if t.request_timeout_secs == 0 || t.max_retries == 0 {
-        return Err(refused("requestTimeoutSecs, maxRetries: above 0"));
+    let counts = [
+        ("contextLength", t.context_length, "tokens, e.g. 128000"),
+        (
+            "maxOutputTokens",
+            u64::from(t.max_output_tokens),
+            "tokens, e.g. 8192",
+        ),
+        (
+            "requestTimeoutSecs",
+            t.request_timeout_secs,
+            "seconds, e.g. 120",
+        ),
+        (
+            "maxRetries",
+            u64::from(t.max_retries),
+            "attempts, the first included, e.g. 3",
+        ),
+    ];
+    if let Some((field, _, example)) = counts.into_iter().find(|(_, n, _)| *n == 0) {
+        return Err(refused(
+            format!("{field}: above 0"),
+            format!("give {field} 1 or more ({example})"),
+        ));
     }
     if let Some(x) = t.temperature
         && !(0.0..=2.0).contains(&x)
     {
-        return Err(refused("temperature: 0 to 2"));
+        return Err(refused(
+            "temperature: 0 to 2",
+            "give a temperature from 0 to 2, or leave it out",
+        ));
     }
     for (field, price) in [
         ("inputPerMtok", t.input_per_mtok),
         ("outputPerMtok", t.output_per_mtok),
     ] {
         if price.is_some_and(|p| !(p.is_finite() && p >= 0.0)) {
-            return Err(refused(format!("{field}: a price of 0 or more")));
+            return Err(refused(
+                format!("{field}: a price of 0 or more"),
+                "give the price in dollars per million tokens (e.g. 1.25), or leave it out",
+            ));
         }
     }
-    t.endpoint_security()
-        .map(drop)
-        .map_err(|e| refused(format!("baseUrl: {e} ({})", e.code())))
+    t.endpoint_security().map(drop).map_err(|e| {
+        let fix = match e {
+            EndpointProblem::Insecure { .. } => {
+                "use https://, or allow plain http to a model server on your own network (the key then travels in clear text): `allowInsecureHttp` true, `--allow-insecure-http true` in the CLI"
+            }
+            EndpointProblem::Invalid { .. } | EndpointProblem::Demo { .. } => {
+                "give an absolute URL such as https://api.example.com/v1 or http://127.0.0.1:11434/v1"
+            }
+        };
+        refused(format!("{e} ({})", e.code()), fix)
+    })
+}
+
+/// A refused template id, with its rule ([`TemplateId`]: it is also its key's name in the
+/// secret store).
+pub fn template_id_refused(e: &crate::village::InvalidIdError) -> CoreError {
+    refused(
+        format!("id: {e}: a template id is 1 to 128 characters on one line, not blank"),
+        "pick an id such as openai or local-qwen",
+    )
 }
 
 /// The servants and judges that think with template `id`, by id.
@@ -136,7 +185,7 @@ impl Orchestrator {
     /// Adds `template` (its id not taken; checked as it would be written).
     pub fn add_template(&self, template: ModelTemplate) -> Result<(), CoreError> {
         let id = template.id.as_str().to_owned();
-        TemplateId::new(id.as_str()).map_err(|e| refused(format!("id: {e}")))?;
+        TemplateId::new(id.as_str()).map_err(|e| template_id_refused(&e))?;
         check_template(&template)?;
         self.update_world(|w| {
             if w.model_templates.iter().any(|t| t.id.as_str() == id) {

@@ -36,16 +36,16 @@ pub(super) fn reception(i: &Input<'_>, out: &mut Findings) {
                 "RECEPTION_UNSET",
                 "窓口の個体が決まっていません。".into(),
                 "The village has no reception agent.".into(),
-                "world.json の reception に個体の ID を書いてください。",
-                "Set reception in world.json to an agent id.",
+                "受付にする個体を決めてください（fuseforks-cli servants set ID --reception、または world.json の reception）。",
+                "Make a servant the reception: fuseforks-cli servants set ID --reception (or reception in world.json).",
             ),
             Some(r) if world.agent(r).is_none() => out.add(
                 Level::Reject,
                 "RECEPTION_MISSING",
                 format!("窓口の {r} はもういません。"),
                 format!("The reception {r} no longer exists."),
-                "world.json の reception を今いる個体に直してください。",
-                "Point reception in world.json at an existing agent.",
+                "今いる個体を受付にしてください（fuseforks-cli servants set ID --reception、または world.json の reception）。",
+                "Make an existing servant the reception: fuseforks-cli servants set ID --reception (or reception in world.json).",
             ),
             Some(_) => {}
         }

@@ -54,7 +54,7 @@ pub use editable::{EditError, EditableFile, MAX_EDIT_BYTES, TextFinding};
 pub use error::{InvalidFile, RuleCode, RuleViolation, VillageError};
 pub use files::AgentFiles;
 pub use founding::{FoundingPlan, FoundingReport, found_village, found_village_with};
-pub use ids::{AgentId, TemplateId};
+pub use ids::{AgentId, InvalidIdError, TemplateId};
 pub use judge::JudgeSpec;
 pub use language::{Language, LanguageTag};
 pub use mcp_config::{McpConfig, McpServerEntry};

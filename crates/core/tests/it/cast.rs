@@ -104,7 +104,11 @@ async fn servants_are_created_connected_set_and_deleted_with_their_references() 
     );
     orch.stop_agent("c3", std::time::Duration::from_secs(2))
         .await;
-    let trashed = orch.delete_servant("c3").unwrap().expect("its folder");
+    let trashed = orch
+        .delete_servant("c3")
+        .unwrap()
+        .trashed
+        .expect("its folder");
     assert!(trashed.exists() && !v.data.workspace().join("agents/c3").exists());
     let w = orch.world();
     assert!(w.agents.iter().all(|a| a.id.as_str() != "c3"));
@@ -313,11 +317,11 @@ async fn each_cast_refusal_names_its_field_and_each_reference_is_cleared_only_fo
         Ok(())
     })
     .unwrap();
-    orch.delete_servant("n5").unwrap();
+    assert!(!orch.delete_servant("n5").unwrap().was_reception);
     let w = orch.world();
     assert_eq!(w.reception.as_ref().map(|r| r.as_str()), Some("n3"));
     assert_eq!(w.default_verifier.as_ref().map(|r| r.as_str()), Some("n3"));
-    orch.delete_servant("n3").unwrap();
+    assert!(orch.delete_servant("n3").unwrap().was_reception);
     let w = orch.world();
     assert!(w.reception.is_none() && w.default_verifier.is_none());
     // A record of references is empty only when both lists are.

@@ -56,7 +56,11 @@ pub async fn edit(state: &GuiState, edit: CastEdit) -> Result<Value, ApiError> {
     let done = apply_cast(&state.orchestrator, edit, Channel::Gui).await?;
     Ok(match done {
         EditDone::Created { agent_id } => json!({"agentId": agent_id}),
-        EditDone::Deleted { trashed, named_by } => json!({"trashed": trashed, "namedBy": named_by}),
+        EditDone::Deleted {
+            trashed,
+            named_by,
+            was_reception,
+        } => json!({"trashed": trashed, "namedBy": named_by, "wasReception": was_reception}),
         EditDone::Changed => json!({}),
     })
 }
