@@ -603,7 +603,10 @@ async fn conversations_and_pending_runs_are_decided_from_the_page() {
         .await;
     assert_eq!(
         (inside.0, Fx::code(&inside.1)),
-        (StatusCode::UNPROCESSABLE_ENTITY, "SESSION_FORK_SPLITS_EXCHANGE")
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "SESSION_FORK_SPLITS_EXCHANGE"
+        )
     );
     let forked = fx
         .command(json!({"type": "forkConversation", "sessionId": first, "atSeq": 0}))
