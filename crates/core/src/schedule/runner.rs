@@ -147,7 +147,7 @@ impl ScheduleRunner {
         let mut firings = Vec::new();
         let mut consumed: Vec<(&str, i64)> = Vec::new();
         for task in list.0.iter().filter(|t| t.enabled) {
-            let due_ms = match decide(Timing::from(&*task), &self.config.zone, now_ms) {
+            let due_ms = match decide(Timing::from(task), &self.config.zone, now_ms) {
                 Decision::Wait { next_due_ms } => {
                     self.next_due_ms = min_some(self.next_due_ms, next_due_ms);
                     continue;
@@ -179,7 +179,7 @@ impl ScheduleRunner {
         match self.store.record_consumed(&consumed) {
             Ok(written) => {
                 // A task gone from the file since the read has no consume on disk: not fired.
-                firings.retain(|f| written.iter().any(|id| *id == f.task.id));
+                firings.retain(|f| written.contains(&f.task.id));
                 firings
             }
             Err(e) => {
