@@ -6,10 +6,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use fuseforks_core::Coded;
-use fuseforks_core::preflight::{Finding, HeadlessMode, HostView, headless_preflight, probe_key};
+use fuseforks_core::preflight::{
+    Finding, HeadlessMode, HostView, headless_preflight, notice_finding, probe_key,
+};
 use fuseforks_core::schedule::{ProcessZone, ZoneError, resolve_process_zone};
 use fuseforks_core::tools::RunApproval;
 use fuseforks_core::village::{AgentId, Language, VillageError, World};
+use fuseforks_core::village::{Loaded, Notice, NoticeCode};
 use fuseforks_core::village::{McpConfig, McpServerEntry};
 
 use crate::boot::{SecretSource, secret_store};
@@ -183,6 +186,9 @@ pub struct PreflightReport {
     pub start: BTreeSet<String>,
     /// The village language.
     pub language: Language,
+    /// What the reads of the files adjusted (each is also a warning among the findings);
+    /// `ask` and `serve` write them to the village log once booted ([`notice_log_line`]).
+    pub notices: Vec<Notice>,
 }
 
 impl PreflightReport {
@@ -251,25 +257,31 @@ pub fn run_preflight(
     if let Some(missing) = paths.village_missing() {
         return Err(missing.into());
     }
-    let world = village.load_world()?.value;
-    let schedules = village.load_schedules()?.value.0;
+    // Every file read here hands over what its read adjusted; each becomes a warning.
+    let mut notices = Vec::new();
+    let world = keep(&mut notices, village.load_world()?);
+    let schedules = keep(&mut notices, village.load_schedules()?).0;
     let language = world.effective_language(inputs.os_locale.as_deref());
     let start = resolve_start(&world, &inputs.start, inputs.mode)?;
     let secrets = secret_store(inputs.secrets)?;
     let shelf = paths.shelf();
-    let approvals = shelf.load_probe_approvals()?.value.hashes;
+    let approvals = keep(&mut notices, shelf.load_probe_approvals()?).hashes;
     let village_id = village.read_village_id()?.unwrap_or_default();
-    let jev = shelf.load_jev()?.value;
-    let baked = shelf
-        .load_bake_record()?
-        .and_then(|b| b.value.source_time_zone);
-    let mut mcp = vec![(String::new(), village.load_shared_mcp()?.value)];
+    let jev = keep(&mut notices, shelf.load_jev()?);
+    let baked = match shelf.load_bake_record()? {
+        Some(record) => keep(&mut notices, record).source_time_zone,
+        None => None,
+    };
+    let mut mcp = vec![(
+        String::new(),
+        keep(&mut notices, village.load_shared_mcp()?),
+    )];
     let (mut run_allow, mut run_network_denied) = (Vec::new(), Vec::new());
     for agent in &world.agents {
         let files = village.agent_files(&agent.id)?;
-        mcp.push((agent.id.to_string(), files.load_mcp()?.value));
+        mcp.push((agent.id.to_string(), keep(&mut notices, files.load_mcp()?)));
         if start.contains(agent.id.as_str()) {
-            let policy = files.load_run_policy()?.value;
+            let policy = keep(&mut notices, files.load_run_policy()?);
             if policy.network == Some(false) {
                 run_network_denied.push(agent.id.to_string());
             }
@@ -301,6 +313,16 @@ pub fn run_preflight(
         language,
     };
     let mut findings = headless_preflight(&world, &schedules, &view);
+    let notices: Vec<Notice> = notices
+        .into_iter()
+        .filter(|n| !rejected_already(n, &world, &start))
+        .collect();
+    findings.extend(
+        notices
+            .iter()
+            .map(|n| notice_finding(n, &shown(&n.file, paths.data_dir()), language)),
+    );
+    findings.sort_by_key(|f| f.level); // stable: the checks' findings first within a level
     if let Some(notice) = secrets.notice() {
         findings.push(store_notice(notice));
     }
@@ -314,7 +336,46 @@ pub fn run_preflight(
         findings,
         start,
         language,
+        notices,
     })
+}
+
+/// The value of a read, its notices added to `notices`.
+fn keep<T>(notices: &mut Vec<Notice>, loaded: Loaded<T>) -> T {
+    notices.extend(loaded.notices);
+    loaded.value
+}
+
+/// A file as findings and log lines show it: relative to the data folder when inside it.
+pub fn shown(file: &Path, data_dir: &Path) -> String {
+    file.strip_prefix(data_dir)
+        .unwrap_or(file)
+        .display()
+        .to_string()
+}
+
+/// A `MODEL_TEMPLATE_MISSING` notice of an agent that starts: the check of the same code
+/// rejects it already, so the notice would say it twice.
+fn rejected_already(notice: &Notice, world: &World, start: &BTreeSet<String>) -> bool {
+    notice.code == NoticeCode::ModelTemplateMissing
+        && notice
+            .field
+            .strip_prefix("agents[")
+            .and_then(|rest| rest.split_once(']'))
+            .and_then(|(i, _)| i.parse::<usize>().ok())
+            .and_then(|i| world.agents.get(i))
+            .is_some_and(|a| start.contains(a.id.as_str()))
+}
+
+/// The village log's line for one read notice: code, file and field, never the value
+/// (`docs/formats/log-lines.md`).
+pub fn notice_log_line(notice: &Notice, data_dir: &Path) -> String {
+    format!(
+        "read notice: code={} file={} field={}",
+        notice.code.as_str(),
+        shown(&notice.file, data_dir),
+        notice.field
+    )
 }
 
 /// The secret store's own word on itself (keys that do not survive a reboot), as an info
@@ -325,6 +386,8 @@ fn store_notice(notice: &str) -> Finding {
         code: "SECRET_STORE_NOT_PERSISTENT",
         message: notice.to_owned(),
         fix: "`fuseforks-cli secrets list --data-dir D` names the store that holds the keys".into(),
+        file: None,
+        field: None,
     }
 }
 
@@ -339,6 +402,8 @@ fn invalid_values(keys: &[String], secrets: &dyn crate::secrets::SecretStore) ->
             code: e.code(),
             message: e.to_string(),
             fix: fuseforks_core::Coded::fix(&e).unwrap_or_default(),
+            file: None,
+            field: None,
         })
         .collect()
 }

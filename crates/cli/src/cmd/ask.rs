@@ -10,8 +10,8 @@ use fuseforks_core::preflight::HeadlessMode;
 use fuseforks_core::village::Language;
 
 use super::headless::{
-    CLOSE_GRACE, Common, boot, close, configure, finish_close, report_close, report_findings,
-    start_agents,
+    CLOSE_GRACE, Common, boot, close, configure, finish_close, log_notices, report_close,
+    report_findings, start_agents,
 };
 use crate::exit;
 use crate::output::Out;
@@ -124,6 +124,7 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
         Ok(h) => h,
         Err(code) => return code,
     };
+    log_notices(&host, &report);
     let orchestrator = host.orchestrator.clone();
     configure(&orchestrator, &args.common, *out);
     orchestrator.set_dry_run(args.dry_run);

@@ -5,10 +5,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
+use fuseforks_core::log::LogSink;
 use fuseforks_core::orchestrator::Orchestrator;
 use fuseforks_core::preflight::{HeadlessMode, Level};
 use fuseforks_core::tools::RunApproval;
-use fuseforks_host::preflight_view::{PreflightInputs, PreflightReport, StartSpec, run_preflight};
+use fuseforks_host::preflight_view::{
+    PreflightInputs, PreflightReport, StartSpec, notice_log_line, run_preflight,
+};
 use fuseforks_host::{Host, HostBootOptions, HostPaths, SecretSource, build_host};
 
 use crate::exit;
@@ -145,6 +148,15 @@ pub fn report_findings(report: &PreflightReport, out: &Out, verbose: bool) -> bo
         out.cli(level, f.code, &f.message, Some(&f.fix));
     }
     !report.passes()
+}
+
+/// Writes what the reads of the preflight adjusted to the village log, once per run (stderr
+/// said each as a warning already, through [`report_findings`]).
+pub fn log_notices(host: &Host, report: &PreflightReport) {
+    for notice in &report.notices {
+        host.log
+            .line(&notice_log_line(notice, host.paths.data_dir()));
+    }
 }
 
 /// Boots the host, unless a signal arrives first (then `Err(code_on_signal)`).

@@ -195,6 +195,8 @@ fn finding(
         code: result.outcome.code(),
         message,
         fix,
+        file: None,
+        field: None,
     }
 }
 

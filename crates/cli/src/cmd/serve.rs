@@ -8,7 +8,7 @@ use fuseforks_core::events::CoreEvent;
 use fuseforks_core::preflight::HeadlessMode;
 
 use super::headless::{
-    CLOSE_GRACE, Common, boot_with, close, configure, report_findings, start_agents,
+    CLOSE_GRACE, Common, boot_with, close, configure, log_notices, report_findings, start_agents,
 };
 use crate::exit;
 use crate::output::Out;
@@ -57,6 +57,7 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
         Ok(h) => h,
         Err(code) => return code,
     };
+    log_notices(&host, &report);
     let orchestrator = host.orchestrator.clone();
     configure(&orchestrator, &args.common, *out);
     orchestrator.set_dry_run(args.dry_run);

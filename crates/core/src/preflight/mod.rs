@@ -7,10 +7,13 @@
 //! The checks are a table ([`CHECKS`]) of small functions, each naming the codes it may give,
 //! grouped by what they look at: `model.rs` (templates: keys, endpoints), `village.rs` (who
 //! runs and answers), `folders.rs`, `schedules.rs`, `commands.rs` (MCP and `run` commands).
+//! What a read of the files adjusted (their notices) becomes a warning through
+//! [`notice_finding`] (`notices.rs`).
 
 mod commands;
 mod folders;
 mod model;
+mod notices;
 mod schedules;
 mod village;
 
@@ -26,6 +29,7 @@ use crate::village::schedule::{ScheduleProbe, ScheduledTask};
 use crate::village::{AgentSpec, Language, World};
 
 pub use commands::{run_network_unconfined, run_unconfined};
+pub use notices::notice_finding;
 
 /// Which command the preflight is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +63,13 @@ pub struct Finding {
     pub message: String,
     /// How to fix it.
     pub fix: String,
+    /// The file the finding is about, shown relative to the data folder, where it is one
+    /// file's (a read notice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The JSON path of the field in that file, where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 /// What the preflight may know about the host. Every fact is a plain value or a lookup, so the
@@ -236,6 +247,8 @@ impl Findings {
             code,
             message: self.language.pick(ja_message, en_message),
             fix: self.language.pick(ja_fix, en_fix),
+            file: None,
+            field: None,
         });
     }
 }

@@ -129,7 +129,7 @@ impl ScheduleRunner {
     /// One tick: reads, decides, writes the consumed dues, logs skips; returns the firings to
     /// run (their consume is on disk already). Nothing is returned when the write failed.
     pub fn tick(&mut self) -> Vec<Firing> {
-        let mut list = match self.current() {
+        let list = match self.current() {
             Ok(list) => list,
             Err((code, detail)) => {
                 self.report_broken(code, &detail);
@@ -145,9 +145,9 @@ impl ScheduleRunner {
         let now_ms = self.config.clock.now_ms();
         self.next_due_ms = None;
         let mut firings = Vec::new();
-        let mut changed = false;
-        for task in list.0.iter_mut().filter(|t| t.enabled) {
-            let due_ms = match decide(Timing::from(&*task), &self.config.zone, now_ms) {
+        let mut consumed: Vec<(&str, i64)> = Vec::new();
+        for task in list.0.iter().filter(|t| t.enabled) {
+            let due_ms = match decide(Timing::from(task), &self.config.zone, now_ms) {
                 Decision::Wait { next_due_ms } => {
                     self.next_due_ms = min_some(self.next_due_ms, next_due_ms);
                     continue;
@@ -168,22 +168,29 @@ impl ScheduleRunner {
                     due_ms
                 }
             };
-            task.last_consumed_due_ms = Some(due_ms);
-            changed = true;
+            consumed.push((task.id.as_str(), due_ms));
         }
-        if !changed {
+        if consumed.is_empty() {
             return firings;
         }
         self.cached = None;
-        if let Err(e) = self.store.save_schedules(&list) {
-            self.config.log.line(&format!(
-                "schedule consume failed: code={} firings_dropped={}",
-                crate::Coded::code(&e),
-                firings.len()
-            ));
-            return Vec::new();
+        // Only `lastConsumedDueMs` of these tasks changes in the file; every other field stays
+        // as written (`docs/formats/schedules.json.md`).
+        match self.store.record_consumed(&consumed) {
+            Ok(written) => {
+                // A task gone from the file since the read has no consume on disk: not fired.
+                firings.retain(|f| written.contains(&f.task.id));
+                firings
+            }
+            Err(e) => {
+                self.config.log.line(&format!(
+                    "schedule consume failed: code={} firings_dropped={}",
+                    crate::Coded::code(&e),
+                    firings.len()
+                ));
+                Vec::new()
+            }
         }
-        firings
     }
 
     /// Runs one firing to its end (pre-check, delivery, acceptance).

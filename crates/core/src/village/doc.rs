@@ -19,6 +19,10 @@ pub(crate) trait JsonDoc: Serialize + DeserializeOwned {
     /// are then hidden from parse errors, and the file is written readable by the owner only.
     const MAY_HOLD_SECRETS: bool = false;
 
+    /// True when the file is a JSON array at the top level (`schedules.json`); else it is an
+    /// object. A file of the other shape is told so, at its first character.
+    const ARRAY: bool = false;
+
     /// Applies the read rules (defaults, clamps, dropped names), noting each adjustment.
     fn normalize(&mut self, _notes: &mut Notes<'_>) {}
 
@@ -95,7 +99,8 @@ pub(crate) fn load<T: JsonDoc + Default>(
 
 /// Parses, normalises and validates JSON text that was read from `file`.
 pub(crate) fn parse_text<T: JsonDoc>(file: &Path, text: &str) -> Result<Loaded<T>, VillageError> {
-    let mut value: T = parse_json(file, text, T::MAY_HOLD_SECRETS)?;
+    let mut value: T = parse_json(file, text, T::MAY_HOLD_SECRETS)
+        .map_err(|e| wrong_top_level(file, text, T::ARRAY).unwrap_or(e))?;
     let mut notes = Notes::new(file);
     value.normalize(&mut notes);
     value.validate(file)?;
@@ -103,6 +108,45 @@ pub(crate) fn parse_text<T: JsonDoc>(file: &Path, text: &str) -> Result<Loaded<T
         value,
         notices: notes.into_vec(),
     })
+}
+
+/// The error of valid JSON whose top level is not the file's shape (an array where an object
+/// belongs, or the reverse): serde's own words (`invalid type: map, expected a sequence`) name
+/// neither the file's shape nor the place. `None` when the shape is right.
+fn wrong_top_level(file: &Path, text: &str, array: bool) -> Option<VillageError> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let kind = match &value {
+        serde_json::Value::Array(_) if array => return None,
+        serde_json::Value::Object(_) if !array => return None,
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::Bool(_) => "true or false",
+        serde_json::Value::Null => "null",
+    };
+    // What comes before the first character is JSON whitespace, one byte a character.
+    let start = text.len() - text.trim_start().len();
+    let (line, column) = position_of(text.as_bytes(), start);
+    let (expected, fix) = if array {
+        (
+            "a JSON array `[…]`",
+            "write the file as a JSON array `[ … ]` of entries (`[]` holds none), as its page in docs/formats/ shows",
+        )
+    } else {
+        (
+            "a JSON object `{…}`",
+            "write the file as a JSON object `{ … }`, as its page in docs/formats/ shows",
+        )
+    };
+    Some(VillageError::Invalid(Box::new(InvalidFile {
+        file: file.to_path_buf(),
+        line: Some(line),
+        column: Some(column),
+        field: None,
+        reason: format!("the top level is {kind}; this file must be {expected}"),
+        fix: fix.to_owned(),
+    })))
 }
 
 /// Validates and writes one JSON file atomically. A file on disk that does not read cleanly is
@@ -175,6 +219,15 @@ pub(crate) fn parse_json<T: DeserializeOwned>(
 ) -> Result<T, VillageError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|err| {
+        // A type error may come before a syntax error further on (`{not json` read as a
+        // list is "a map" first): a file that is not JSON at all is told that, at its place.
+        if !err.inner().is_syntax()
+            && !err.inner().is_eof()
+            && let Err(syntax) = serde_json::from_str::<serde::de::IgnoredAny>(text)
+            && (syntax.is_syntax() || syntax.is_eof())
+        {
+            return VillageError::Invalid(Box::new(describe(file, text, "", &syntax, hide_values)));
+        }
         let path = err.path().to_string();
         VillageError::Invalid(Box::new(describe(
             file,
@@ -227,6 +280,12 @@ fn describe(
         category,
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof
     );
+    if syntax {
+        reason = format!("not valid JSON: {reason}");
+    }
+    // serde_json gives column 0 for an error before the first character of a line is read;
+    // columns here are 1-based (`docs/formats/README.md`).
+    let column = column.max(1);
     // serde_path_to_error writes `?` for a segment it could not name; a syntax error has no
     // field, only a position.
     let path = path.trim_end_matches(".?").trim_end_matches('?');

@@ -178,6 +178,8 @@ pub struct AcceptanceProbe {
 }
 
 impl JsonDoc for Schedules {
+    const ARRAY: bool = true;
+
     fn normalize(&mut self, notes: &mut Notes<'_>) {
         for (i, task) in self.0.iter_mut().enumerate() {
             if let Some(probe) = &mut task.probe {

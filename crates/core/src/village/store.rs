@@ -149,6 +149,43 @@ impl VillageStore {
         doc::save(&self.path(names::SCHEDULES), schedules)
     }
 
+    /// Writes `lastConsumedDueMs` of the tasks named (`(id, due)`) into `schedules.json`,
+    /// keeping every other field as the file has it (`docs/formats/schedules.json.md`): the
+    /// file on disk is read again, must read cleanly (else nothing is written,
+    /// [`VillageError::WriteRefused`]), and only that one field of those tasks is set. A field
+    /// the read defaults (`enabled`, `createdAtMs`, a probe's `timeoutSecs`) is not added, and a
+    /// value it clamps is not replaced. Returns the ids written: a task no longer in the file
+    /// (or a file no longer there) is not.
+    pub fn record_consumed(&self, dues: &[(&str, i64)]) -> Result<Vec<String>, VillageError> {
+        let file = self.path(names::SCHEDULES);
+        let text = match doc::read_text(&file) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(Vec::new()),
+            Err(e) => return Err(doc::refusal(&file, &e)),
+        };
+        if let Err(e) = doc::parse_text::<Schedules>(&file, &text) {
+            return Err(doc::refusal(&file, &e));
+        }
+        let mut raw: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| VillageError::write_failed(&file, std::io::Error::other(e)))?;
+        let mut written = Vec::new();
+        let tasks = raw.as_array_mut().into_iter().flatten();
+        for task in tasks.filter_map(serde_json::Value::as_object_mut) {
+            let id = task.get("id").and_then(serde_json::Value::as_str);
+            if let Some((id, due)) = dues.iter().find(|(d, _)| Some(*d) == id) {
+                task.insert("lastConsumedDueMs".to_owned(), (*due).into());
+                written.push((*id).to_owned());
+            }
+        }
+        if written.is_empty() {
+            return Ok(written);
+        }
+        let bytes = doc::to_pretty_json(&raw).map_err(|e| VillageError::write_failed(&file, e))?;
+        atomic::write_atomic(&file, &bytes, Permissions::KeepExisting)
+            .map_err(|e| VillageError::write_failed(&file, e))?;
+        Ok(written)
+    }
+
     /// Reads the shared `mcp.json` (no servers when absent).
     pub fn load_shared_mcp(&self) -> Result<Loaded<McpConfig>, VillageError> {
         doc::load(&self.path(names::MCP), WhenMissing::Default)
