@@ -183,6 +183,8 @@ pub fn switch_findings(data_dir: &Path, lang: fuseforks_core::village::Language)
                 format!("再開するには: {resume}"),
                 format!("To go on: {resume}"),
             ),
+            file: None,
+            field: None,
         });
     } else if pause_waiting(data_dir) {
         found.push(Finding {
@@ -193,6 +195,8 @@ pub fn switch_findings(data_dir: &Path, lang: fuseforks_core::village::Language)
                 String::from("The village is paused: the next ask or serve starts paused and sends nothing until resume."),
             ),
             fix: lang.pick(format!("再開するには: {resume}"), format!("To go on: {resume}")),
+            file: None,
+            field: None,
         });
     }
     found
