@@ -258,6 +258,7 @@ pub(crate) async fn answer_then_close(
         () = reached(&mut signals, 1) => {
             // First signal: every agent stops and its turn is interrupted at once; the turn
             // records itself within the grace, or its call in flight is cut when it runs out.
+            out.cli("info", "CLOSING", "closing: a model call in flight may finish within 30 s (its answer is kept); a second Ctrl+C exits at once", None);
             tokio::select! {
                 result = &mut asking => result,
                 all = &mut closing => {

@@ -238,15 +238,37 @@ async fn a_second_ctrl_c_still_prints_the_fixed_line() {
     let dir = data.data_dir().display().to_string();
     let mut asking = KillOnDrop::new(spawn(&format!("ask --data-dir {dir} --secrets env hello")));
     stub.wait_requests(1).await;
-    let child = asking.take();
+    let mut child = asking.take();
+    // Two signals sent at once may reach the process as one: the second goes once the first
+    // was taken (`[CLOSING]` said on stderr).
+    let err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (closing, taken) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut said = String::new();
+        for line in err.lines().map_while(Result::ok) {
+            if line.contains("[CLOSING]") {
+                let _ = closing.send(());
+            }
+            said.push_str(&line);
+            said.push('\n');
+        }
+        said
+    });
     signal(&child, "INT");
+    let first = tokio::task::spawn_blocking(move || taken.recv_timeout(Duration::from_secs(20)));
+    assert!(
+        first.await.unwrap().is_ok(),
+        "the first signal was never taken"
+    );
     signal(&child, "INT");
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "(Interrupted.)\n", "{}", stderr(&out));
-    assert!(stderr(&out).contains("CLOSE_ABORTED"), "{}", stderr(&out));
+    let said = reader.join().unwrap();
+    assert_eq!(out.status.code(), Some(8), "{said}");
+    assert_eq!(stdout(&out), "(Interrupted.)\n", "{said}");
+    assert!(said.contains("CLOSE_ABORTED"), "{said}");
 }
 
 /// A reader that stops early (`| head -1`) ends the command quietly: no panic text, no 101.
