@@ -468,3 +468,27 @@ fn a_title_stays_on_its_row() {
     );
     assert!(!text.contains('\u{1b}') && !text.contains('\t'), "{text:?}");
 }
+
+/// A budget below one call's reservation is said by `check` before any request stops at it.
+#[test]
+fn check_says_a_budget_below_one_call() {
+    let (data, dir, _) = two_exchanges();
+    data.edit_world(|w| {
+        w.token_budget = Some(1_000);
+        w.model_templates[0].max_output_tokens = 1_024;
+    });
+    let out = cli(&format!("check --for ask --data-dir {dir} --secrets env"));
+    assert_eq!(out.status.code(), Some(0), "a warning: {}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("BUDGET_BELOW_ONE_CALL") && text.contains("at least 4608"),
+        "{text}"
+    );
+    data.edit_world(|w| w.token_budget = Some(4_608));
+    let out = cli(&format!("check --for ask --data-dir {dir} --secrets env"));
+    assert!(
+        !stdout(&out).contains("BUDGET_BELOW_ONE_CALL"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -170,6 +170,7 @@ const CHECKS: &[(&[&str], Check)] = &[
         village::reception_targets_outside,
     ),
     (&["DEMO_MODEL"], model::demo_model),
+    (&["BUDGET_BELOW_ONE_CALL"], model::budget_below_one_call),
 ];
 
 /// Runs every check.

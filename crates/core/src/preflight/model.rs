@@ -93,6 +93,37 @@ pub(super) fn template_missing(i: &Input<'_>, out: &mut Findings) {
     }
 }
 
+/// The village's token budget is below what one call of a start agent's template reserves
+/// (the output cap alone, weighted, before any prompt): every request would stop at the
+/// budget before its first call (once per template, agents listed).
+pub(super) fn budget_below_one_call(i: &Input<'_>, out: &mut Findings) {
+    let Some(budget) = i.world.token_budget else {
+        return;
+    };
+    let short = grouped(i.started.iter().filter_map(|a| {
+        let t = i.world.template(&a.model_template_id)?;
+        let least = crate::budget::estimate(0, t.max_output_tokens);
+        (budget < least).then(|| (t.id.as_str(), a.id.as_str()))
+    }));
+    for (template, agents) in &short {
+        let agents = agents.join(", ");
+        let least = i
+            .world
+            .model_templates
+            .iter()
+            .find(|t| t.id.as_str() == *template)
+            .map_or(0, |t| crate::budget::estimate(0, t.max_output_tokens));
+        out.add(
+            Level::Warn,
+            "BUDGET_BELOW_ONE_CALL",
+            format!("トークン予算 {budget} は、テンプレート {template} の 1 回の呼び出しの見積もり（少なくとも {least}）より小さいので、依頼は最初の呼び出しの前に予算で止まります（使う個体: {agents}）。"),
+            format!("The token budget {budget} is below what one call of template {template} reserves (at least {least}): every request stops at the budget before its first call (used by {agents})."),
+            "tokenBudget を大きくするか、テンプレートの maxOutputTokens を小さくしてください（見積もりは 送る要求 + maxOutputTokens × 4）。",
+            "Raise tokenBudget, or lower the template's maxOutputTokens (a call reserves the request as sent plus maxOutputTokens × 4).",
+        );
+    }
+}
+
 /// Start agents think with the embedded demo model (`provider: "demo"`, written only by
 /// `fuseforks-cli demo`): scripted answers, never an AI (once per template, agents listed).
 pub(super) fn demo_model(i: &Input<'_>, out: &mut Findings) {
