@@ -191,7 +191,13 @@ pub fn cost(usage: &Usage, template: &ModelTemplate) -> Option<f64> {
         + write_5m as f64 * write
         + usage.cache_write_1h as f64 * write_1h
         + usage.completion as f64 * output;
-    Some(micros / 1_000_000.0)
+    Some(to_nano_usd(micros / 1_000_000.0))
+}
+
+/// Dollars rounded to a billionth: far below any price's precision, and free of the binary
+/// fractions a sum of floats leaves (`0.0010240000000000002`).
+fn to_nano_usd(usd: f64) -> f64 {
+    (usd * 1e9).round() / 1e9
 }
 
 /// Aggregates every conversation's `turn` records in the period.
@@ -264,7 +270,7 @@ pub fn aggregate(
         totals.effective += row.effective;
         match row.cost_usd {
             Some(c) => {
-                totals.cost_usd = Some(totals.cost_usd.unwrap_or(0.0) + c);
+                totals.cost_usd = Some(to_nano_usd(totals.cost_usd.unwrap_or(0.0) + c));
                 totals.priced_rows += 1;
             }
             None => {
@@ -410,6 +416,21 @@ mod tests {
         assert!((cost(&u, &t).unwrap() - (1.2 + 0.12 + 0.375 + 0.375 + 1.5)).abs() < 1e-9);
         t.cache_write_1h_per_mtok = Some(6.0);
         assert!((cost(&u, &t).unwrap() - (1.2 + 0.12 + 0.375 + 0.6 + 1.5)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_cost_is_written_as_the_decimal_it_is() {
+        let mut t = ModelTemplate::new(TemplateId::new("t").unwrap(), "t", "u", "m");
+        t.input_per_mtok = Some(0.1);
+        t.output_per_mtok = Some(15.0);
+        let u = Usage {
+            prompt: 7,
+            completion: 7,
+            ..Usage::default()
+        };
+        // 7 × 0.1 + 7 × 15 µ$ = 0.0001057 $, which plain float arithmetic writes as
+        // 0.00010570000000000001.
+        assert_eq!(cost(&u, &t).unwrap().to_string(), "0.0001057");
     }
 
     #[test]

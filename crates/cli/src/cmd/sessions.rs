@@ -271,8 +271,8 @@ fn export(store: &SessionStore, id: &str, file: Option<&Path>, out: &Out) -> Res
         out.cli(
             "error",
             "EXPORT_WRITE_FAILED",
-            &format!("{}: {}", file.display(), e.kind()),
-            None,
+            &format!("cannot write {}: {}", file.display(), e.kind()),
+            Some("name a file in a folder that exists and that you may write to"),
         );
         exit::BOOT_FAILED
     })
