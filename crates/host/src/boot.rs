@@ -1,8 +1,9 @@
-//! `build_host`: the one boot wiring of a running village, used by the CLI now
-//! and the GUI later, in this order: village present → lock → log → version line → secret
-//! store → the audit key (generated into a writable store when absent) → bootstrap →
-//! secret-name collision check (env only) → the rest as it lands (tools, MCP, door, probe
-//! approvals, Jev, pricing).
+//! `build_host`: the one boot wiring of a running village (the CLI's `ask`, `serve`, `gui`,
+//! `demo`, `assist`), in this order: village present → lock → log (`started`, `version:`) →
+//! secret store → the audit key (generated into a writable store when absent) → bootstrap
+//! (`session:`) → secret-name collision check (env only) → `attachment gc:` → demo models →
+//! the door (`mcp server:`) → `jev:`. Probe approvals and the pricing source are read where
+//! they are used. The block's lines are in `docs/formats/log-lines.md`.
 
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ use fuseforks_core::safety::AuditSetup;
 use fuseforks_core::schedule::{RunnerConfig, ScheduleRunner, SystemClock};
 use fuseforks_core::sessions::SessionError;
 use fuseforks_core::tools::TrashTarget;
-use fuseforks_core::village::VillageError;
+use fuseforks_core::village::{AttachmentSurvey, VillageError};
 use fuseforks_core::{Coded, CoreError};
 use tokio_util::sync::CancellationToken;
 
@@ -23,6 +24,7 @@ use crate::secrets::{
     EnvSecretStore, KeyringSecretStore, SecretError, SecretNameCollision, SecretStore,
     check_secret_names, village_keys,
 };
+use crate::startup;
 
 /// Where secrets are read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +146,8 @@ pub struct Host {
     pub demo_models: Vec<crate::demo::DemoModel>,
     /// Why the audit chain is written without a key in this run, if it is.
     pub audit_unkeyed: Option<crate::audit_key::Unkeyed>,
+    /// The door opened at boot, or why it could not open ([`Host::take_door`]).
+    door: Result<Option<crate::door::Door>, crate::door::DoorError>,
     lock: VillageLock,
 }
 
@@ -214,6 +218,14 @@ impl Host {
     pub fn lock_path(&self) -> &std::path::Path {
         self.lock.path()
     }
+
+    /// The door the boot opened (`None`: not asked for, or switched off in `mcp_server.json`),
+    /// or why it could not open; the caller decides whether that stops it (`serve` stops, the
+    /// GUI goes on without a door). Close the door before the agents stop. A second call
+    /// gives `Ok(None)`.
+    pub fn take_door(&mut self) -> Result<Option<crate::door::Door>, crate::door::DoorError> {
+        std::mem::replace(&mut self.door, Ok(None))
+    }
 }
 
 /// Opens the secret store of a source.
@@ -225,40 +237,82 @@ pub fn secret_store(source: SecretSource) -> Result<Arc<dyn SecretStore>, Secret
 }
 
 /// Builds the host. Nothing is created when the village is missing; the lock is the first
-/// thing taken, before the log is opened.
-pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, HostError> {
+/// thing taken, before the log is opened, so a refused lock leaves no line.
+pub async fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, HostError> {
     let workspace = paths.workspace();
     if let Some(missing) = paths.village_missing() {
         return Err(missing.into());
     }
     let lock = VillageLock::acquire(&workspace)?;
+    let language = startup::peek_language(&workspace, options.os_locale.as_deref());
+    let log = open_log(&workspace, &options)?;
+    startup::opening_lines(&log, language, &options.app_version);
+    let secrets = secret_store(options.secrets)?;
+    let (audit_key, audit_unkeyed) =
+        match crate::audit_key::writer_key(options.secrets, &*secrets, paths.data_dir()) {
+            Ok(key) => (Some(key), None),
+            Err(why) => (None, Some(why)),
+        };
+    let orchestrator = bootstrap(paths, &options, &log, &secrets, audit_key)?;
+    if options.secrets == SecretSource::Env {
+        let keys = village_keys(&orchestrator.world(), paths);
+        check_secret_names(keys.iter().map(String::as_str))?;
+    }
+    log.line(&AttachmentSurvey::of(&workspace).line());
+    let demo_sink: Arc<dyn LogSink> = log.clone();
+    let demo_models = crate::demo::model::start_for_world(
+        &orchestrator.world(),
+        orchestrator.language(),
+        &demo_sink,
+    )?;
+    let door = crate::door::open_at_boot(paths, &options, &*secrets, &orchestrator, &log).await;
+    startup::jev_line(&log, paths.data_dir(), &*secrets);
+    // Said after the block, which stays whole: the key was settled before the bootstrap.
+    if let Some(why) = &audit_unkeyed {
+        log.line(&crate::audit_key::unkeyed_line(why));
+    }
+    Ok(Host {
+        orchestrator,
+        secrets,
+        log,
+        paths: paths.clone(),
+        options,
+        demo_models,
+        audit_unkeyed,
+        door,
+        lock,
+    })
+}
+
+/// Opens the village log, echoing where the options say.
+fn open_log(
+    workspace: &std::path::Path,
+    options: &HostBootOptions,
+) -> Result<Arc<VillageLog>, HostError> {
     let mut log = VillageLog::open(&workspace.join("fuseforks.log"))
         .map_err(|e| HostError::Log(e.to_string()))?;
     if let Some(echo) = &options.log_echo {
         log = log.with_echo(Arc::clone(echo));
     }
-    let log = Arc::new(log);
-    log.line("started");
-    log.line(&format!(
-        "version: app={} profile=headless",
-        options.app_version
-    ));
-    let secrets = secret_store(options.secrets)?;
-    let (audit_key, audit_unkeyed) =
-        match crate::audit_key::writer_key(options.secrets, &*secrets, paths.data_dir()) {
-            Ok(key) => (Some(key), None),
-            Err(why) => {
-                log.line(&crate::audit_key::unkeyed_line(&why));
-                (None, Some(why))
-            }
-        };
-    let lookup_store = Arc::clone(&secrets);
+    Ok(Arc::new(log))
+}
+
+/// The orchestrator over the village, its client and keys (writes the `session:` line).
+fn bootstrap(
+    paths: &HostPaths,
+    options: &HostBootOptions,
+    log: &Arc<VillageLog>,
+    secrets: &Arc<dyn SecretStore>,
+    audit_key: Option<fuseforks_core::safety::AuditKey>,
+) -> Result<Orchestrator, HostError> {
+    let workspace = paths.workspace();
+    let lookup_store = Arc::clone(secrets);
     let lookup = Arc::new(move |id: &str| lookup_store.get(id).ok().flatten().map(ApiKey::new));
     let sink: Arc<dyn LogSink> = log.clone();
     let llm = LlmClient::new()
         .map_err(HostError::LlmClient)?
         .with_log(Arc::clone(&sink));
-    let orchestrator = Orchestrator::bootstrap(OrchestratorConfig {
+    Orchestrator::bootstrap(OrchestratorConfig {
         workspace: workspace.clone(),
         secrets: lookup,
         log: sink,
@@ -278,27 +332,5 @@ pub fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, H
         CoreError::Sessions(s @ SessionError::Locked(_)) => HostError::SessionStoreLocked(s),
         CoreError::Village(v) => HostError::Village(v),
         other => HostError::Core(other),
-    })?;
-    if options.secrets == SecretSource::Env {
-        let keys = village_keys(&orchestrator.world(), paths);
-        check_secret_names(keys.iter().map(String::as_str))?;
-    }
-    let demo_sink: Arc<dyn LogSink> = log.clone();
-    let demo_models = crate::demo::model::start_for_world(
-        &orchestrator.world(),
-        orchestrator.language(),
-        &demo_sink,
-    )?;
-    // The `session:` line comes from the orchestrator, once the conversation turns are
-    // recorded under is known (`ask` starts a new one after the boot).
-    Ok(Host {
-        orchestrator,
-        secrets,
-        log,
-        paths: paths.clone(),
-        options,
-        demo_models,
-        audit_unkeyed,
-        lock,
     })
 }

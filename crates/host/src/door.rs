@@ -12,7 +12,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use fuseforks_core::log::LogSink;
+use fuseforks_core::log::{LogSink, VillageLog};
 use fuseforks_core::orchestrator::{Conversation, Orchestrator};
 use fuseforks_core::village::ShelfStore;
 use rmcp::model::{
@@ -29,7 +29,9 @@ use subtle::ConstantTimeEq;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::boot::Host;
+use crate::boot::HostBootOptions;
+use crate::paths::HostPaths;
+use crate::secrets::SecretStore;
 
 /// The door's one tool.
 pub const DOOR_TOOL: &str = "ask_fuseforks";
@@ -85,25 +87,31 @@ impl fuseforks_core::Coded for DoorError {
 /// The secret key of the door's token under `serve --door-port`.
 pub const DOOR_TOKEN_KEY: &str = "door_token";
 
-/// Opens the door the host was asked for: `serve --door-port N` opens 127.0.0.1:N with the
-/// secret `door_token` and never reads `mcp_server.json`; otherwise, when the host may open
-/// the door, `mcp_server.json` decides (`enabled`, `port`, `token`). `None`: no door.
-pub async fn open_for_host(host: &Host) -> Result<Option<Door>, DoorError> {
-    let log: Arc<dyn LogSink> = host.log.clone();
-    let orchestrator = host.orchestrator.clone();
-    if let Some(port) = host.options.door_port {
-        let token = host
-            .secrets
+/// Opens the door the boot was asked for (`build_host` calls it in its order, before the
+/// agents start): `serve --door-port N` opens 127.0.0.1:N with the secret `door_token` and
+/// never reads `mcp_server.json`; otherwise, when the host may open the door,
+/// `mcp_server.json` decides (`enabled`, `port`, `token`). `Ok(None)`: no door.
+pub(crate) async fn open_at_boot(
+    paths: &HostPaths,
+    options: &HostBootOptions,
+    secrets: &dyn SecretStore,
+    orchestrator: &Orchestrator,
+    log: &Arc<VillageLog>,
+) -> Result<Option<Door>, DoorError> {
+    let log: Arc<dyn LogSink> = log.clone();
+    let orchestrator = orchestrator.clone();
+    if let Some(port) = options.door_port {
+        let token = secrets
             .get(DOOR_TOKEN_KEY)
             .ok()
             .flatten()
             .ok_or(DoorError::TokenMissing)?;
         return Door::open(orchestrator, port, &token, log).await.map(Some);
     }
-    if !host.options.open_door {
+    if !options.open_door {
         return Ok(None);
     }
-    let settings = ShelfStore::new(host.paths.data_dir()).load_door()?.value;
+    let settings = ShelfStore::new(paths.data_dir()).load_door()?.value;
     if !settings.enabled {
         return Ok(None);
     }
@@ -133,6 +141,7 @@ impl Door {
         if token.trim().is_empty() {
             return Err(DoorError::TokenMissing);
         }
+        let orchestrator_language = orchestrator.language();
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
             .await
             .map_err(|e| DoorError::Bind {
@@ -172,7 +181,8 @@ impl Door {
                 server_log.line(&format!("mcp server: stopped: {}", e.kind()));
             }
         });
-        log.line(&format!("mcp server: {address}/mcp"));
+        let words = crate::startup::door_words(orchestrator_language);
+        log.line(&format!("mcp server: {address}/mcp {words}"));
         Ok(Self {
             address,
             cancel,

@@ -16,6 +16,7 @@ pub mod preflight_view;
 pub mod secret_names;
 pub mod secret_store;
 pub mod secrets;
+pub mod startup;
 pub mod surface_audit;
 pub mod telemetry;
 pub mod world_edit;

@@ -120,7 +120,7 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
         );
         return exit::INTERRUPTED;
     }
-    let host = match boot(&args.common, out, false, None) {
+    let host = match boot(&args.common, out, false, None).await {
         Ok(h) => h,
         Err(code) => return code,
     };

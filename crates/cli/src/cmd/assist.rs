@@ -104,7 +104,7 @@ pub async fn run(args: &AssistArgs, out: &Out, mut signals: SignalCount) -> u8 {
         run_schedules: false,
     };
     let paths = HostPaths::new(&args.data_dir);
-    let host = match build_host(&paths, options) {
+    let host = match build_host(&paths, options).await {
         Ok(h) => h,
         Err(e) => {
             out.error(&e);

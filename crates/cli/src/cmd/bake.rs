@@ -32,7 +32,7 @@ pub struct BakeArgs {
     /// Re-bake a copy: design and shelf files replaced one by one, container state kept.
     #[arg(long)]
     pub update: bool,
-    /// The IANA zone of the GUI machine (default: this machine's, `TZ` first).
+    /// The IANA zone of the GUI machine (default: this machine's zone, `TZ` over it, said when they differ).
     #[arg(long, value_name = "IANA")]
     pub source_time_zone: Option<String>,
     /// Copy credential-like MCP headers that hold plaintext values (else exit 10).

@@ -378,10 +378,12 @@ impl Demo<'_> {
             run_schedules: false,
         };
         drop(reserved);
-        let host = build_host(&HostPaths::new(&self.layout.data_dir), options).map_err(|e| {
-            out.error(&e);
-            (exit::for_host_error(&e), Stage::SetUpFailed)
-        })?;
+        let host = build_host(&HostPaths::new(&self.layout.data_dir), options)
+            .await
+            .map_err(|e| {
+                out.error(&e);
+                (exit::for_host_error(&e), Stage::SetUpFailed)
+            })?;
         Ok((host, report, port))
     }
 

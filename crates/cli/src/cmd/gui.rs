@@ -78,7 +78,7 @@ pub async fn serve_gui(
         mcp_child_output: out.child_output(),
         run_schedules: true,
     };
-    let host = match build_host(&HostPaths::new(data_dir), options) {
+    let mut host = match build_host(&HostPaths::new(data_dir), options).await {
         Ok(host) => host,
         Err(e) => {
             out.error(&e);
@@ -88,7 +88,8 @@ pub async fn serve_gui(
     let orchestrator = host.orchestrator.clone();
     forward_events(&orchestrator, *out);
     let channels = super::control::start_channels(&host);
-    let door = match fuseforks_host::door::open_for_host(&host).await {
+    // The GUI goes on without a door that cannot open; the error says why.
+    let door = match host.take_door() {
         Ok(door) => door,
         Err(e) => {
             out.error(&e);

@@ -160,17 +160,17 @@ pub fn log_notices(host: &Host, report: &PreflightReport) {
 }
 
 /// Boots the host, unless a signal arrives first (then `Err(code_on_signal)`).
-pub fn boot(
+pub async fn boot(
     common: &Common,
     out: &Out,
     open_door: bool,
     door_port: Option<u16>,
 ) -> Result<Host, u8> {
-    boot_with(common, out, open_door, door_port, false)
+    boot_with(common, out, open_door, door_port, false).await
 }
 
 /// [`boot`], running the schedules when `run_schedules` (`serve` only).
-pub fn boot_with(
+pub async fn boot_with(
     common: &Common,
     out: &Out,
     open_door: bool,
@@ -190,10 +190,12 @@ pub fn boot_with(
         mcp_child_output: out.child_output(),
         run_schedules,
     };
-    let host = build_host(&HostPaths::new(&common.data_dir), options).map_err(|e| {
-        out.error(&e);
-        exit::for_host_error(&e)
-    })?;
+    let host = build_host(&HostPaths::new(&common.data_dir), options)
+        .await
+        .map_err(|e| {
+            out.error(&e);
+            exit::for_host_error(&e)
+        })?;
     // A keyed chain that this run cannot go on marking is said where the person sees it: the
     // log line alone would be found only when `audit verify` fails.
     if let Some(why @ fuseforks_host::audit_key::Unkeyed::KeyedChain) = &host.audit_unkeyed {

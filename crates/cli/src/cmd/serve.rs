@@ -53,9 +53,18 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     if *signals.borrow() > 0 {
         return exit::OK;
     }
-    let host = match boot_with(&args.common, out, true, args.door_port, true) {
+    let mut host = match boot_with(&args.common, out, true, args.door_port, true).await {
         Ok(h) => h,
         Err(code) => return code,
+    };
+    // The door opened inside the boot, before any agent started: one that could not open
+    // stops `serve` with nothing started.
+    let door = match host.take_door() {
+        Ok(door) => door,
+        Err(e) => {
+            out.error(&e);
+            return exit::BOOT_FAILED;
+        }
     };
     log_notices(&host, &report);
     let orchestrator = host.orchestrator.clone();
@@ -64,17 +73,11 @@ pub async fn run(args: &ServeArgs, out: &Out, mut signals: SignalCount) -> u8 {
     let channels = super::control::start_channels(&host);
     report_failed_turns(&orchestrator, *out);
     if let Err(code) = start_agents(&orchestrator, &report, out) {
+        if let Some(door) = door {
+            door.close().await;
+        }
         return code;
     }
-    let door = match fuseforks_host::door::open_for_host(&host).await {
-        Ok(door) => door,
-        Err(e) => {
-            out.error(&e);
-            let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
-            close(&orchestrator, &mut signals, out, cut_at).await;
-            return exit::BOOT_FAILED;
-        }
-    };
     if let Some(door) = &door {
         out.cli(
             "info",

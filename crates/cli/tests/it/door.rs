@@ -82,6 +82,8 @@ async fn the_python_sdk_asks_through_the_door_strangers_are_refused_and_sigterm_
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
     let log_path = data.workspace().join("fuseforks.log");
     wait_for(&log_path, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    // The door opens in the boot, before the agents: serving starts after them.
+    wait_log(&data, "schedule runner").await;
     let child_pid = read_pid(&pid_file).await;
     assert!(alive(child_pid));
     let url = format!("http://127.0.0.1:{port}/mcp");
@@ -169,6 +171,8 @@ async fn the_door_refuses_foreign_origins_and_ends_sessions_on_delete() {
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
     wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    // The door opens in the boot, before the agents: serving starts after them.
+    wait_log(&data, "schedule runner").await;
     let url = format!("http://127.0.0.1:{port}/mcp");
 
     // A call in an open session, sent with a foreign Origin, never reaches the model.
@@ -264,6 +268,8 @@ async fn each_door_session_is_its_own_conversation() {
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
     wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    // The door opens in the boot, before the agents: serving starts after them.
+    wait_log(&data, "schedule runner").await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let (a1, b1, a2) = ("alpha-ONE-7c1", "bravo-ONE-2d9", "alpha-TWO-5e4");
 
@@ -439,6 +445,8 @@ async fn many_door_sessions_do_not_grow_serve_without_bound() {
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
     wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    // The door opens in the boot, before the agents: serving starts after them.
+    wait_log(&data, "schedule runner").await;
     let script = r#"
 import http.client, json, sys
 port, token, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
@@ -519,6 +527,8 @@ async fn the_door_answers_malformed_json_400_and_oversized_bodies_413() {
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
     wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    // The door opens in the boot, before the agents: serving starts after them.
+    wait_log(&data, "schedule runner").await;
     let (status, body) = raw_post(
         port,
         "application/json",
@@ -546,6 +556,8 @@ async fn the_door_says_the_binary_version() {
     let port = free_port();
     let mut serving = KillOnDrop::new(serve_with_door(&data, port));
     wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    // The door opens in the boot, before the agents: serving starts after them.
+    wait_log(&data, "schedule runner").await;
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
     let (status, body) = raw_post(port, "application/json", init.to_string().as_bytes()).await;

@@ -23,6 +23,7 @@ mod schedules;
 mod servants;
 mod serve_schedules;
 mod sessions_stats;
+mod startup_block;
 
 use std::process::{Command, Output};
 

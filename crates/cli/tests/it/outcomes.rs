@@ -218,10 +218,17 @@ async fn the_repeat_guard_has_its_own_line_and_a_non_zero_exit() {
     );
 }
 
-/// The session ids of `session:` log lines, in order.
+/// The session ids of the `session:` log lines that name where turns are recorded, in order
+/// (the startup block's line, which names the conversation continued at boot, left out).
 fn logged_sessions(log: &str) -> Vec<String> {
+    session_lines(log, false)
+}
+
+/// The session ids of `session:` lines: the startup block's (`opened`, `none`) or the others.
+fn session_lines(log: &str, startup: bool) -> Vec<String> {
     log.lines()
         .filter_map(|l| l.split("session: ").nth(1))
+        .filter(|rest| (rest.contains(" opened (") || rest.starts_with("none ")) == startup)
         .map(|rest| rest.split_whitespace().next().unwrap_or("").to_owned())
         .collect()
 }
@@ -280,9 +287,15 @@ async fn the_session_printed_and_logged_is_the_one_recorded() {
     .await;
     assert_eq!(printed_session(&out), second, "continued");
 
+    // The third run continues `second` from its startup line on: no second naming.
     assert_eq!(
         logged_sessions(&log(&data)),
-        [first.clone(), second.clone(), second.clone()]
+        [first.clone(), second.clone()]
+    );
+    assert_eq!(
+        session_lines(&log(&data), true),
+        ["none".to_owned(), first.clone(), second.clone()],
+        "each run's startup block names the conversation it continues"
     );
     let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
     let holds = |id: &str, text: &str| {
@@ -326,6 +339,8 @@ async fn a_failed_turn_at_the_door_names_its_reason() {
     .unwrap();
     let mut serving = KillOnDrop::new(serve);
     wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    // The door opens in the boot, before the agents: serving starts after them.
+    wait_log(&data, "schedule runner").await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let asked = tokio::task::spawn_blocking(move || {
         std::process::Command::new("python3")

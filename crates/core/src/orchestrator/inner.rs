@@ -24,7 +24,9 @@ use crate::events::{AgentStatus, CoreEvent, EventBus};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;
 use crate::mcp::ChildOutput;
-use crate::sessions::{AgentMessage, Endpoint, Record, SessionError, SessionStore, SessionWriter};
+use crate::sessions::{
+    AgentMessage, Endpoint, Record, SessionError, SessionMeta, SessionStore, SessionWriter,
+};
 use crate::sync::{LockOrRecover, RwLockOrRecover};
 use crate::tools::{RunApproval, TrashTarget};
 use crate::village::{AgentId, Language, VillageStore, World};
@@ -98,11 +100,14 @@ impl Inner {
                 None
             }
         };
-        let session_id = sessions
+        let latest = sessions
             .as_ref()
             .and_then(|s| s.list().ok())
-            .and_then(|l| l.into_iter().next())
-            .map(|(id, _)| id);
+            .and_then(|l| l.into_iter().next());
+        config
+            .log
+            .line(&opened_session_line(language, latest.as_ref()));
+        let session_id = latest.map(|(id, _)| id);
         let sessions = sessions.map(Arc::new);
         let (sessions_for_audit, log_for_audit) = (sessions.clone(), Arc::clone(&config.log));
         let writer = match &sessions {
@@ -125,8 +130,8 @@ impl Inner {
             language,
             sessions,
             writer,
+            session_named: Mutex::new(session_id.clone()),
             session_id: Mutex::new(session_id),
-            session_named: Mutex::default(),
             events: EventBus::new(),
             log: config.log,
             llm: config.llm,
@@ -575,6 +580,25 @@ impl Inner {
             "session: {id}{}",
             if created { " new" } else { "" }
         ));
+    }
+}
+
+/// The startup block's `session:` line: the conversation the village continues (the most
+/// recent one), with its record count, or that the first record will create one
+/// (`docs/formats/log-lines.md`).
+fn opened_session_line(language: Language, latest: Option<&(String, SessionMeta)>) -> String {
+    match latest {
+        Some((id, meta)) => language.pick(
+            format!(
+                "session: {id} を開きました（記録 {} 件）",
+                meta.record_count
+            ),
+            format!("session: {id} opened ({} records)", meta.record_count),
+        ),
+        None => language.pick(
+            "session: なし（最初の記録で作ります）",
+            "session: none (the first record creates one)",
+        ),
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub(crate) mod agent;
 pub(crate) mod atomic;
+pub(crate) mod attachments;
 pub(crate) mod doc;
 pub(crate) mod editable;
 pub(crate) mod error;
@@ -50,6 +51,7 @@ pub fn write_secret_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std
 pub use atomic::{make_durable, staged_writes};
 
 pub use agent::AgentSpec;
+pub use attachments::AttachmentSurvey;
 pub use editable::{EditError, EditableFile, MAX_EDIT_BYTES, TextFinding};
 pub use error::{InvalidFile, RuleCode, RuleViolation, VillageError};
 pub use files::AgentFiles;

@@ -116,7 +116,7 @@ pub fn bake(opts: &BakeOptions<'_>) -> Result<BakeReport, BakeError> {
         env_out::check_path(path, opts.update)?;
         env_out::check_place(path, &opts.source, &opts.out)?;
     }
-    let time_zone = time_zone(opts)?;
+    let (time_zone, zone_warning) = time_zone(opts)?;
     let _source_lock = VillageLock::acquire(&src.workspace())?;
     let out = HostPaths::new(&opts.out);
     let (_out_lock, previous) = if opts.update {
@@ -155,6 +155,7 @@ pub fn bake(opts: &BakeOptions<'_>) -> Result<BakeReport, BakeError> {
         record,
     };
     let mut plan = plan::plan(&src, &out, &ctx)?;
+    plan.warnings.extend(zone_warning);
     let env = match &opts.env_out {
         Some((path, store)) => Some(env_out::plan(
             path,
@@ -281,10 +282,13 @@ fn previous_record(out: &HostPaths) -> Result<BakeRecord, BakeError> {
     }
 }
 
-/// The source's time zone: `--source-time-zone` first, else this process's (`TZ`, else the
-/// system's). A zone that cannot be read (or only the UTC fallback) is a usage error (2):
-/// `bake.json` never records a guess.
-fn time_zone(opts: &BakeOptions<'_>) -> Result<String, BakeError> {
+/// The source's time zone: `--source-time-zone` when given; else the machine's zone (its
+/// `/etc/localtime`, what a GUI started from the desktop fires schedules in), with `TZ` as
+/// the override it is: when this shell sets `TZ`, its zone is recorded (a GUI started from
+/// this shell fires in it) and, when it differs from the machine's, a warning names both. A
+/// zone that cannot be read (or only the UTC fallback) is a usage error (2): `bake.json`
+/// never records a guess.
+fn time_zone(opts: &BakeOptions<'_>) -> Result<(String, Option<Warning>), BakeError> {
     let usage = |message: String| BakeError::Usage {
         code: "BAKE_TIME_ZONE_UNREADABLE",
         message,
@@ -294,19 +298,42 @@ fn time_zone(opts: &BakeOptions<'_>) -> Result<String, BakeError> {
     };
     if let Some(given) = &opts.source_time_zone {
         return match resolve_process_zone(Some(given)) {
-            Ok(zone) if !given.trim().is_empty() => Ok(zone.name().to_owned()),
+            Ok(zone) if !given.trim().is_empty() => Ok((zone.name().to_owned(), None)),
             _ => Err(usage(format!(
                 "--source-time-zone {given:?} names no known time zone"
             ))),
         };
     }
-    match resolve_process_zone(opts.tz_var.as_deref()) {
-        Ok(zone) if zone.source() != ZoneSource::Fallback => Ok(zone.name().to_owned()),
-        Ok(_) => Err(usage("this machine's time zone cannot be read".into())),
-        Err(e) => Err(usage(format!(
-            "this machine's time zone cannot be read: {e}"
-        ))),
-    }
+    let machine = resolve_process_zone(None)
+        .ok()
+        .filter(|zone| zone.source() != ZoneSource::Fallback)
+        .map(|zone| zone.name().to_owned());
+    zone_of_machine(machine, opts.tz_var.as_deref()).map_err(usage)
+}
+
+/// [`time_zone`] without `--source-time-zone`: the machine's zone, `TZ` over it.
+fn zone_of_machine(
+    machine: Option<String>,
+    tz: Option<&str>,
+) -> Result<(String, Option<Warning>), String> {
+    let Some(tz) = tz else {
+        return machine
+            .map(|name| (name, None))
+            .ok_or_else(|| "this machine's time zone cannot be read".into());
+    };
+    let zone = resolve_process_zone(Some(tz))
+        .map_err(|e| format!("TZ names no time zone this machine knows: {e}"))?;
+    let name = zone.name().to_owned();
+    let warning = machine.filter(|m| *m != name).map(|m| {
+        Warning::new(
+            "BAKE_TZ_OVERRIDES_MACHINE_ZONE",
+            format!(
+                "TZ={name} in this shell overrides the machine's zone {m}; {name} was recorded \
+                 (pass --source-time-zone {m} if the GUI runs in the machine's zone)"
+            ),
+        )
+    });
+    Ok((name, warning))
 }
 
 /// The maps added and removed against the previous `bake.json`.
@@ -321,4 +348,32 @@ fn map_changes(previous: Option<&BakeRecord>, record: &BakeRecord) -> (Vec<Strin
         new.iter().filter(|m| !old.contains(m)).cloned().collect(),
         old.iter().filter(|m| !new.contains(m)).cloned().collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_machines_zone_is_recorded_and_tz_overrides_it_aloud() {
+        let machine = || Some("Europe/Berlin".to_owned());
+        let (zone, warning) = zone_of_machine(machine(), None).unwrap();
+        assert_eq!((zone.as_str(), warning), ("Europe/Berlin", None));
+        let (zone, warning) = zone_of_machine(machine(), Some("Europe/Berlin")).unwrap();
+        assert_eq!((zone.as_str(), warning), ("Europe/Berlin", None));
+        let (zone, warning) = zone_of_machine(machine(), Some("Asia/Tokyo")).unwrap();
+        assert_eq!(zone, "Asia/Tokyo");
+        let warning = warning.expect("an override that differs is said");
+        assert_eq!(warning.code, "BAKE_TZ_OVERRIDES_MACHINE_ZONE");
+        assert!(
+            warning.message.contains("Europe/Berlin") && warning.message.contains("Asia/Tokyo")
+        );
+        // No machine zone: TZ alone, without a warning; neither: refused.
+        assert_eq!(
+            zone_of_machine(None, Some("Asia/Tokyo")).unwrap(),
+            ("Asia/Tokyo".to_owned(), None)
+        );
+        assert!(zone_of_machine(None, None).is_err());
+        assert!(zone_of_machine(machine(), Some("Bogus/Zone")).is_err());
+    }
 }

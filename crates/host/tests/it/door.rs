@@ -7,7 +7,7 @@ use std::process::Command;
 
 use fuseforks_core::village::DoorSettings;
 use fuseforks_core::village::ShelfStore;
-use fuseforks_host::door::{Door, open_for_host};
+use fuseforks_host::door::Door;
 use fuseforks_host::{HostBootOptions, HostPaths, SecretSource, build_host};
 use fuseforks_testkit::{TempDataDir, free_port, mcp_script};
 use serde_json::Value;
@@ -67,8 +67,10 @@ async fn mcp_server_json_opens_the_door_and_a_failed_ask_comes_back_as_text() {
     let data = TempDataDir::with_original_village();
     let port = free_port();
     shelf(&data, true, port, Some(TOKEN));
-    let host = build_host(&HostPaths::new(data.data_dir()), options(true)).unwrap();
-    let door = open_for_host(&host).await.unwrap().expect("enabled: open");
+    let mut host = build_host(&HostPaths::new(data.data_dir()), options(true))
+        .await
+        .unwrap();
+    let door = host.take_door().unwrap().expect("enabled: open");
     assert_eq!(door.address().to_string(), format!("127.0.0.1:{port}"));
     // No agent is running: the reception cannot take the request. The client gets a text
     // result marked as an error, not a protocol failure.
@@ -92,31 +94,31 @@ async fn the_door_stays_shut_unless_enabled_allowed_and_keyed() {
     let data = TempDataDir::with_original_village();
     let paths = HostPaths::new(data.data_dir());
     // Absent file: no door.
-    let host = build_host(&paths, options(true)).unwrap();
-    assert!(open_for_host(&host).await.unwrap().is_none());
+    let mut host = build_host(&paths, options(true)).await.unwrap();
+    assert!(host.take_door().unwrap().is_none());
     drop(host);
     // Enabled, but this host was not asked to open doors (ask, check).
     shelf(&data, true, free_port(), Some(TOKEN));
-    let host = build_host(&paths, options(false)).unwrap();
-    assert!(open_for_host(&host).await.unwrap().is_none());
+    let mut host = build_host(&paths, options(false)).await.unwrap();
+    assert!(host.take_door().unwrap().is_none());
     drop(host);
     // Disabled.
     shelf(&data, false, free_port(), Some(TOKEN));
-    let host = build_host(&paths, options(true)).unwrap();
-    assert!(open_for_host(&host).await.unwrap().is_none());
+    let mut host = build_host(&paths, options(true)).await.unwrap();
+    assert!(host.take_door().unwrap().is_none());
     drop(host);
     // Enabled without a token: refused by name, never opened keyless.
     shelf(&data, true, free_port(), None);
-    let host = build_host(&paths, options(true)).unwrap();
-    let err = open_for_host(&host).await.err().unwrap();
+    let mut host = build_host(&paths, options(true)).await.unwrap();
+    let err = host.take_door().err().unwrap();
     assert_eq!(err.code(), "DOOR_TOKEN_MISSING");
     drop(host);
     // A port in use is named, with the fix.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     shelf(&data, true, port, Some(TOKEN));
-    let host = build_host(&paths, options(true)).unwrap();
-    let err = open_for_host(&host).await.err().unwrap();
+    let mut host = build_host(&paths, options(true)).await.unwrap();
+    let err = host.take_door().err().unwrap();
     assert_eq!(err.code(), "DOOR_BIND_FAILED");
     assert!(err.to_string().contains(&port.to_string()));
 }

@@ -78,7 +78,9 @@ impl Fx {
             mcp_child_output: None,
             run_schedules: false,
         };
-        let host = build_host(&HostPaths::new(data.data_dir()), options).unwrap();
+        let host = build_host(&HostPaths::new(data.data_dir()), options)
+            .await
+            .unwrap();
         let secrets = Arc::new(EnvSecretStore::from_vars([(
             "FUSEFORKS_SECRET_STUB".to_owned(),
             KEY_VALUE.to_owned(),

@@ -45,24 +45,25 @@ fn the_lock_is_exclusive_released_on_drop_and_never_unlinked() {
 async fn build_host_takes_the_lock_first_and_refuses_a_second_host() {
     let data = TempDataDir::with_original_village();
     let paths = HostPaths::new(data.data_dir());
-    let host = build_host(&paths, options()).unwrap();
+    let host = build_host(&paths, options()).await.unwrap();
     assert!(host.lock_path().ends_with(LOCK_FILE));
     let log = std::fs::read_to_string(data.workspace().join("fuseforks.log")).unwrap();
-    assert!(log.contains("version: app=test profile=headless"), "{log}");
-    let err = build_host(&paths, options()).err().unwrap();
+    assert!(log.contains("version: app=test profile=debug"), "{log}");
+    let err = build_host(&paths, options()).await.err().unwrap();
     assert_eq!(err.code(), "VILLAGE_LOCKED");
     drop(host);
     assert!(
-        build_host(&paths, options()).is_ok(),
+        build_host(&paths, options()).await.is_ok(),
         "free again after the first host is gone"
     );
 }
 
-#[test]
-fn a_missing_village_creates_nothing() {
+#[tokio::test]
+async fn a_missing_village_creates_nothing() {
     let data = TempDataDir::new();
     let before = snapshot(data.data_dir());
     let err = build_host(&HostPaths::new(data.data_dir()), options())
+        .await
         .err()
         .unwrap();
     assert!(matches!(err, HostError::VillageMissing(_)));
@@ -92,14 +93,15 @@ async fn a_store_held_without_the_lock_stops_the_boot() {
         fuseforks_core::sessions::SessionStore::open(&data.workspace().join("sessions.redb"))
             .unwrap();
     let err = build_host(&HostPaths::new(data.data_dir()), options())
+        .await
         .err()
         .unwrap();
     assert_eq!(err.code(), "SESSION_STORE_LOCKED");
     drop(held);
 }
 
-#[test]
-fn the_collision_check_counts_mcp_header_secrets() {
+#[tokio::test]
+async fn the_collision_check_counts_mcp_header_secrets() {
     use fuseforks_core::village::{TemplateId, VillageStore};
     let data = TempDataDir::with_original_village();
     let store = VillageStore::new(data.workspace());
@@ -110,14 +112,14 @@ fn the_collision_check_counts_mcp_header_secrets() {
     store.save_world(&world).unwrap();
     let paths = HostPaths::new(data.data_dir());
     // Alone, the template's key is fine.
-    drop(build_host(&paths, options()).unwrap());
+    drop(build_host(&paths, options()).await.unwrap());
     // `mcp:REMOTE` and template `mcp-remote` both read FUSEFORKS_SECRET_MCP_REMOTE.
     data.write(
         "mcp.json",
         r#"{"mcpServers": {"r": {"type": "http", "url": "https://mcp.example/mcp",
             "headers": {"Authorization": "Bearer ${secret:REMOTE}"}}}}"#,
     );
-    let err = build_host(&paths, options()).err().unwrap();
+    let err = build_host(&paths, options()).await.err().unwrap();
     assert_eq!(err.code(), "SECRET_NAME_COLLISION");
     let text = err.to_string();
     assert!(
