@@ -165,11 +165,9 @@ fn a_write_failure_exits_5_and_leaves_no_half_village() {
 fn version_and_help_with_examples() {
     let out = cli("--version");
     assert_eq!(out.status.code(), Some(0));
-    assert!(
-        stdout(&out).starts_with("fuseforks-cli "),
-        "{}",
-        stdout(&out)
-    );
+    let version = crate::binary_version();
+    assert_eq!(stdout(&out), format!("fuseforks-cli {version}\n"));
+    crate::assert_version_form(&version);
     let out = cli("--help");
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("Examples:") && stdout(&out).contains("init"));

@@ -76,6 +76,26 @@ pub fn binary_version() -> String {
         .to_owned()
 }
 
+/// The version's exact form: the workspace's version (`X.Y.Z`), then `+g` and the short commit
+/// when the build saw a git checkout (`0.1.0+g1b33d9d`), nothing else.
+pub fn assert_version_form(version: &str) {
+    let (base, commit) = version.split_once("+g").unwrap_or((version, ""));
+    assert_eq!(base, env!("CARGO_PKG_VERSION"), "{version}");
+    let parts: Vec<&str> = base.split('.').collect();
+    assert!(
+        parts.len() == 3
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())),
+        "{version}"
+    );
+    assert!(
+        (commit.is_empty() && !version.contains('+'))
+            || (commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{version}"
+    );
+}
+
 /// Stdout as text.
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

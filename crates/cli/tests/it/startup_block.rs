@@ -9,7 +9,7 @@ use fuseforks_testkit::wire_replies;
 use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port};
 
 use crate::headless::{U, ask_args, command, log, run, signal_and_wait, stub_village, wait_log};
-use crate::{stderr, words};
+use crate::{assert_version_form, binary_version, stderr, words};
 
 /// The log lines without their time stamp and frame.
 fn bodies(log: &str) -> Vec<String> {
@@ -18,28 +18,15 @@ fn bodies(log: &str) -> Vec<String> {
         .collect()
 }
 
-/// The version this test binary was built with, in the form the seed gives: the workspace's
-/// version, `+g` and the short commit when git knows one.
+/// The `version:` line: the binary's version (the form `--version` gives) and its profile.
 fn assert_version_line(line: &str) {
     let rest = line
         .strip_prefix("version: app=")
         .unwrap_or_else(|| panic!("{line}"));
     let (version, profile) = rest.split_once(" profile=").unwrap();
     assert!(profile == "debug" || profile == "release", "{line}");
-    let (base, commit) = version.split_once("+g").unwrap_or((version, ""));
-    let parts: Vec<&str> = base.split('.').collect();
-    assert_eq!(parts.len(), 3, "{line}");
-    assert!(
-        parts
-            .iter()
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())),
-        "{line}"
-    );
-    assert!(
-        commit.is_empty() || (commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit())),
-        "{line}"
-    );
-    assert_eq!(base, env!("CARGO_PKG_VERSION"), "{line}");
+    assert_version_form(version);
+    assert_eq!(version, binary_version(), "one version on every surface");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
