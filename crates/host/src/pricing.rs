@@ -77,9 +77,8 @@ pub async fn fetch_prices(
     let done = fetch_and_apply(orch, data_dir, from, limits, channel).await;
     let line = match &done {
         Ok(r) => {
-            let count = |f: fn(&PriceOutcome) -> bool| {
-                r.templates.iter().filter(|c| f(&c.outcome)).count()
-            };
+            let count =
+                |f: fn(&PriceOutcome) -> bool| r.templates.iter().filter(|c| f(&c.outcome)).count();
             format!(
                 "pricing fetch: from={} models={} updated={} unchanged={} not_in_table={} outcome=ok",
                 channel.as_str(),

@@ -78,9 +78,15 @@ pub fn run(args: &PricingArgs, out: &Out) -> u8 {
             .map_err(|e| (exit::for_host_error(&e), Box::new(e) as Box<dyn Coded>))?;
         let data_dir: PathBuf = paths.data_dir().to_path_buf();
         let log = (&*host.log, Channel::Cli);
-        fetch_prices(&host.orchestrator, &data_dir, args.from.as_deref(), limits, log)
-            .await
-            .map_err(|e| (exit_for(&e), Box::new(e) as Box<dyn Coded>))
+        fetch_prices(
+            &host.orchestrator,
+            &data_dir,
+            args.from.as_deref(),
+            limits,
+            log,
+        )
+        .await
+        .map_err(|e| (exit_for(&e), Box::new(e) as Box<dyn Coded>))
     });
     match done {
         Ok(report) if args.json => print_json(&report, out),
@@ -99,9 +105,9 @@ pub fn run(args: &PricingArgs, out: &Out) -> u8 {
 /// does not come or does not read is 1; an unreadable `pricing.json` is 5.
 fn exit_for(e: &PricingFailure) -> u8 {
     match e {
-        PricingFailure::Pricing(PricingError::Insecure { .. } | PricingError::InvalidSource { .. }) => {
-            exit::USAGE
-        }
+        PricingFailure::Pricing(
+            PricingError::Insecure { .. } | PricingError::InvalidSource { .. },
+        ) => exit::USAGE,
         PricingFailure::Pricing(PricingError::TimedOut { .. }) => exit::TIMED_OUT,
         PricingFailure::Pricing(_) => exit::CORE_ERROR,
         PricingFailure::Shelf(v) => exit::for_village_error(v),
@@ -139,9 +145,21 @@ fn rate_changes(before: &Rates, after: &Rates) -> String {
     let rates = [
         ("input", before.input_per_mtok, after.input_per_mtok),
         ("output", before.output_per_mtok, after.output_per_mtok),
-        ("cache read", before.cache_read_per_mtok, after.cache_read_per_mtok),
-        ("cache write", before.cache_write_per_mtok, after.cache_write_per_mtok),
-        ("cache write 1h", before.cache_write_1h_per_mtok, after.cache_write_1h_per_mtok),
+        (
+            "cache read",
+            before.cache_read_per_mtok,
+            after.cache_read_per_mtok,
+        ),
+        (
+            "cache write",
+            before.cache_write_per_mtok,
+            after.cache_write_per_mtok,
+        ),
+        (
+            "cache write 1h",
+            before.cache_write_1h_per_mtok,
+            after.cache_write_1h_per_mtok,
+        ),
     ];
     let mut parts: Vec<String> = rates
         .into_iter()

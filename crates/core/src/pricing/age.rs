@@ -57,7 +57,11 @@ mod tests {
     #[test]
     fn the_oldest_date_of_a_template_that_priced_a_row_counts() {
         let mut world = World::default();
-        for (id, model, date) in [("a", "m1", "2026-11-01"), ("b", "m2", "2026-01-01"), ("c", "m3", "2025-01-01")] {
+        for (id, model, date) in [
+            ("a", "m1", "2026-11-01"),
+            ("b", "m2", "2026-01-01"),
+            ("c", "m3", "2025-01-01"),
+        ] {
             let mut t = ModelTemplate::new(TemplateId::new(id).unwrap(), id, "https://x/v1", model);
             t.pricing_as_of = Some(date.into());
             world.model_templates.push(t);
@@ -74,7 +78,10 @@ mod tests {
         };
         let today: Date = "2026-12-03".parse().unwrap();
         let age = pricing_age(&report, &world, today).unwrap();
-        assert_eq!((age.pricing_as_of.as_str(), age.pricing_age_days), ("2026-01-01", 336));
+        assert_eq!(
+            (age.pricing_as_of.as_str(), age.pricing_age_days),
+            ("2026-01-01", 336)
+        );
         assert_eq!(pricing_age(&StatsReport::default(), &world, today), None);
     }
 }

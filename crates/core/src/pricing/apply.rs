@@ -139,9 +139,11 @@ mod tests {
         world.model_templates[2].input_per_mtok = Some(1.0);
         world.model_templates[2].output_per_mtok = Some(2.0);
         world.model_templates[2].pricing_as_of = Some("2026-01-01".into());
-        let table = parse_table(br#"{"asOf": "2026-11-01", "models": {
+        let table = parse_table(
+            br#"{"asOf": "2026-11-01", "models": {
             "m1": {"inputPerMtok": 3, "outputPerMtok": 15, "cacheReadPerMtok": 0.3},
-            "m2": {"inputPerMtok": 1, "outputPerMtok": 2, "asOf": "2026-01-01"}}}"#)
+            "m2": {"inputPerMtok": 1, "outputPerMtok": 2, "asOf": "2026-01-01"}}}"#,
+        )
         .unwrap();
         let before_b = world.model_templates[1].clone();
         let changes = apply_prices(&mut world, &table);
@@ -150,7 +152,11 @@ mod tests {
         assert_eq!(changes[2].outcome, PriceOutcome::Unchanged);
         let a = &world.model_templates[0];
         assert_eq!(
-            (a.input_per_mtok, a.cache_read_per_mtok, a.cache_write_per_mtok),
+            (
+                a.input_per_mtok,
+                a.cache_read_per_mtok,
+                a.cache_write_per_mtok
+            ),
             (Some(3.0), Some(0.3), None)
         );
         assert_eq!(a.pricing_as_of.as_deref(), Some("2026-11-01"));

@@ -161,9 +161,18 @@ mod tests {
     #[test]
     fn only_https_or_loopback_http_or_a_file_is_a_source() {
         let code = |from: &str| source_of(Some(from), "").map_err(|e| e.code());
-        assert_eq!(code("http://prices.example/p.json"), Err("PRICING_SOURCE_INSECURE"));
-        assert_eq!(code("ftp://prices.example/p.json"), Err("PRICING_SOURCE_INVALID"));
-        assert_eq!(code("https://user:pw@prices.example/p.json"), Err("PRICING_SOURCE_INVALID"));
+        assert_eq!(
+            code("http://prices.example/p.json"),
+            Err("PRICING_SOURCE_INSECURE")
+        );
+        assert_eq!(
+            code("ftp://prices.example/p.json"),
+            Err("PRICING_SOURCE_INVALID")
+        );
+        assert_eq!(
+            code("https://user:pw@prices.example/p.json"),
+            Err("PRICING_SOURCE_INVALID")
+        );
         assert!(code("https://prices.example/p.json").is_ok());
         assert!(code("http://127.0.0.1:9/p.json").is_ok());
         assert_eq!(

@@ -52,19 +52,18 @@ impl PriceTable {
 /// Reads a table from `bytes`: JSON of the documented shape, every rate a finite number of 0 or
 /// more, every `asOf` a date. The refusal names the field.
 pub fn parse_table(bytes: &[u8]) -> Result<PriceTable, PricingError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| malformed(None, format!("not UTF-8: {e}")))?;
+    let text =
+        std::str::from_utf8(bytes).map_err(|e| malformed(None, format!("not UTF-8: {e}")))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let table: PriceTable =
-        crate::village::doc::parse_json(Path::new("prices.json"), text, false).map_err(|e| {
-            match e {
-                crate::village::VillageError::Invalid(invalid) => PricingError::Malformed {
-                    field: invalid.field,
-                    line: invalid.line,
-                    column: invalid.column,
-                    reason: invalid.reason,
-                },
-                other => malformed(None, other.to_string()),
-            }
+    let table: PriceTable = crate::village::doc::parse_json(Path::new("prices.json"), text, false)
+        .map_err(|e| match e {
+            crate::village::VillageError::Invalid(invalid) => PricingError::Malformed {
+                field: invalid.field,
+                line: invalid.line,
+                column: invalid.column,
+                reason: invalid.reason,
+            },
+            other => malformed(None, other.to_string()),
         })?;
     check_date("asOf", &table.as_of)?;
     for (model, price) in &table.models {
@@ -78,7 +77,10 @@ pub fn parse_table(bytes: &[u8]) -> Result<PriceTable, PricingError> {
         ];
         for (name, rate) in rates {
             if rate.is_some_and(|r| !(r.is_finite() && r >= 0.0)) {
-                return Err(malformed(Some(at(name)), "a rate is a number of 0 or more".into()));
+                return Err(malformed(
+                    Some(at(name)),
+                    "a rate is a number of 0 or more".into(),
+                ));
             }
         }
         if let Some(date) = &price.as_of {

@@ -604,8 +604,11 @@ fn the_price_table_example_reads_and_fills_the_templates_of_its_models() {
         ("http://127.0.0.1:8080/p.json", true),
         ("http://prices.example/p.json", false),
     ] {
-        std::fs::write(data.data_dir().join("pricing.json"), json!({"url": url}).to_string())
-            .unwrap();
+        std::fs::write(
+            data.data_dir().join("pricing.json"),
+            json!({"url": url}).to_string(),
+        )
+        .unwrap();
         assert_eq!(shelf.load_pricing_source().is_ok(), ok, "{url}");
     }
 }
