@@ -56,9 +56,9 @@ pub enum PriceOutcome {
     /// New rates or a new date.
     Updated {
         /// Before.
-        before: Rates,
+        before: Box<Rates>,
         /// After.
-        after: Rates,
+        after: Box<Rates>,
     },
     /// The table holds what the template already has.
     Unchanged,
@@ -108,7 +108,10 @@ fn outcome(t: &ModelTemplate, table: &PriceTable) -> PriceOutcome {
     if before == after {
         PriceOutcome::Unchanged
     } else {
-        PriceOutcome::Updated { before, after }
+        PriceOutcome::Updated {
+            before: Box::new(before),
+            after: Box::new(after),
+        }
     }
 }
 
