@@ -124,7 +124,7 @@ impl JsonDoc for PricingSource {
                 RuleCode::InvalidValue,
                 file,
                 "url",
-                "the price table must be fetched over https",
+                "the price table must be fetched over https (plain http only to this machine)",
                 format!(
                     "use an https:// URL, or remove the file for the default {DEFAULT_PRICING_URL}"
                 ),
