@@ -54,6 +54,7 @@ export function bindEditors(helpers) {
   $('assist-new').addEventListener('click', () => { E.history = []; E.log = []; E.draft = null; E.before = null; renderAssist(); });
   $('stats-period').addEventListener('change', loadStats);
   $('stats-closing').addEventListener('change', loadStats);
+  $('stats-fetch-prices').addEventListener('click', fetchPrices);
 }
 
 export async function showFiles() {
@@ -388,6 +389,26 @@ async function loadStats() {
   }
 }
 
+// "Fetch prices": the shelf's price table fills the templates of the models it lists (the
+// CLI's `pricing fetch`), then the figures are drawn again with the new rates.
+async function fetchPrices() {
+  const { $, t, command, showError, clearAlert, flash } = H;
+  const button = $('stats-fetch-prices');
+  button.disabled = true;
+  try {
+    const r = await command('fetchPrices', {});
+    clearAlert($('stats-alert'));
+    const updated = (r.templates || []).filter((x) => x.outcome === 'updated').length;
+    const missing = (r.templates || []).filter((x) => x.outcome === 'not_in_table').map((x) => x.templateId);
+    flash($('stats-prices'), t('stats.pricesFetched', { updated, asOf: r.asOf, missing: missing.join(', ') || '-' }));
+    await loadStats();
+  } catch (e) {
+    showError($('stats-alert'), e);
+  } finally {
+    button.disabled = false;
+  }
+}
+
 function cell(v) {
   return H.el('td', { text: typeof v === 'number' ? H.fmtNum(v) : v == null ? '-' : String(v) });
 }
@@ -422,6 +443,9 @@ function renderStats(r) {
   $('stats-assist-empty').hidden = (r.assist || []).length > 0;
   const tt = r.totals || {};
   $('stats-total').textContent = t('stats.total', { turns: H.fmtNum(tt.turns || 0), effective: H.fmtNum(tt.effective || 0), cost: money(tt.costUsd), priced: tt.pricedRows || 0, rows: (tt.pricedRows || 0) + (tt.unpricedRows || 0) });
+  // How old the prices behind ≈ $ are (the oldest date of a template that priced a row).
+  $('stats-total').title = r.pricingAsOf ? t('stats.pricesAge', { asOf: r.pricingAsOf, days: r.pricingAgeDays }) : '';
+  if (r.pricingAsOf) $('stats-total').textContent += ' · ' + t('stats.pricesAge', { asOf: r.pricingAsOf, days: r.pricingAgeDays });
   bars($('chart-days'), (r.days || []).map((d) => [d.day.slice(5), d.tokens]), t('stats.chartDays'));
   bars($('chart-agents'), (r.agents || []).filter((a) => a.costUsd > 0).map((a) => [a.agentId, a.costUsd]), t('stats.chartCost'), (v) => '$' + v.toFixed(4));
 }

@@ -450,6 +450,27 @@ pub(crate) const COMMANDS: &[CommandHelp] = &[
         exits: &[exit::OK, exit::USAGE, exit::LOCKED, exit::BOOT_FAILED],
     },
     CommandHelp {
+        name: "pricing",
+        examples: &[
+            (
+                "Fill the templates' prices from the source in DATA_DIR/pricing.json",
+                "fuseforks-cli pricing fetch --data-dir ~/villages/demo",
+            ),
+            (
+                "From a table file, as JSON",
+                "fuseforks-cli pricing fetch --data-dir ~/villages/demo --from prices.json --json",
+            ),
+        ],
+        exits: &[
+            exit::OK,
+            exit::CORE_ERROR,
+            exit::USAGE,
+            exit::LOCKED,
+            exit::BOOT_FAILED,
+            exit::TIMED_OUT,
+        ],
+    },
+    CommandHelp {
         name: "completions",
         examples: &[
             (

@@ -93,6 +93,8 @@ enum Command {
     Sessions(cmd::sessions::SessionsArgs),
     /// Tokens, effective tokens and ≈ $ from the turn records, by agent, model or stop.
     Stats(cmd::stats::StatsArgs),
+    /// Fetch the price table and fill the templates' rates (exit 4 while the village runs).
+    Pricing(cmd::pricing::PricingArgs),
     /// The shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions(cmd::completions::CompletionsArgs),
     /// The man page (roff) on stdout: `fuseforks-cli man > fuseforks-cli.1`.
@@ -171,6 +173,7 @@ fn main() -> std::process::ExitCode {
         Command::Audit(args) => cmd::audit::run(&args, &out),
         Command::Sessions(args) => cmd::sessions::run(&args, &out),
         Command::Stats(args) => cmd::stats::run(&args, &out),
+        Command::Pricing(args) => cmd::pricing::run(&args, &out),
         Command::Completions(args) => {
             cmd::completions::completions(&args, help::with_help(Cli::command()))
         }

@@ -34,6 +34,7 @@ pub mod log;
 pub mod mcp;
 pub mod orchestrator;
 pub mod preflight;
+pub mod pricing;
 pub mod probe;
 pub mod process;
 mod prompt;

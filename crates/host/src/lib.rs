@@ -13,6 +13,7 @@ pub mod gui;
 pub mod lock;
 pub mod paths;
 pub mod preflight_view;
+pub mod pricing;
 pub mod secret_names;
 pub mod secret_store;
 pub mod secrets;

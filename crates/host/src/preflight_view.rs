@@ -267,7 +267,8 @@ pub fn run_preflight(
     let shelf = paths.shelf();
     let approvals = keep(&mut notices, shelf.load_probe_approvals()?).hashes;
     let village_id = village.read_village_id()?.unwrap_or_default();
-    let jev = keep(&mut notices, shelf.load_jev()?);
+    // Read for its notices (a threshold reset); its pruning switch is not used here.
+    keep(&mut notices, shelf.load_jev()?);
     let baked = match shelf.load_bake_record()? {
         Some(record) => keep(&mut notices, record).source_time_zone,
         None => None,
@@ -303,7 +304,6 @@ pub fn run_preflight(
         mcp: &mcp,
         run_allow: &run_allow,
         run_network_denied: &run_network_denied,
-        jev_pruning_enabled: jev.enabled,
         judge_invalid: &judge_invalid,
         bypass_plan_review: inputs.bypass_plan_review,
         run_approval: inputs.run_approval,

@@ -27,7 +27,7 @@ pub struct NeededKey {
 
 /// The keys the village at `paths` uses: each template's that needs one, the `mcp:NAME` of every
 /// `${secret:NAME}` in its `mcp.json` files, then `door_token` and `jev_api_token` (required
-/// when the village has judges or Jev pruning is on). Names only; no store is read.
+/// when the village has judges that use Jev). Names only; no store is read.
 pub fn needed_keys(paths: &HostPaths) -> Result<Vec<NeededKey>, VillageError> {
     let village = paths.village();
     let world = village.load_world()?.value;
@@ -55,11 +55,6 @@ pub fn needed_keys(paths: &HostPaths) -> Result<Vec<NeededKey>, VillageError> {
                 required: true,
             }),
     );
-    let jev = paths
-        .shelf()
-        .load_jev()
-        .map(|l| l.value.enabled)
-        .unwrap_or(false);
     keys.push(NeededKey {
         key: "door_token".into(),
         used_by: "serve --door-port".into(),
@@ -67,9 +62,9 @@ pub fn needed_keys(paths: &HostPaths) -> Result<Vec<NeededKey>, VillageError> {
     });
     keys.push(NeededKey {
         key: "jev_api_token".into(),
-        used_by: "judges / Jev pruning".into(),
+        used_by: "judges (Jev)".into(),
         // Judges on a model template use that template's key, not Jev's.
-        required: jev || world.judges.iter().any(fuseforks_core::judge::uses_jev),
+        required: world.judges.iter().any(fuseforks_core::judge::uses_jev),
     });
     Ok(keys)
 }

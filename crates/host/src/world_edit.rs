@@ -194,6 +194,8 @@ pub async fn audit_saved(orch: &Orchestrator, file: &str, channel: Channel) {
 pub struct EditHost {
     /// The orchestrator.
     pub orchestrator: Orchestrator,
+    /// The village log (the orchestrator's own).
+    pub log: Arc<dyn LogSink>,
     _lock: VillageLock,
 }
 
@@ -226,7 +228,7 @@ pub fn open_for_edit(
     let orchestrator = Orchestrator::bootstrap(OrchestratorConfig {
         workspace: workspace.clone(),
         secrets: Arc::new(|_: &str| None),
-        log,
+        log: Arc::clone(&log),
         llm: LlmClient::new().map_err(HostError::LlmClient)?,
         os_locale: None,
         trash: TrashTarget::Os {
@@ -248,6 +250,7 @@ pub fn open_for_edit(
     })?;
     Ok(EditHost {
         orchestrator,
+        log,
         _lock: lock,
     })
 }

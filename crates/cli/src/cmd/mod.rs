@@ -15,6 +15,7 @@ pub mod headless;
 pub mod init;
 pub mod judge;
 pub mod judge_try;
+pub mod pricing;
 pub mod probe;
 pub mod schedules;
 pub mod secrets;

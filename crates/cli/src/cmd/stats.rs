@@ -1,13 +1,15 @@
 //! `fuseforks-cli stats --data-dir D [--period month|all|YYYY-MM] [--by agent|model|stop]
 //! [--json]`: tokens, effective tokens and `≈ $` (with how many rows had a price) from the turn
 //! records of every conversation, through the core's `stats::aggregate`, grouped as asked;
-//! judge rows are marked apart (`kind: judge`). Reads only, under the village lock (exit 4 when
+//! judge rows are marked apart (`kind: judge`); how old the prices behind `≈ $` are
+//! (`pricingAsOf`, `pricingAgeDays`). Reads only, under the village lock (exit 4 when
 //! a process holds the village: `sessions.redb` is its alone).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use fuseforks_core::pricing::pricing_age;
 use fuseforks_core::stats::{Period, StatsReport, StatsRow, TimeZone, aggregate};
 use fuseforks_core::village::World;
 use serde_json::{Value, json};
@@ -139,10 +141,21 @@ pub fn run(args: &StatsArgs, out: &Out) -> u8 {
         }
     };
     let groups = groups(&report, args.by, &village.world);
+    let today = jiff::Timestamp::now().to_zoned_datetime(zone).date();
+    let age = pricing_age(&report, &village.world, today);
     if args.json {
-        out.result(&format!("{}\n", as_json(&report, &groups)));
+        let mut answer = as_json(&report, &groups);
+        answer["pricingAsOf"] = json!(age.as_ref().map(|a| &a.pricing_as_of));
+        answer["pricingAgeDays"] = json!(age.as_ref().map(|a| a.pricing_age_days));
+        out.result(&format!("{answer}\n"));
     } else {
         out.result(&as_text(&report, &groups));
+        if let Some(a) = age {
+            out.result(&format!(
+                "prices as of {} ({} days old; `pricing fetch` renews them)\n",
+                a.pricing_as_of, a.pricing_age_days
+            ));
+        }
     }
     exit::OK
 }

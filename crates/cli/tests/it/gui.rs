@@ -462,6 +462,14 @@ async fn the_pages_work_in_a_real_browser() {
         "# Rules\r\nBe kind.\r\n",
     )
     .unwrap();
+    // The price table the stats page's "Fetch prices" reads (docs/formats/prices.json.md).
+    let table = json!({"asOf": "2026-11-01", "models": {"stub-model": {"inputPerMtok": 3, "outputPerMtok": 15}}});
+    let prices = StubServer::start(vec![StubReply::json(200, &table)]).await;
+    std::fs::write(
+        data.data_dir().join("pricing.json"),
+        json!({"url": format!("{}/prices.json", prices.base_url())}).to_string(),
+    )
+    .unwrap();
     let mut gui = start(&data, &[]);
     let url = format!("http://127.0.0.1:{}/?token={}", gui.port, gui.token);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

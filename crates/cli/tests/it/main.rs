@@ -109,6 +109,7 @@ mod hardening;
 mod headless;
 mod money;
 mod outcomes;
+mod pricing;
 mod read_notices;
 mod secret_values;
 mod secrets;

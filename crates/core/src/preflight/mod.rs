@@ -95,8 +95,6 @@ pub struct HostView<'a> {
     pub run_allow: &'a [(String, Vec<String>)],
     /// The start agents whose `run.json` says `"network": false`.
     pub run_network_denied: &'a [String],
-    /// `jev.json` pruning switch, and whether its token exists.
-    pub jev_pruning_enabled: bool,
     /// Enabled judges whose `judge.toml` is invalid: `(file, line, col, message)` of the
     /// first finding of each (`crate::judge::judge_states`).
     pub judge_invalid: &'a [(String, usize, usize, String)],

@@ -67,20 +67,21 @@ pub(super) fn door_token_missing(i: &Input<'_>, out: &mut Findings) {
     }
 }
 
-/// Jev-backed judges (no `modelTemplateId`) or pruning configured without the Jev token;
-/// judges on a model template do not need it.
+/// Jev-backed judges (no `modelTemplateId`) without the Jev token; judges on a model template
+/// do not need it. `jev.json`'s pruning switch plays no part: this version does not prune tool
+/// results (docs/judges.md).
 pub(super) fn jev_token_missing(i: &Input<'_>, out: &mut Findings) {
     let world = i.world;
     let view = i.view;
     let jev_judges = world.judges.iter().any(crate::judge::uses_jev);
-    if (jev_judges || view.jev_pruning_enabled) && !(view.secret_present)("jev_api_token") {
+    if jev_judges && !(view.secret_present)("jev_api_token") {
         out.add(
             Level::Warn,
             "JEV_TOKEN_MISSING",
-            "判断役かツール結果の圧縮がありますが、Jev のトークンがありません。".into(),
-            "Judges or tool-result pruning are configured, but the Jev token is missing.".into(),
-            "秘密 jev_api_token を置いてください。無いと判断役は無効で、圧縮は走りません。",
-            "Provide jev_api_token; without it judges are disabled and pruning does not run.",
+            "Jev を使う判断役がありますが、Jev のトークンがありません。".into(),
+            "Judges that use Jev are configured, but the Jev token is missing.".into(),
+            "秘密 jev_api_token を置いてください。無いとそれらの判断役は無効です。",
+            "Provide jev_api_token; without it those judges are disabled.",
         );
     }
 }

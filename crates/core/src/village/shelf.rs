@@ -94,7 +94,7 @@ impl JsonDoc for ProbeApprovals {
 /// The default price-table source.
 pub const DEFAULT_PRICING_URL: &str = "https://betyourluck.github.io/prices.json";
 
-/// `pricing.json`: where the price table is fetched from (https only).
+/// `pricing.json`: where the price table is fetched from (https, or http to this machine).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PricingSource {
     /// The price table's URL.
@@ -115,23 +115,20 @@ impl Default for PricingSource {
 }
 
 impl JsonDoc for PricingSource {
+    /// https, or plain http to this machine (the endpoint rule of `template.rs`, so that a
+    /// table can be served locally); see docs/formats/prices.json.md.
     fn validate(&self, file: &Path) -> Result<(), VillageError> {
-        let https = self
-            .url
-            .get(..8)
-            .is_some_and(|s| s.eq_ignore_ascii_case("https://"));
-        if https && self.url.len() > 8 {
-            Ok(())
-        } else {
-            Err(VillageError::rule(
+        match super::template::endpoint_security(&self.url, false) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(VillageError::rule(
                 RuleCode::InvalidValue,
                 file,
                 "url",
-                "the price table must be fetched over https",
+                "the price table must be fetched over https (plain http only to this machine)",
                 format!(
                     "use an https:// URL, or remove the file for the default {DEFAULT_PRICING_URL}"
                 ),
-            ))
+            )),
         }
     }
 }

@@ -568,3 +568,47 @@ fn the_audit_example_is_a_keyed_chain_that_verifies() {
     let err = verify_keyed(dir.path(), &options).unwrap_err();
     assert!(err.to_string().contains("line 3"), "{err}");
 }
+
+#[test]
+fn the_price_table_example_reads_and_fills_the_templates_of_its_models() {
+    let name = "prices.json.md";
+    let text = example(name, "json example");
+    let table = fuseforks_core::pricing::parse_table(text.as_bytes()).unwrap();
+    assert_eq!(table.as_of, "2026-11-01");
+    let gpt = &table.models["gpt-5.1"];
+    assert_eq!((gpt.input_per_mtok, gpt.cache_write_per_mtok), (1.25, None));
+    assert_eq!(table.as_of_for(gpt), "2026-10-15");
+    let value: Value = serde_json::from_str(&text).unwrap();
+    assert_documented(name, &value, &["models"]);
+    for entry in value["models"].as_object().unwrap().values() {
+        assert_documented(name, entry, &[]);
+    }
+    let mut world = World::default();
+    for (id, model) in [("claude", "claude-sonnet-4-5"), ("local", "qwen3")] {
+        let t = ModelTemplate::new(TemplateId::new(id).unwrap(), id, "https://x/v1", model);
+        world.model_templates.push(t);
+    }
+    let changes = fuseforks_core::pricing::apply_prices(&mut world, &table);
+    let outcomes: Vec<Value> = changes
+        .iter()
+        .map(|c| serde_json::to_value(c).unwrap()["outcome"].clone())
+        .collect();
+    assert_eq!(outcomes, [json!("updated"), json!("not_in_table")]);
+    assert_eq!(world.model_templates[0].cache_write_1h_per_mtok, Some(6.0));
+    assert!(!world.model_templates[1].is_priced());
+    // The source file: https, or http to this machine only (the page's rule).
+    let data = TempDataDir::new();
+    let shelf = ShelfStore::new(data.data_dir());
+    for (url, ok) in [
+        ("https://prices.example/p.json", true),
+        ("http://127.0.0.1:8080/p.json", true),
+        ("http://prices.example/p.json", false),
+    ] {
+        std::fs::write(
+            data.data_dir().join("pricing.json"),
+            json!({"url": url}).to_string(),
+        )
+        .unwrap();
+        assert_eq!(shelf.load_pricing_source().is_ok(), ok, "{url}");
+    }
+}

@@ -527,7 +527,6 @@ fn tz_findings(
         mcp: &[],
         run_allow: &[],
         run_network_denied: &[],
-        jev_pruning_enabled: false,
         judge_invalid: &[],
         bypass_plan_review: true,
         run_approval: RunApproval::NoApproval,

@@ -157,6 +157,7 @@ pub enum Command {
         name: String,
         value: String,
     },
+    FetchPrices {},
 }
 
 /// `POST /api/commands`.
@@ -274,6 +275,7 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
         Command::SetMcpSecret { name, value } => {
             super::editing::set_mcp_secret(state, &name, &value)?
         }
+        Command::FetchPrices {} => fetch_prices(state).await?,
         Command::TryJudge { judge_id, text } => {
             super::cast::try_judge(state, &judge_id, &text).await?
         }
@@ -484,6 +486,20 @@ async fn set_key(
         state.secrets.name()
     ));
     Ok(json!({"store": state.secrets.name()}))
+}
+
+/// "Fetch prices": the shelf's price table, through the CLI's path (`crate::pricing`).
+async fn fetch_prices(state: &GuiState) -> Result<Value, ApiError> {
+    let log: &dyn LogSink = &*state.log;
+    let report = crate::pricing::fetch_prices(
+        &state.orchestrator,
+        state.paths.data_dir(),
+        None,
+        fuseforks_core::pricing::FetchLimits::default(),
+        (log, Channel::Gui),
+    )
+    .await?;
+    Ok(serde_json::to_value(report).unwrap_or(Value::Null))
 }
 
 async fn set_door(state: &GuiState, enabled: bool, port: u16) -> Result<Value, ApiError> {

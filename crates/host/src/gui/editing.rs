@@ -317,7 +317,7 @@ pub async fn assist(state: &GuiState, request: &Value) -> Result<Value, ApiError
 }
 
 /// `GET /api/stats[?period=YYYY-MM]`: the rows, the assistant's table, the totals, tokens per
-/// day and `≈ $` per servant.
+/// day, `≈ $` per servant, and the age of the prices behind it.
 pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
     let Some(sessions) = state.orchestrator.sessions() else {
         return Err(ApiError::new(
@@ -341,8 +341,12 @@ pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
     }
     let rows: Vec<Value> = report.rows.iter().map(|r| json!({"sessionId": r.session_id, "agentId": r.agent_id, "model": r.model, "stop": r.stop, "turns": r.turns, "prompt": r.usage.prompt, "cached": r.usage.cache_read, "completion": r.usage.completion, "effective": r.effective, "costUsd": r.cost_usd})).collect();
     let assist: Vec<Value> = report.assist.iter().map(|a| json!({"model": a.model, "templateId": a.template_id, "calls": a.calls, "prompt": a.usage.prompt, "completion": a.usage.completion, "effective": a.effective, "costUsd": a.cost_usd})).collect();
+    let today = jiff::Timestamp::now().to_zoned_datetime(zone).date();
+    let age = fuseforks_core::pricing::pricing_age(&report, &world, today);
     let t = &report.totals;
     Ok(Json(json!({
+        "pricingAsOf": age.as_ref().map(|a| &a.pricing_as_of),
+        "pricingAgeDays": age.as_ref().map(|a| a.pricing_age_days),
         "rows": rows,
         "assist": assist,
         "totals": {"turns": t.turns, "prompt": t.usage.prompt, "completion": t.usage.completion, "effective": t.effective, "costUsd": t.cost_usd, "pricedRows": t.priced_rows, "unpricedRows": t.unpriced_rows, "unknownUsageCalls": t.unknown_usage_calls},

@@ -78,7 +78,8 @@ impl ApiError {
     }
 }
 
-/// The status of a code: not found, a state that forbids it, a value a file refuses, or 500.
+/// The status of a code: not found, a state that forbids it, a value a file refuses, a price
+/// table that did not come (502, 504), or 500.
 fn status_of(code: &str) -> StatusCode {
     match code {
         "AGENT_NOT_FOUND"
@@ -103,6 +104,9 @@ fn status_of(code: &str) -> StatusCode {
         {
             StatusCode::UNPROCESSABLE_ENTITY
         }
+        "PRICING_SOURCE_INSECURE" | "PRICING_SOURCE_INVALID" => StatusCode::UNPROCESSABLE_ENTITY,
+        "PRICING_TIMED_OUT" => StatusCode::GATEWAY_TIMEOUT,
+        c if c.starts_with("PRICING_") => StatusCode::BAD_GATEWAY,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

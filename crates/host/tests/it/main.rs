@@ -7,4 +7,5 @@ mod door;
 mod gui;
 mod gui_editing;
 mod gui_live;
+mod gui_pricing;
 mod host;
