@@ -22,6 +22,7 @@ mod safety;
 mod schedules;
 mod servants;
 mod serve_schedules;
+mod skill_goal_seek;
 mod sessions_stats;
 
 use std::process::{Command, Output};
