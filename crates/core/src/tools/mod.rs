@@ -12,6 +12,7 @@ mod sandbox;
 pub mod search;
 mod specs;
 mod table;
+mod toolchains;
 pub mod text_edit;
 mod trash;
 mod walk;
