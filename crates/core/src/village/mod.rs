@@ -24,6 +24,7 @@ pub(crate) mod role;
 pub(crate) mod run_policy;
 pub(crate) mod schedule;
 pub(crate) mod shelf;
+pub(crate) mod skill;
 pub(crate) mod shelf_store;
 pub(crate) mod store;
 pub(crate) mod template;
@@ -68,6 +69,7 @@ pub use shelf::{
     PricingSource, ProbeApprovals,
 };
 pub use shelf_store::ShelfStore;
+pub use skill::{MAX_LOOPS, MAX_ROUND_CAP, Skill, SkillFork, SkillTerms};
 pub use shelf_store::names::WORKSPACE;
 pub use store::VillageStore;
 pub use template::{
