@@ -77,14 +77,14 @@ async fn max_loops_lets_a_turn_run_past_twelve_tool_rounds() {
 }
 
 /// `allowed-tools: [grep]` offers grep alone (not `file`, `ask_b2` or the rest) and refuses a
-/// call to `file` that the model makes anyway; the system prompt holds the procedure, not the
+/// call to `remember` that the model makes anyway (`Memory.md` untouched); the system prompt holds the procedure, not the
 /// front matter.
 #[tokio::test]
 async fn allowed_tools_narrow_what_is_offered_and_what_runs() {
     let stub = StubServer::start(vec![
         wire_replies::tool_calls(
             WIRE,
-            &[call("c1", "file", json!({"op": "write", "path": "made.txt", "content": "x"}))],
+            &[call("c1", "remember", json!({"note": "planted by a model"}))],
             U1,
         ),
         wire_replies::text(WIRE, "done", U1),
@@ -113,7 +113,13 @@ async fn allowed_tools_narrow_what_is_offered_and_what_runs() {
         .unwrap()
         .to_owned();
     assert!(result.contains("allowed-tools"), "{result}");
-    assert!(!v.data.data_dir().join("work/made.txt").exists());
+    let memory = v
+        .store()
+        .agent_files(&AgentId::new("a1").unwrap())
+        .unwrap()
+        .read_memory()
+        .unwrap();
+    assert!(!memory.contains("planted"), "{memory}");
     let skill = turn_record(&records(&v, &orch)).skill.unwrap();
     assert_eq!(skill.terms.allowed_tools, Some(vec!["grep".to_owned()]));
 }
