@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use fuseforks_core::llm::Wire;
+use fuseforks_core::sessions::{Record, SessionStore, StoredRecord, TurnRecord};
+use fuseforks_core::village::SkillFork;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{TempDataDir, fixture_bytes};
@@ -84,7 +86,10 @@ fn village(data: &TempDataDir, stub: &str, skill: &str, allow: &[&str]) -> TempD
     let work = TempDataDir::new();
     let at = work.data_dir().display().to_string();
     stub_village(stub)
-        .world(|w| w.agents[0].work_dir = Some(at))
+        .world(|w| {
+            w.agents[0].work_dir = Some(at);
+            w.agents[0].enabled_tools = Some(["file", "grep", "run"].map(str::to_owned).to_vec());
+        })
         .write(data);
     data.write("agents/rec/SKILL.md", skill);
     data.write(
@@ -194,4 +199,174 @@ async fn the_skill_check_runs_through_a_version_manager_shim_under_landlock() {
     let write = tool_result(&stub, "c2");
     assert!(!write.starts_with("exit: 0\n"), "{write}");
     assert!(!planted.exists(), "run wrote into the toolchain folder");
+}
+
+/// The `turn` records of the village's conversations, as stored.
+fn turn_records(data: &TempDataDir) -> Vec<TurnRecord> {
+    let store = SessionStore::open(&data.workspace().join("sessions.redb")).unwrap();
+    let mut turns = Vec::new();
+    for (id, _) in store.list().unwrap() {
+        for (_, record) in store.records(&id).unwrap() {
+            if let StoredRecord::Known(Record::Turn(t)) = record {
+                turns.push(t);
+            }
+        }
+    }
+    turns
+}
+
+/// The model's script of the skill: the goal written, then two loops, each appending its row
+/// (`hashes[i]` as its `original_goal_hash`) and running the skill's check; then `answer`.
+fn goal_seek_script(hashes: [&str; 2], answer: &str) -> Vec<fuseforks_testkit::stub::StubReply> {
+    let goal_spec = json!({ "original_goal": GOAL }).to_string();
+    let mut replies = vec![wire_replies::tool_calls(
+        WIRE,
+        &[
+            call("mk", "file", json!({"op": "mkdir", "path": "eval-log"})),
+            call(
+                "spec",
+                "file",
+                json!({"op": "write", "path": GOAL_SPEC, "content": goal_spec}),
+            ),
+        ],
+        U,
+    )];
+    for (i, hash) in hashes.iter().enumerate() {
+        let directive = format!("loop {} done; next: the open checklist items", i + 1);
+        replies.push(wire_replies::tool_calls(
+            WIRE,
+            &[
+                call(
+                    &format!("row{i}"),
+                    "file",
+                    json!({"op": "append", "path": ROWS, "content": row(hash, &directive)}),
+                ),
+                check_call(&format!("check{i}")),
+            ],
+            U,
+        ));
+    }
+    replies.push(wire_replies::text(WIRE, answer, U));
+    replies
+}
+
+/// `python3` as this machine has it first on `PATH` (a pyenv shim here), then the system's.
+fn path_with_python() -> String {
+    format!("{}:/usr/bin:/bin", std::env::var("PATH").unwrap_or_default())
+}
+
+/// Seed 003's kind of skill end to end: the model writes the goal, appends two rows with the
+/// goal's SHA-256 and runs the skill's own check through `run` after each (exit 0). The
+/// front matter is honoured (tools offered: `file` and `run`; 5 loops of 12 calls; a fresh
+/// context) and said in the turn record; it never reaches the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_goal_seeking_skill_runs_as_written_and_its_check_passes() {
+    if !Path::new("/usr/bin/python3").exists() {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    let good = sha256_hex(GOAL);
+    let stub = StubServer::start(goal_seek_script([&good, &good], "two loops, check passed")).await;
+    let data = TempDataDir::new();
+    let work = village(&data, stub.base_url(), &skill(), &["python3 *"]);
+    let out = ask(&data, &path_with_python());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "two loops, check passed");
+    for id in ["check0", "check1"] {
+        let result = tool_result(&stub, id);
+        assert!(result.starts_with("exit: 0\n"), "{id}: {result}");
+    }
+    let rows = std::fs::read_to_string(work.data_dir().join(ROWS)).unwrap();
+    assert_eq!(rows.lines().count(), 2, "append-only: {rows}");
+    let first = &stub.requests()[0].body;
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["file", "run"]);
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("# Rebuild a notice page's config") && !system.contains("max_loops: 5"),
+        "the procedure, not the front matter: {system}"
+    );
+    let turns = turn_records(&data);
+    assert_eq!(turns.len(), 1, "{turns:?}");
+    let skill = turns[0].skill.clone().expect("the turn record says the skill");
+    assert_eq!(
+        (skill.terms.max_loops, skill.round_cap, skill.terms.fork),
+        (Some(5), 60, Some(SkillFork::Subagent))
+    );
+    assert_eq!(turns[0].rounds, 4);
+}
+
+/// The same skill where the second loop's row carries a wrong hash: the skill's check fails
+/// (exit 1, the assertion of line 10 — the hash — named), and the tool result the model reads
+/// says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_with_a_wrong_goal_hash_fails_the_skills_check() {
+    if !Path::new("/usr/bin/python3").exists() {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    let good = sha256_hex(GOAL);
+    let wrong = sha256_hex("a drifted goal");
+    let stub = StubServer::start(goal_seek_script([&good, &wrong], "the check failed")).await;
+    let data = TempDataDir::new();
+    let _work = village(&data, stub.base_url(), &skill(), &["python3 *"]);
+    let out = ask(&data, &path_with_python());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let passed = tool_result(&stub, "check0");
+    assert!(passed.starts_with("exit: 0\n"), "{passed}");
+    let failed = tool_result(&stub, "check1");
+    assert!(
+        failed.starts_with("exit: 1\n")
+            && failed.contains("AssertionError")
+            && failed.contains("line 10"),
+        "{failed}"
+    );
+}
+
+/// A front matter the village cannot take as written is said, never refused: `check` lists
+/// an unknown key and a `max_loops` above the cap as warnings naming SKILL.md and the key,
+/// and `ask` says them on stderr and still answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_key_and_max_loops_over_the_cap_are_warnings() {
+    let stub = StubServer::start(vec![wire_replies::text(WIRE, "still here", U)]).await;
+    let data = TempDataDir::new();
+    let text = "---\nmax_loops: 50\ncontext: fork\n---\nAnswer.\n";
+    let _work = village(&data, stub.base_url(), text, &[]);
+    let dir = data.data_dir().display().to_string();
+    let check = command(
+        words(&format!(
+            "check --for ask --data-dir {dir} --secrets env --json"
+        )),
+        true,
+    )
+    .output()
+    .unwrap();
+    let report: Value = serde_json::from_str(&stdout(&check)).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    for (code, field) in [("VALUE_CLAMPED", "max_loops"), ("SKILL_KEY_UNKNOWN", "context")] {
+        let f = findings
+            .iter()
+            .find(|f| f["code"] == code && f["field"] == field)
+            .unwrap_or_else(|| panic!("{code} {field}: {findings:#?}"));
+        assert_eq!(
+            (f["level"].as_str(), f["file"].as_str()),
+            (Some("warn"), Some("workspace/agents/rec/SKILL.md")),
+            "{f}"
+        );
+    }
+    let out = ask(&data, &path_with_python());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "still here");
+    let err = stderr(&out);
+    assert!(
+        err.contains("SKILL_KEY_UNKNOWN") && err.contains("`context`") && err.contains("VALUE_CLAMPED"),
+        "{err}"
+    );
+    let skill = turn_records(&data)[0].skill.clone().unwrap();
+    assert_eq!((skill.terms.max_loops, skill.round_cap), (Some(20), 240));
 }
