@@ -150,6 +150,7 @@ fn every_listed_page_exists_and_shows_an_example() {
         "probe_approvals.json.md",
         "log-lines.md",
         "audit.jsonl.md",
+        "skill-front-matter.md",
     ] {
         assert!(listed.iter().any(|p| p == name), "the index lists {name}");
     }
@@ -567,4 +568,42 @@ fn the_audit_example_is_a_keyed_chain_that_verifies() {
     std::fs::write(dir.path().join("audit.jsonl"), edited).unwrap();
     let err = verify_keyed(dir.path(), &options).unwrap_err();
     assert!(err.to_string().contains("line 3"), "{err}");
+}
+
+/// The SKILL.md example loads through `AgentFiles::load_skill` without a notice, with the terms
+/// the page says, the procedure without its front matter, and every key of its front matter
+/// named in the page's table.
+#[test]
+fn the_skill_example_loads_with_its_terms_and_every_key_is_named() {
+    use fuseforks_core::village::SkillFork;
+    let text = example("skill-front-matter.md", "text example");
+    let (_data, store) = village_of_the_example();
+    let files = store
+        .agent_files(&AgentId::new("scribe").unwrap())
+        .unwrap();
+    files.write_skill(&text).unwrap();
+    let loaded = files.load_skill().unwrap();
+    assert!(loaded.notices.is_empty(), "{:?}", loaded.notices);
+    let terms = &loaded.value.terms;
+    assert_eq!(terms.max_loops, Some(5));
+    assert_eq!(terms.fork, Some(SkillFork::Subagent));
+    assert_eq!(
+        terms.allowed_tools.as_deref(),
+        Some(&["file".to_owned(), "run".to_owned()][..])
+    );
+    assert_eq!(terms.round_cap(12), 60);
+    assert!(loaded.value.procedure.starts_with("# Tide table summary\n"));
+    let page = page("skill-front-matter.md");
+    let front = text.split("\n---\n").next().unwrap();
+    for line in front.lines().skip(1) {
+        let Some((key, _)) = line.split_once(':') else {
+            continue;
+        };
+        let key = key.trim();
+        if line.starts_with(' ') || key.starts_with('-') {
+            continue;
+        }
+        let named = page.contains(&format!("| `{key}`")) || page.contains(&format!("| `{key}."));
+        assert!(named, "the page's table names `{key}`");
+    }
 }
