@@ -22,8 +22,8 @@ mod safety;
 mod schedules;
 mod servants;
 mod serve_schedules;
-mod skill_goal_seek;
 mod sessions_stats;
+mod skill_goal_seek;
 
 use std::process::{Command, Output};
 

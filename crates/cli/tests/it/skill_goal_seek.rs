@@ -179,7 +179,12 @@ async fn the_skill_check_runs_through_a_version_manager_shim_under_landlock() {
     ])
     .await;
     let data = TempDataDir::new();
-    let work = village(&data, stub.base_url(), "Run the check.\n", &["python3 *", "sh *"]);
+    let work = village(
+        &data,
+        stub.base_url(),
+        "Run the check.\n",
+        &["python3 *", "sh *"],
+    );
     let work_file = |relative: &str, text: &str| {
         let path = work.data_dir().join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -252,7 +257,10 @@ fn goal_seek_script(hashes: [&str; 2], answer: &str) -> Vec<fuseforks_testkit::s
 
 /// `python3` as this machine has it first on `PATH` (a pyenv shim here), then the system's.
 fn path_with_python() -> String {
-    format!("{}:/usr/bin:/bin", std::env::var("PATH").unwrap_or_default())
+    format!(
+        "{}:/usr/bin:/bin",
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 /// Seed 003's kind of skill end to end: the model writes the goal, appends two rows with the
@@ -293,7 +301,10 @@ async fn a_goal_seeking_skill_runs_as_written_and_its_check_passes() {
     );
     let turns = turn_records(&data);
     assert_eq!(turns.len(), 1, "{turns:?}");
-    let skill = turns[0].skill.clone().expect("the turn record says the skill");
+    let skill = turns[0]
+        .skill
+        .clone()
+        .expect("the turn record says the skill");
     assert_eq!(
         (skill.terms.max_loops, skill.round_cap, skill.terms.fork),
         (Some(5), 60, Some(SkillFork::Subagent))
@@ -348,7 +359,10 @@ async fn an_unknown_key_and_max_loops_over_the_cap_are_warnings() {
     .unwrap();
     let report: Value = serde_json::from_str(&stdout(&check)).unwrap();
     let findings = report["findings"].as_array().unwrap();
-    for (code, field) in [("VALUE_CLAMPED", "max_loops"), ("SKILL_KEY_UNKNOWN", "context")] {
+    for (code, field) in [
+        ("VALUE_CLAMPED", "max_loops"),
+        ("SKILL_KEY_UNKNOWN", "context"),
+    ] {
         let f = findings
             .iter()
             .find(|f| f["code"] == code && f["field"] == field)
@@ -364,7 +378,9 @@ async fn an_unknown_key_and_max_loops_over_the_cap_are_warnings() {
     assert_eq!(stdout(&out).trim(), "still here");
     let err = stderr(&out);
     assert!(
-        err.contains("SKILL_KEY_UNKNOWN") && err.contains("`context`") && err.contains("VALUE_CLAMPED"),
+        err.contains("SKILL_KEY_UNKNOWN")
+            && err.contains("`context`")
+            && err.contains("VALUE_CLAMPED"),
         "{err}"
     );
     let skill = turn_records(&data)[0].skill.clone().unwrap();

@@ -12,8 +12,8 @@ mod sandbox;
 pub mod search;
 mod specs;
 mod table;
-mod toolchains;
 pub mod text_edit;
+mod toolchains;
 mod trash;
 mod walk;
 

@@ -147,7 +147,11 @@ mod tests {
         let h = home.path();
         let got = roots(
             h,
-            &[".pyenv/shims", ".nvm/versions/node/v20.1.0/bin", "tools/bin"],
+            &[
+                ".pyenv/shims",
+                ".nvm/versions/node/v20.1.0/bin",
+                "tools/bin",
+            ],
         );
         assert_eq!(
             got,
@@ -165,7 +169,12 @@ mod tests {
 
     #[test]
     fn never_the_home_its_shared_folders_or_its_secrets() {
-        let home = tree(&["shims/x", ".local/shims/x", ".ssh/shims/x", ".config/a/shims/x"]);
+        let home = tree(&[
+            "shims/x",
+            ".local/shims/x",
+            ".ssh/shims/x",
+            ".config/a/shims/x",
+        ]);
         let h = home.path();
         let path = ["shims", ".local/shims", ".ssh/shims", ".config/a/shims"];
         assert!(roots(h, &path).is_empty(), "{:?}", roots(h, &path));

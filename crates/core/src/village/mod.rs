@@ -24,8 +24,8 @@ pub(crate) mod role;
 pub(crate) mod run_policy;
 pub(crate) mod schedule;
 pub(crate) mod shelf;
-pub(crate) mod skill;
 pub(crate) mod shelf_store;
+pub(crate) mod skill;
 pub(crate) mod store;
 pub(crate) mod template;
 pub(crate) mod world;
@@ -69,8 +69,8 @@ pub use shelf::{
     PricingSource, ProbeApprovals,
 };
 pub use shelf_store::ShelfStore;
-pub use skill::{MAX_LOOPS, MAX_ROUND_CAP, Skill, SkillFork, SkillTerms};
 pub use shelf_store::names::WORKSPACE;
+pub use skill::{MAX_LOOPS, MAX_ROUND_CAP, Skill, SkillFork, SkillTerms};
 pub use store::VillageStore;
 pub use template::{
     Credential, DEFAULT_MAX_RESPONSE_BYTES, Effort, EndpointProblem, EndpointSecurity,

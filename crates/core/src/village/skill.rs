@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::notice::{Loaded, NoticeCode, Notes};
+use super::notice::{Loaded, Notes, NoticeCode};
 
 /// The most loops `max_loops` may ask for; more is read as this (a notice).
 pub const MAX_LOOPS: u8 = 20;
@@ -150,12 +150,19 @@ fn entries(front: &str, notes: &mut Notes<'_>) -> Vec<(String, Raw)> {
         match (&mut open, indented) {
             (Some((_, _, true)), true) => continue, // a block scalar's text (`description: >`)
             (Some((key, items, _)), true) => {
-                if let Some(item) = trimmed.strip_prefix("- ").or((trimmed == "-").then_some("")) {
+                if let Some(item) = trimmed
+                    .strip_prefix("- ")
+                    .or((trimmed == "-").then_some(""))
+                {
                     items.push(unquote(item));
                 } else if let Some((sub, value)) = trimmed.split_once(':') {
                     out.push((format!("{key}.{}", sub.trim()), value_of(value)));
                 } else {
-                    invalid_line(notes, n, "an indented line is neither `- item` nor `key: value`");
+                    invalid_line(
+                        notes,
+                        n,
+                        "an indented line is neither `- item` nor `key: value`",
+                    );
                 }
             }
             (_, true) => invalid_line(notes, n, "an indented line belongs to no key"),
@@ -315,7 +322,10 @@ mod tests {
         let t = &loaded.value.terms;
         assert_eq!(t.max_loops, Some(5));
         assert_eq!(t.fork, Some(SkillFork::Subagent));
-        assert_eq!(t.allowed_tools.as_deref(), Some(&["file".to_owned(), "run".to_owned()][..]));
+        assert_eq!(
+            t.allowed_tools.as_deref(),
+            Some(&["file".to_owned(), "run".to_owned()][..])
+        );
         assert_eq!(t.round_cap(12), 60);
         assert!(t.allows("run") && !t.allows("grep"));
     }
@@ -324,7 +334,10 @@ mod tests {
     fn no_front_matter_is_all_procedure_and_no_terms() {
         let loaded = read("Check the notes.\n---\nmax_loops: 3\n---\n");
         assert!(loaded.notices.is_empty());
-        assert_eq!(loaded.value.procedure, "Check the notes.\n---\nmax_loops: 3\n---\n");
+        assert_eq!(
+            loaded.value.procedure,
+            "Check the notes.\n---\nmax_loops: 3\n---\n"
+        );
         assert!(loaded.value.terms.is_empty());
         assert_eq!(loaded.value.terms.round_cap(12), 12);
         assert!(loaded.value.terms.allows("anything"));

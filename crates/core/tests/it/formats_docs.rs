@@ -578,9 +578,7 @@ fn the_skill_example_loads_with_its_terms_and_every_key_is_named() {
     use fuseforks_core::village::SkillFork;
     let text = example("skill-front-matter.md", "text example");
     let (_data, store) = village_of_the_example();
-    let files = store
-        .agent_files(&AgentId::new("scribe").unwrap())
-        .unwrap();
+    let files = store.agent_files(&AgentId::new("scribe").unwrap()).unwrap();
     files.write_skill(&text).unwrap();
     let loaded = files.load_skill().unwrap();
     assert!(loaded.notices.is_empty(), "{:?}", loaded.notices);

@@ -51,7 +51,11 @@ fn tool_names(request: &Value) -> Vec<String> {
 async fn max_loops_lets_a_turn_run_past_twelve_tool_rounds() {
     let mut replies: Vec<_> = (0..14)
         .map(|i| {
-            let c = call(&format!("c{i}"), "grep", json!({"pattern": format!("p{i}")}));
+            let c = call(
+                &format!("c{i}"),
+                "grep",
+                json!({"pattern": format!("p{i}")}),
+            );
             wire_replies::tool_calls(WIRE, &[c], U1)
         })
         .collect();
@@ -84,7 +88,11 @@ async fn allowed_tools_narrow_what_is_offered_and_what_runs() {
     let stub = StubServer::start(vec![
         wire_replies::tool_calls(
             WIRE,
-            &[call("c1", "remember", json!({"note": "planted by a model"}))],
+            &[call(
+                "c1",
+                "remember",
+                json!({"note": "planted by a model"}),
+            )],
             U1,
         ),
         wire_replies::text(WIRE, "done", U1),
@@ -103,12 +111,19 @@ async fn allowed_tools_narrow_what_is_offered_and_what_runs() {
     let requests = stub.requests();
     assert_eq!(tool_names(&requests[0].body), ["grep"]);
     let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
-    assert!(system.contains("## Skill\nSearch the notes only."), "{system}");
+    assert!(
+        system.contains("## Skill\nSearch the notes only."),
+        "{system}"
+    );
     assert!(
         !system.contains("allowed-tools") && !system.contains("name: narrow"),
         "{system}"
     );
-    let result = requests[1].body["messages"].as_array().unwrap().last().unwrap()["content"]
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -145,7 +160,10 @@ async fn fork_subagent_starts_every_turn_in_a_fresh_context() {
         .as_array()
         .unwrap()
         .clone();
-    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     assert_eq!(roles, ["system", "user"], "{messages:?}");
     assert!(
         messages[1]["content"]
