@@ -50,13 +50,14 @@ pub(crate) fn toolchain_roots(
     for entry in std::env::split_paths(path_var).filter(|p| p.is_absolute()) {
         let name = entry.file_name().and_then(OsStr::to_str).unwrap_or("");
         if name == "shims" || (name == "bin" && installed_version(&entry)) {
+            // The root holds what the shims or links run: no need to read the folder.
             roots.extend(entry.parent().map(Path::to_path_buf));
+            continue;
         }
         if entry.join("rustup").is_file() {
             let default = home.map(|h| h.join(".rustup"));
             roots.extend(rustup_home.map(Path::to_path_buf).or(default));
-        }
-        if home.is_some_and(|h| entry.starts_with(h)) {
+        } else if home.is_some_and(|h| entry.starts_with(h)) {
             for target in link_roots(&entry) {
                 // A virtual environment's interpreter is a link to an installed one.
                 roots.extend(link_roots(&target.join("bin")));
