@@ -37,6 +37,7 @@ fn turn(i: usize) -> Record {
         backend: "open_ai_compat".into(),
         elapsed_ms: 900,
         usage_unknown: false,
+        skill: None,
     })
 }
 

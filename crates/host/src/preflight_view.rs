@@ -281,6 +281,11 @@ pub fn run_preflight(
     for agent in &world.agents {
         let files = village.agent_files(&agent.id)?;
         mcp.push((agent.id.to_string(), keep(&mut notices, files.load_mcp()?)));
+        // SKILL.md's front matter: what it could not take as written (an unreadable file is
+        // an empty skill at the turn, as before).
+        if let Ok(skill) = files.load_skill() {
+            notices.extend(skill.notices);
+        }
         if start.contains(agent.id.as_str()) {
             let policy = keep(&mut notices, files.load_run_policy()?);
             if policy.network == Some(false) {

@@ -51,6 +51,7 @@ fn turn(ts: i64) -> Record {
         backend: "open_ai_compat".into(),
         elapsed_ms: 5,
         usage_unknown: false,
+        skill: None,
     })
 }
 

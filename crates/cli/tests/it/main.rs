@@ -23,6 +23,7 @@ mod schedules;
 mod servants;
 mod serve_schedules;
 mod sessions_stats;
+mod skill_goal_seek;
 mod startup_block;
 
 use std::process::{Command, Output};

@@ -152,6 +152,7 @@ async fn a_table_fills_the_templates_of_its_models_and_stats_say_how_old_it_is()
         backend: "open_ai_compat".into(),
         elapsed_ms: 5,
         usage_unknown: false,
+        skill: None,
     };
     store.append(&session, &Record::Turn(turn), 0).unwrap();
     drop(store);

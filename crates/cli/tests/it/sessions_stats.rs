@@ -35,6 +35,7 @@ fn turn(agent: &str, model: &str, ts: i64, prompt: u64, completion: u64, stop: T
         backend: "open_ai_compat".into(),
         elapsed_ms: 5,
         usage_unknown: false,
+        skill: None,
     })
 }
 

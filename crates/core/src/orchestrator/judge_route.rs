@@ -333,6 +333,7 @@ async fn record_turn(
         backend: reply.backend.clone(),
         elapsed_ms: u64::try_from(started.0.elapsed().as_millis()).unwrap_or(u64::MAX),
         usage_unknown: reply.usage_unknown,
+        skill: None,
     };
     inner.record(vec![Record::Turn(record)]).await;
 }

@@ -152,6 +152,7 @@ impl Orchestrator {
             backend: target.wire.as_str().to_owned(),
             elapsed_ms: u64::try_from(asked.elapsed().as_millis()).unwrap_or(u64::MAX),
             usage_unknown: false,
+            skill: None,
         };
         let text = match result {
             Ok(response) => {

@@ -28,7 +28,7 @@ use crate::events::CoreEvent;
 use crate::llm::{ChatMessage, ChatResponse, Role, StopReason, Usage};
 use crate::mcp::McpConnections;
 use crate::prompt::user_message;
-use crate::sessions::{AgentMessage, Endpoint, Record, TurnRecord, TurnStop};
+use crate::sessions::{AgentMessage, Endpoint, Record, TurnRecord, TurnSkill, TurnStop};
 use prepare::{Prepared, intent, prepare, request_for};
 
 /// What a turn counts as it goes.
@@ -96,6 +96,8 @@ struct Setup {
     backend: String,
     /// The tool-round cap.
     cap: u32,
+    /// What `SKILL.md`'s front matter asked (`None`: nothing).
+    skill: Option<crate::village::SkillTerms>,
 }
 
 /// One turn of one agent, from its delivery to its record.
@@ -174,6 +176,7 @@ impl<'a> Turn<'a> {
                         model: String::new(),
                         backend: "-".to_owned(),
                         cap: 0,
+                        skill: None,
                     },
                 }
             }
@@ -187,7 +190,8 @@ impl<'a> Turn<'a> {
                         agent_name: prepared.agent.name.clone(),
                         model: prepared.template.model.clone(),
                         backend: prepared.wire.as_str().to_owned(),
-                        cap: u32::from(prepared.agent.max_tool_iterations()),
+                        cap: prepared.round_cap(),
+                        skill: (!prepared.skill.is_empty()).then(|| prepared.skill.clone()),
                     },
                 }
             }
@@ -223,12 +227,14 @@ impl<'a> Turn<'a> {
         sent: &str,
     ) -> RoundsEnd {
         let mut messages = vec![ChatMessage::text(Role::System, p.system.text.clone())];
+        // `fork: subagent`: a fresh context, none of the conversation's earlier exchanges.
+        let history = history.iter().filter(|_| p.skill.fork.is_none());
         for past in history {
             messages.push(ChatMessage::text(Role::User, past.sent.clone()));
             messages.push(ChatMessage::text(Role::Assistant, past.replied.clone()));
         }
         messages.push(ChatMessage::text(Role::User, sent.to_owned()));
-        let cap = u32::from(p.agent.max_tool_iterations());
+        let cap = p.round_cap();
         let mut last_text = String::new();
         loop {
             let response = match self.round(p, &messages).await {
@@ -529,7 +535,13 @@ impl<'a> Turn<'a> {
     }
 
     fn turn_record(&self, stop: TurnStop, with: Setup, elapsed_ms: u64) -> TurnRecord {
-        let Setup { model, backend, .. } = with;
+        let Setup {
+            model,
+            backend,
+            cap,
+            skill,
+            ..
+        } = with;
         let u = &self.tally.usage;
         TurnRecord {
             agent_id: self.agent_id.into(),
@@ -548,6 +560,10 @@ impl<'a> Turn<'a> {
             backend,
             elapsed_ms,
             usage_unknown: self.tally.usage_unknown,
+            skill: skill.map(|terms| TurnSkill {
+                terms,
+                round_cap: cap,
+            }),
         }
     }
 

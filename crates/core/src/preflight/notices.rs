@@ -61,6 +61,18 @@ fn fix(code: NoticeCode, file: &str, field: &str, l: Language) -> String {
                 "Remove old entries of `{field}` from {file} (the read drops the oldest)."
             ),
         ),
+        NoticeCode::SkillKeyUnknown => l.pick(
+            format!("{file} の front matter から `{field}` を消してください（使えるキーは docs/formats/skill-front-matter.md にあります）。"),
+            format!(
+                "Remove `{field}` from the front matter of {file} (the keys read are in docs/formats/skill-front-matter.md)."
+            ),
+        ),
+        NoticeCode::SkillValueInvalid => l.pick(
+            format!("{file} の front matter の `{field}` を docs/formats/skill-front-matter.md の書き方に直してください。"),
+            format!(
+                "Write `{field}` in the front matter of {file} as docs/formats/skill-front-matter.md shows."
+            ),
+        ),
         NoticeCode::ModelTemplateMissing => l.pick(
             format!("{file} の `{field}` を存在するテンプレートに直すか、そのテンプレートを足してください。"),
             format!(

@@ -144,6 +144,7 @@ mod tests {
             backend: "b".into(),
             elapsed_ms: 1,
             usage_unknown: false,
+            skill: None,
         }))
     }
 

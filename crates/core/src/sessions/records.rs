@@ -192,6 +192,22 @@ pub struct TurnRecord {
     /// only when true; absent in the original's records).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub usage_unknown: bool,
+    /// What the agent's `SKILL.md` front matter asked of this turn, and the tool-round cap
+    /// that made (written only when it asked something; absent in the original's records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill: Option<TurnSkill>,
+}
+
+/// A turn's skill terms as its record says them: `{maxLoops?, fork?, allowedTools?,
+/// roundCap}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSkill {
+    /// The front matter's terms.
+    #[serde(flatten)]
+    pub terms: crate::village::SkillTerms,
+    /// The model calls the turn was allowed.
+    pub round_cap: u32,
 }
 
 /// A model call about to be sent (kind `intent`, not a kind of the original). Written and

@@ -13,6 +13,7 @@ pub mod search;
 mod specs;
 mod table;
 pub mod text_edit;
+mod toolchains;
 mod trash;
 mod walk;
 

@@ -4,8 +4,8 @@
 //! [`crate::process`]) that a timeout ends (SIGTERM, SIGKILL 2 s later), with capped output
 //! (stdout 8,000 and stderr 4,000 characters; on a timeout, what was written until the kill,
 //! and `exit: timeout`), and an optional `stdin` text (at most 1 MiB). On Linux, Landlock confines it: read-write in
-//! the work folder and its temp folder, read and execute in the system folders and those on
-//! `PATH`, nothing else; `"network": false` in `run.json` also refuses TCP connect and bind.
+//! the work folder and its temp folder, read and execute in the system folders, those on
+//! `PATH` and the toolchains they need (`toolchains.rs`), nothing else; `"network": false` in `run.json` also refuses TCP connect and bind.
 //! The allow list decides *which* commands run; Landlock decides *what they can reach*
 //! (`docs/threat-model.md`).
 
@@ -288,6 +288,15 @@ pub(crate) fn confinement(
     read_only.extend(
         std::env::split_paths(path_var).filter(|p| p.is_absolute() && p.parent().is_some()),
     );
+    // A shim or a link on PATH runs what lies beneath its toolchain's root (pyenv, nvm, asdf,
+    // mise, rustup, `~/.local/bin`): read and execute there too, never write.
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let rustup_home = std::env::var_os("RUSTUP_HOME").map(PathBuf::from);
+    read_only.extend(super::toolchains::toolchain_roots(
+        path_var,
+        home.as_deref(),
+        rustup_home.as_deref(),
+    ));
     Confinement {
         read_write: vec![
             work.to_path_buf(),

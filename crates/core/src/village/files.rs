@@ -66,6 +66,13 @@ impl AgentFiles {
         self.read_markdown(names::SKILL)
     }
 
+    /// Reads `SKILL.md` with its front matter: the procedure, the terms, and what the read
+    /// could not take as written (`docs/formats/skill-front-matter.md`).
+    pub fn load_skill(&self) -> Result<Loaded<super::Skill>, VillageError> {
+        let text = self.read_skill()?;
+        Ok(super::skill::parse_skill(&text, &self.path(names::SKILL)))
+    }
+
     /// Writes `SKILL.md`.
     pub fn write_skill(&self, text: &str) -> Result<(), VillageError> {
         write_text(&self.path(names::SKILL), text)

@@ -26,6 +26,7 @@ pub(crate) mod run_policy;
 pub(crate) mod schedule;
 pub(crate) mod shelf;
 pub(crate) mod shelf_store;
+pub(crate) mod skill;
 pub(crate) mod store;
 pub(crate) mod template;
 pub(crate) mod world;
@@ -71,6 +72,7 @@ pub use shelf::{
 };
 pub use shelf_store::ShelfStore;
 pub use shelf_store::names::WORKSPACE;
+pub use skill::{MAX_LOOPS, MAX_ROUND_CAP, Skill, SkillFork, SkillTerms};
 pub use store::VillageStore;
 pub use template::{
     Credential, DEFAULT_MAX_RESPONSE_BYTES, Effort, EndpointProblem, EndpointSecurity,

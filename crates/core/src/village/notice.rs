@@ -42,6 +42,10 @@ pub enum NoticeCode {
     ListTrimmed,
     /// An agent names a model template that does not exist (kept; refused on write).
     ModelTemplateMissing,
+    /// `SKILL.md`'s front matter names a key this version does not read; it is ignored.
+    SkillKeyUnknown,
+    /// A line or value of `SKILL.md`'s front matter could not be read; it is ignored.
+    SkillValueInvalid,
 }
 
 impl NoticeCode {
@@ -55,6 +59,8 @@ impl NoticeCode {
             Self::EdgeTargetMissing => "EDGE_TARGET_MISSING",
             Self::ListTrimmed => "LIST_TRIMMED",
             Self::ModelTemplateMissing => "MODEL_TEMPLATE_MISSING",
+            Self::SkillKeyUnknown => "SKILL_KEY_UNKNOWN",
+            Self::SkillValueInvalid => "SKILL_VALUE_INVALID",
         }
     }
 }

@@ -150,6 +150,8 @@ fn every_listed_page_exists_and_shows_an_example() {
         "probe_approvals.json.md",
         "log-lines.md",
         "audit.jsonl.md",
+        "skill-front-matter.md",
+        "prices.json.md",
     ] {
         assert!(listed.iter().any(|p| p == name), "the index lists {name}");
     }
@@ -610,5 +612,41 @@ fn the_price_table_example_reads_and_fills_the_templates_of_its_models() {
         )
         .unwrap();
         assert_eq!(shelf.load_pricing_source().is_ok(), ok, "{url}");
+    }
+}
+
+/// The SKILL.md example loads through `AgentFiles::load_skill` without a notice, with the terms
+/// the page says, the procedure without its front matter, and every key of its front matter
+/// named in the page's table.
+#[test]
+fn the_skill_example_loads_with_its_terms_and_every_key_is_named() {
+    use fuseforks_core::village::SkillFork;
+    let text = example("skill-front-matter.md", "text example");
+    let (_data, store) = village_of_the_example();
+    let files = store.agent_files(&AgentId::new("scribe").unwrap()).unwrap();
+    files.write_skill(&text).unwrap();
+    let loaded = files.load_skill().unwrap();
+    assert!(loaded.notices.is_empty(), "{:?}", loaded.notices);
+    let terms = &loaded.value.terms;
+    assert_eq!(terms.max_loops, Some(5));
+    assert_eq!(terms.fork, Some(SkillFork::Subagent));
+    assert_eq!(
+        terms.allowed_tools.as_deref(),
+        Some(&["file".to_owned(), "run".to_owned()][..])
+    );
+    assert_eq!(terms.round_cap(12), 60);
+    assert!(loaded.value.procedure.starts_with("# Tide table summary\n"));
+    let page = page("skill-front-matter.md");
+    let front = text.split("\n---\n").next().unwrap();
+    for line in front.lines().skip(1) {
+        let Some((key, _)) = line.split_once(':') else {
+            continue;
+        };
+        let key = key.trim();
+        if line.starts_with(' ') || key.starts_with('-') {
+            continue;
+        }
+        let named = page.contains(&format!("| `{key}`")) || page.contains(&format!("| `{key}."));
+        assert!(named, "the page's table names `{key}`");
     }
 }

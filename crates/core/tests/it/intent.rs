@@ -51,6 +51,7 @@ fn turn(agent: &str, ts_ms: i64) -> Record {
         backend: "open_ai_compat".into(),
         elapsed_ms: 1,
         usage_unknown: false,
+        skill: None,
     })
 }
 

@@ -47,6 +47,7 @@ mod schedule_runner;
 mod schedule_summary;
 mod schedule_verifier;
 mod sessions;
+mod skill_front_matter;
 mod stopping;
 mod tidy;
 mod together;

@@ -43,6 +43,7 @@ fn turn() -> Record {
         backend: "anthropic".into(),
         elapsed_ms: 1234,
         usage_unknown: false,
+        skill: None,
     })
 }
 

@@ -41,6 +41,7 @@ const NOT_CODES: &[&str] = &[
     "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
     "OTEL_SDK_DISABLED",
     "OUT_DIR",
+    "RUSTUP_HOME",
     "XDG_DATA_HOME",
 ];
 

@@ -74,6 +74,9 @@ impl Turn<'_> {
         if !inner.safety().pass(stops).await {
             return Ok(held(call, inner.language()));
         }
+        if !p.skill.allows(&call.name) {
+            return Ok(not_allowed(call, inner.language()));
+        }
         let mut args = call.args.clone();
         let synthetic = p.synthetic.get(&call.name).cloned();
         let is_mcp = synthetic.is_none() && self.mcp.has(&call.name);
@@ -371,6 +374,20 @@ fn held(call: &ToolCall, language: Language) -> ContentBlock {
         content: language.pick(
             "キルスイッチで止められているため、この呼び出しは実行していません。",
             "The kill switch stopped the village; this call did not run.",
+        ),
+        is_error: true,
+    })
+}
+
+/// The result of a call to a tool that `SKILL.md`'s `allowed-tools` leaves out (never
+/// offered; a model that names it anyway is told, and nothing runs).
+fn not_allowed(call: &ToolCall, language: Language) -> ContentBlock {
+    ContentBlock::ToolResult(ToolResult {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        content: language.pick(
+            "SKILL.md の allowed-tools に無い道具のため、この呼び出しは実行していません。",
+            "This tool is not in SKILL.md's allowed-tools; the call did not run.",
         ),
         is_error: true,
     })

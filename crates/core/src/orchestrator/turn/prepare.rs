@@ -14,7 +14,7 @@ use crate::mcp::McpConnections;
 use crate::prompt::{PromptParts, RosterEntry, SystemPrompt, compose_system_prompt};
 use crate::sessions::{IntentRecord, Record};
 use crate::tools::{ToolContext, WorkDir, offered_tools};
-use crate::village::{AgentId, AgentSpec, ModelTemplate, World};
+use crate::village::{AgentId, AgentSpec, ModelTemplate, SkillTerms, World};
 
 /// What a turn runs with.
 pub(super) struct Prepared {
@@ -27,6 +27,15 @@ pub(super) struct Prepared {
     pub specs: Vec<ToolSpec>,
     pub synthetic: HashMap<String, Synthetic>,
     pub roster: Vec<RosterEntry>,
+    /// What `SKILL.md`'s front matter asks of the turn (its notices are said by the preflight).
+    pub skill: SkillTerms,
+}
+
+impl Prepared {
+    /// The most model calls of this turn: `maxToolIterations`, times the skill's `max_loops`.
+    pub fn round_cap(&self) -> u32 {
+        self.skill.round_cap(self.agent.max_tool_iterations())
+    }
 }
 
 /// Reads what a turn needs; an `Err` says why a turn cannot run.
@@ -92,6 +101,9 @@ pub(super) fn prepare(
     specs.extend(judge_specs);
     synthetic.extend(judges);
     specs.extend(mcp.specs());
+    let skill = files.load_skill().map(|l| l.value).unwrap_or_default();
+    // `allowed-tools` narrows every kind of tool offered: bundled, synthetic, judges, MCP.
+    specs.retain(|s| skill.terms.allows(&s.name));
     let roster = roster(inner, world, &agent);
     let parts = PromptParts {
         ordinance: inner.store().read_ordinance().unwrap_or_default(),
@@ -100,7 +112,7 @@ pub(super) fn prepare(
         work_dir: agent.work_dir.clone(),
         grounding: template.google_search && Wire::of_template(&template) == Wire::Gemini,
         construct: files.read_construct().unwrap_or_default(),
-        skill: files.read_skill().unwrap_or_default(),
+        skill: skill.procedure,
         roster: roster.clone(),
         memory: files.read_memory().unwrap_or_default(),
     };
@@ -129,6 +141,7 @@ pub(super) fn prepare(
         specs,
         synthetic,
         roster,
+        skill: skill.terms,
     })
 }
 
