@@ -4,7 +4,10 @@
 //! input and output are both required), filtered by period (all, or a month by closing day).
 //! An `intent` record that no `turn` record of its agent completes (one that follows it in the
 //! conversation and started at or before it) is a paid call whose usage is unknown (the process
-//! died between payment and record): counted apart.
+//! died between payment and record): counted apart. The drafting assistant's `assist` records
+//! are summed apart too, by model × template with their own total (`turns` = model calls): never
+//! in the turns' `totals`, always in the report's `≈ $` (`cost_usd`) — they are paid, though
+//! never charged to a budget (docs/decisions/0010-assist.md).
 
 use std::collections::BTreeMap;
 
@@ -123,22 +126,31 @@ pub struct UnknownUsage {
     pub reserved: u64,
 }
 
-/// One row of the drafting assistant's table: a model × template (never charged to a budget,
-/// counted apart from the turns).
+/// A slice of the drafting assistant's calls: one model × template, or all of them (never
+/// charged to a budget, counted apart from the turns).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AssistRow {
-    /// Model.
+    /// Model (empty in the total).
     pub model: String,
-    /// Template.
+    /// Template (empty in the total).
     pub template_id: String,
-    /// Model calls.
+    /// Model calls (a slice's `turns`: the assistant has no turns, each call counts one).
     pub calls: u64,
     /// Tokens.
     pub usage: Usage,
     /// Effective tokens.
     pub effective: u64,
-    /// `≈ $`, when the template is priced.
+    /// `≈ $` of the priced calls; `None` when none is priced (unknown is not zero).
     pub cost_usd: Option<f64>,
+}
+
+/// The drafting assistant's part of a report: its rows and their sum.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AssistStats {
+    /// By model and template.
+    pub rows: Vec<AssistRow>,
+    /// The sum of the rows.
+    pub total: AssistRow,
 }
 
 /// A stats report.
@@ -146,10 +158,13 @@ pub struct AssistRow {
 pub struct StatsReport {
     /// Rows, ordered by conversation, agent, model, stop.
     pub rows: Vec<StatsRow>,
-    /// The drafting assistant's calls, by model and template (not in `totals`).
-    pub assist: Vec<AssistRow>,
-    /// Totals.
+    /// The drafting assistant's calls (not in `totals`, which are the turns alone).
+    pub assist: AssistStats,
+    /// Totals of the turns.
     pub totals: StatsTotals,
+    /// The `≈ $` of the money spent: the turns' and the assistant's together (the assistant is
+    /// never charged to a budget, but it is paid); `None` when nothing is priced.
+    pub cost_usd: Option<f64>,
     /// The calls of unknown usage, in conversation order.
     pub unknown_usage: Vec<UnknownUsage>,
 }
@@ -282,19 +297,37 @@ pub fn aggregate(
         }
         report.rows.push(row);
     }
-    report.assist = assist
-        .into_values()
-        .map(|mut row| {
-            row.effective = effective_tokens(&row.usage);
-            row.cost_usd = world
-                .model_templates
-                .iter()
-                .find(|t| t.id.as_str() == row.template_id)
-                .and_then(|t| cost(&row.usage, t));
-            row
-        })
-        .collect();
+    report.assist = assist_stats(assist.into_values(), world);
+    report.cost_usd = add_costs(report.totals.cost_usd, report.assist.total.cost_usd);
     Ok(report)
+}
+
+/// Two `≈ $` figures added; unknown only when both are.
+fn add_costs(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(to_nano_usd(a.unwrap_or(0.0) + b.unwrap_or(0.0))),
+    }
+}
+
+/// The assistant's rows priced at their templates, and their sum.
+fn assist_stats(rows: impl Iterator<Item = AssistRow>, world: &World) -> AssistStats {
+    let mut stats = AssistStats::default();
+    for mut row in rows {
+        row.effective = effective_tokens(&row.usage);
+        row.cost_usd = world
+            .model_templates
+            .iter()
+            .find(|t| t.id.as_str() == row.template_id)
+            .and_then(|t| cost(&row.usage, t));
+        let total = &mut stats.total;
+        total.calls += row.calls;
+        total.usage.add(&row.usage);
+        total.effective += row.effective;
+        total.cost_usd = add_costs(total.cost_usd, row.cost_usd);
+        stats.rows.push(row);
+    }
+    stats
 }
 
 /// Takes one record of a conversation: an intent opens a call, an assistant call is counted

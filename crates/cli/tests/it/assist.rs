@@ -137,7 +137,55 @@ async fn one_shot_json_question_then_draft_from_the_history() {
         .unwrap();
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert_eq!(stats["totals"]["turns"], 0);
-    assert_eq!(stats["assist"][0]["calls"], 2, "{stats}");
+    assert_eq!(stats["assist"]["rows"][0]["turns"], 2, "{stats}");
+    assert_eq!(stats["assist"]["total"]["turns"], 2, "{stats}");
+}
+
+/// The money shown counts the assistant's calls (they are paid), while the turns' totals stay
+/// turns alone: `cost` = `totals.costUsd` + `assist.total.costUsd`, in `--json` and in the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_money_counts_the_assistant_and_the_totals_stay_turns() {
+    let stub = StubServer::start(vec![
+        wire_replies::text(Wire::OpenAiCompat, "The answer.", U),
+        draft("1. Greet.\n"),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url())
+        .world(|w| {
+            w.model_templates[0].input_per_mtok = Some(3.0);
+            w.model_templates[0].output_per_mtok = Some(15.0);
+        })
+        .write(&data);
+    let dir = data.data_dir().display().to_string();
+    exits(&run(crate::headless::ask_args(&dir, &[], "hello"), "").await, 0);
+    let out = run(
+        assist_args(&dir, &["--input", "go", "--force-draft", "--json"]),
+        "",
+    )
+    .await;
+    exits(&out, 0);
+    let stats = command(["stats", "--data-dir", &dir, "--json"], false)
+        .output()
+        .unwrap();
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    // One call each at 400 × $3 + 10 × $15 per million tokens.
+    let one_call = 0.00135;
+    assert_eq!(stats["totals"]["turns"], 1, "{stats}");
+    assert_eq!(stats["totals"]["costUsd"], one_call, "the turns alone: {stats}");
+    assert_eq!(stats["assist"]["rows"][0]["costUsd"], one_call, "{stats}");
+    assert_eq!(stats["assist"]["total"]["costUsd"], one_call, "{stats}");
+    assert_eq!(stats["assist"]["total"]["turns"], 1, "its model calls: {stats}");
+    assert_eq!(stats["cost"], 2.0 * one_call, "both: {stats}");
+    let text = command(["stats", "--data-dir", &dir], false)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("drafting assistant total: 1 calls")
+            && text.contains("≈ $ spent in all: 0.0027 (turns "),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
