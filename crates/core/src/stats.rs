@@ -467,6 +467,37 @@ mod tests {
     }
 
     #[test]
+    fn the_assistant_has_its_total_and_its_money_is_added() {
+        assert_eq!(add_costs(None, None), None, "unknown is not zero");
+        assert_eq!(add_costs(Some(0.5), None), Some(0.5));
+        assert_eq!(add_costs(None, Some(0.25)), Some(0.25));
+        assert_eq!(add_costs(Some(0.1), Some(0.2)), Some(0.3));
+        let mut world = World::default();
+        let mut priced = ModelTemplate::new(TemplateId::new("p").unwrap(), "p", "u", "m");
+        (priced.input_per_mtok, priced.output_per_mtok) = (Some(3.0), Some(15.0));
+        world.model_templates.push(priced);
+        let row = |template: &str, calls: u64| AssistRow {
+            model: "m".into(),
+            template_id: template.into(),
+            calls,
+            usage: Usage {
+                prompt: 1_000_000,
+                completion: 100_000,
+                ..Usage::default()
+            },
+            ..AssistRow::default()
+        };
+        let stats = assist_stats([row("p", 2), row("unpriced", 1)].into_iter(), &world);
+        assert_eq!(stats.rows[0].cost_usd, Some(4.5));
+        assert_eq!(stats.rows[1].cost_usd, None);
+        assert_eq!(
+            (stats.total.calls, stats.total.usage.prompt, stats.total.cost_usd),
+            (3, 2_000_000, Some(4.5)),
+            "the priced rows' money; every row's calls and tokens"
+        );
+    }
+
+    #[test]
     fn month_periods_close_on_the_closing_day() {
         let tz = TimeZone::UTC;
         let (start, end) = Period::Month {
