@@ -302,6 +302,26 @@ async fn a_forced_draft_forces_the_tool_or_falls_back_with_the_fixed_line() {
     }
 }
 
+/// On a wire that is never forced (Anthropic), a forced draft that still brings text alone is
+/// a question: such a wire is never promised a draft.
+#[tokio::test]
+async fn a_fallback_that_still_asks_is_a_question() {
+    let wire = Wire::Anthropic;
+    let stub = StubServer::start(vec![wire_replies::text(wire, "Formal or casual?", U)]).await;
+    let v = Village::new(wire, stub.base_url(), None);
+    let orch = open(&v);
+    let mut req = request(DraftKind::Construct, "a1", None);
+    req.force_draft = true;
+    let reply = ask(&orch, &req).await;
+    assert_eq!(reply.kind(), "question", "{reply:?}");
+    assert!(stub.requests()[0].body["tool_choice"].get("name").is_none());
+    assert!(
+        v.log().contains("forced=fallback outcome=question"),
+        "{}",
+        v.log()
+    );
+}
+
 #[tokio::test]
 async fn a_judge_draft_is_checked_corrected_and_accepted_in_two_rounds() {
     let wire = Wire::OpenAiCompat;
