@@ -231,6 +231,24 @@ async fn out_refuses_an_existing_file_and_an_empty_first_line_stops() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("ASSIST_STOPPED"));
 }
 
+/// An answer with neither text nor a draft: `--input` ends with `ASSIST_EMPTY` (exit 6); the
+/// terminal Q&A warns and asks again, and the next answer goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_answer_is_assist_empty() {
+    let empty = || wire_replies::text(Wire::OpenAiCompat, "", U);
+    let stub = StubServer::start(vec![empty(), empty(), draft("Be brief.\n")]).await;
+    let (_data, dir) = village(&stub);
+    let out = run(assist_args(&dir, &["--input", "go", "--json"]), "").await;
+    exits(&out, 6);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ASSIST_EMPTY"));
+    assert!(out.stdout.is_empty(), "no reply printed");
+    let out = run(assist_args(&dir, &[]), "a greeter\n/draft\n").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("ASSIST_EMPTY"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Be brief.\n");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_request_is_exit_2_with_its_code() {
     let data = TempDataDir::new();

@@ -279,9 +279,9 @@ fn no_draft(
     last: Option<Drafted>,
     note: &mut AssistCall,
 ) -> Result<AssistReply, AssistError> {
-    // An answer with nothing in it is left out of the history (a provider refuses an empty
-    // assistant turn); one with calls stays, with their results.
-    if !assistant.content.is_empty() || !read.ignored.is_empty() {
+    // An empty answer is left out of the history (a provider refuses an empty assistant turn)
+    // unless it holds calls, which stay with their results.
+    if read.text.is_some() || !read.ignored.is_empty() {
         messages.push(assistant.clone());
         appended.push(assistant);
         push_results(messages, &mut appended, read.ignored);

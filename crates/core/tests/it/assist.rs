@@ -541,6 +541,11 @@ async fn an_empty_answer_after_a_refused_draft_gives_that_draft() {
     };
     assert_eq!(content, "[questions.x]\nkind = 7\n");
     assert_eq!((attempts, validation.map(|v| v.valid)), (1, Some(false)));
+    assert_eq!(
+        appended.len(),
+        3,
+        "the message, the draft's call and its finding; the empty answer left out"
+    );
     let log = v.log();
     assert!(log.contains("attempt=1 forced=no outcome=invalid"), "{log}");
     assert!(log.contains("attempt=2 forced=no outcome=draft_invalid"), "{log}");
