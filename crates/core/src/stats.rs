@@ -491,7 +491,11 @@ mod tests {
         assert_eq!(stats.rows[0].cost_usd, Some(4.5));
         assert_eq!(stats.rows[1].cost_usd, None);
         assert_eq!(
-            (stats.total.calls, stats.total.usage.prompt, stats.total.cost_usd),
+            (
+                stats.total.calls,
+                stats.total.usage.prompt,
+                stats.total.cost_usd
+            ),
             (3, 2_000_000, Some(4.5)),
             "the priced rows' money; every row's calls and tokens"
         );

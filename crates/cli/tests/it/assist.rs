@@ -158,7 +158,10 @@ async fn stats_money_counts_the_assistant_and_the_totals_stay_turns() {
         })
         .write(&data);
     let dir = data.data_dir().display().to_string();
-    exits(&run(crate::headless::ask_args(&dir, &[], "hello"), "").await, 0);
+    exits(
+        &run(crate::headless::ask_args(&dir, &[], "hello"), "").await,
+        0,
+    );
     let out = run(
         assist_args(&dir, &["--input", "go", "--force-draft", "--json"]),
         "",
@@ -172,10 +175,16 @@ async fn stats_money_counts_the_assistant_and_the_totals_stay_turns() {
     // One call each at 400 × $3 + 10 × $15 per million tokens.
     let one_call = 0.00135;
     assert_eq!(stats["totals"]["turns"], 1, "{stats}");
-    assert_eq!(stats["totals"]["costUsd"], one_call, "the turns alone: {stats}");
+    assert_eq!(
+        stats["totals"]["costUsd"], one_call,
+        "the turns alone: {stats}"
+    );
     assert_eq!(stats["assist"]["rows"][0]["costUsd"], one_call, "{stats}");
     assert_eq!(stats["assist"]["total"]["costUsd"], one_call, "{stats}");
-    assert_eq!(stats["assist"]["total"]["turns"], 1, "its model calls: {stats}");
+    assert_eq!(
+        stats["assist"]["total"]["turns"], 1,
+        "its model calls: {stats}"
+    );
     assert_eq!(stats["cost"], 2.0 * one_call, "both: {stats}");
     let text = command(["stats", "--data-dir", &dir], false)
         .output()

@@ -342,12 +342,17 @@ pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
     let rows: Vec<Value> = report.rows.iter().map(|r| json!({"sessionId": r.session_id, "agentId": r.agent_id, "model": r.model, "stop": r.stop, "turns": r.turns, "prompt": r.usage.prompt, "cached": r.usage.cache_read, "completion": r.usage.completion, "effective": r.effective, "costUsd": r.cost_usd})).collect();
     // A slice of the assistant's calls (`turns` = its model calls), by template and in all.
     let slice = |a: &AssistRow| json!({"turns": a.calls, "prompt": a.usage.prompt, "completion": a.usage.completion, "effective": a.effective, "costUsd": a.cost_usd});
-    let assist: Vec<Value> = report.assist.rows.iter().map(|a| {
-        let mut row = slice(a);
-        row["model"] = json!(a.model);
-        row["templateId"] = json!(a.template_id);
-        row
-    }).collect();
+    let assist: Vec<Value> = report
+        .assist
+        .rows
+        .iter()
+        .map(|a| {
+            let mut row = slice(a);
+            row["model"] = json!(a.model);
+            row["templateId"] = json!(a.template_id);
+            row
+        })
+        .collect();
     let t = &report.totals;
     Ok(Json(json!({
         "rows": rows,
