@@ -84,6 +84,7 @@ export function relabelFiles() {
   ED.relabel();
   renderFindings();
   renderState();
+  renderTemplates();
   renderAssist();
   renderSecrets();
   renderNextDue();

@@ -631,6 +631,8 @@ def main():
         with Step("files: a language switch on the Files page reaches the editor and its panel"):
             page.get_by_role("combobox", name="Language").select_option("ja")
             expect(page.get_by_role("textbox", name="ファイルの本文")).to_be_visible()
+            # The assistant's disabled template says why in the page's language.
+            expect(page.get_by_role("option", name=re.compile(r"^Plain\(下書きを作れません"))).to_be_disabled()
             page.get_by_role("button", name="検索と置換").click()
             expect(page.get_by_role("textbox", name="検索", exact=True)).to_be_visible()
             page.get_by_role("combobox", name="言語").select_option("en")

@@ -345,9 +345,9 @@ fn request(
 }
 
 /// Whether a forced draft is sent forced (`ToolChoice::Specific`), decided by the wire alone,
-/// never by model name: never on Anthropic (its current models refuse a forced tool with a 400,
-/// thinking or not — docs/decisions/0010-assist.md), nor where the wire cannot force at all
-/// (Meta, Ollama: the capability flags).
+/// never by model name: never on Anthropic (its models have refused a forced tool with a 400
+/// the request cannot foresee — docs/decisions/0010-assist.md), nor where the wire cannot force
+/// at all (Meta, Ollama: the capability flags).
 fn forces_draft(endpoint: &Endpoint, request: &ChatRequest) -> bool {
     endpoint.wire != Wire::Anthropic && endpoint.capabilities(request).force_supported
 }
