@@ -14,7 +14,7 @@ const E = {
   path: null,
   saved: '', // the text as last read or saved
   findings: [],
-  templates: [],
+  templates: [], // every model template; those without useTools are listed disabled
   history: [], // the assistant's conversation (opaque to the page)
   draft: null,
   busy: false,
@@ -41,8 +41,9 @@ export function bindEditors(helpers) {
   $('file-form').addEventListener('focusout', (e) => {
     if (E.formStale && !$('file-form').contains(e.relatedTarget)) renderForm();
   });
-  // Leaving or reloading the page with unsaved text asks first (the browser's own prompt).
-  window.addEventListener('beforeunload', (e) => { if (E.path && dirty()) e.preventDefault(); });
+  // Leaving or reloading the page with unsaved text or an assistant conversation asks first
+  // (the browser's own prompt).
+  window.addEventListener('beforeunload', (e) => { if ((E.path && dirty()) || talking()) e.preventDefault(); });
   $('file-find').addEventListener('click', () => ED.find());
   $('file-fold').addEventListener('click', () => { ED.foldAll(); ED.focus(); });
   $('file-unfold').addEventListener('click', () => { ED.unfoldAll(); ED.focus(); });
@@ -51,7 +52,12 @@ export function bindEditors(helpers) {
   $('assist-draft').addEventListener('click', () => ask(true));
   $('assist-use').addEventListener('click', useDraft);
   $('assist-undo').addEventListener('click', undoDraft);
-  $('assist-new').addEventListener('click', () => { E.history = []; E.log = []; E.draft = null; E.before = null; renderAssist(); });
+  $('assist-new').addEventListener('click', () => {
+    if (talking() && !confirm(H.t('assist.discard'))) return;
+    forgetConversation();
+    renderAssist();
+  });
+  $('assist-template').addEventListener('change', (e) => rememberTemplate(e.target.value));
   $('stats-period').addEventListener('change', loadStats);
   $('stats-closing').addEventListener('change', loadStats);
   $('stats-fetch-prices').addEventListener('click', fetchPrices);
@@ -62,7 +68,7 @@ export async function showFiles() {
   try {
     const [list, settings] = await Promise.all([getJson('/api/files'), getJson('/api/settings')]);
     E.files = list.files || [];
-    E.templates = (settings.templates || []).filter((t) => t.useTools !== false);
+    E.templates = settings.templates || [];
   } catch (e) {
     showError($('file-alert'), e);
     return;
@@ -79,6 +85,7 @@ export function relabelFiles() {
   ED.relabel();
   renderFindings();
   renderState();
+  renderTemplates();
   renderAssist();
   renderSecrets();
   renderNextDue();
@@ -96,19 +103,51 @@ function renderPicker() {
   if (E.path) pick.value = E.path;
 }
 
+// Every template is listed; one without useTools is disabled with the reason (it cannot hand
+// a draft over). The choice is remembered on this device; a remembered id that is gone or no
+// longer usable is dropped.
+const REMEMBER_KEY = 'fuseforks.assist.v1';
+
+function usable() {
+  return E.templates.filter((tp) => tp.useTools !== false);
+}
+
+function rememberedTemplate() {
+  try {
+    const v = JSON.parse(localStorage.getItem(REMEMBER_KEY) || 'null');
+    return v && typeof v.templateId === 'string' ? v.templateId : null;
+  } catch {
+    return null;
+  }
+}
+
+function rememberTemplate(templateId) {
+  try {
+    if (templateId) localStorage.setItem(REMEMBER_KEY, JSON.stringify({ templateId }));
+    else localStorage.removeItem(REMEMBER_KEY);
+  } catch { /* private mode: the choice holds for this page */ }
+}
+
 function renderTemplates() {
   const { $, el, t } = H;
   const pick = $('assist-template');
-  const was = pick.value;
-  pick.replaceChildren(...E.templates.map((tp) => el('option', { value: tp.id, text: tp.name || tp.id })));
+  const ok = new Set(usable().map((tp) => tp.id));
+  const remembered = rememberedTemplate();
+  if (remembered && !ok.has(remembered)) rememberTemplate(null);
+  const was = ok.has(pick.value) ? pick.value : ok.has(remembered) ? remembered : (usable()[0] || {}).id;
+  pick.replaceChildren(...E.templates.map((tp) => {
+    const name = tp.name || tp.id;
+    const off = !ok.has(tp.id);
+    return el('option', { value: tp.id, text: off ? t('assist.noTools', { name }) : name, disabled: off });
+  }));
   if (was) pick.value = was;
-  $('assist-none').hidden = E.templates.length > 0;
+  $('assist-none').hidden = ok.size > 0;
   $('assist-none').textContent = t('assist.noTemplate');
 }
 
 async function openFile(path) {
   const { $, getJson, showError, clearAlert } = H;
-  if (E.path && dirty() && !confirm(H.t('files.discard'))) {
+  if (!mayLeave()) {
     $('file-pick').value = E.path;
     return;
   }
@@ -123,10 +162,7 @@ async function openFile(path) {
     ED.load(E.saved, kindOf(E.path));
     E.findings = r.findings || [];
     E.secrets = r.secrets || [];
-    E.history = [];
-    E.log = [];
-    E.draft = null;
-    E.before = null;
+    forgetConversation();
     clearAlert($('file-alert'));
   } catch (e) {
     if (seq === E.openSeq) showError($('file-alert'), e);
@@ -200,6 +236,26 @@ function renderSecrets() {
 
 function dirty() {
   return ED.text() !== E.saved;
+}
+
+// Whether an assistant conversation is open (it lives in this page only: lost when left).
+function talking() {
+  return E.history.length > 0 || (E.log || []).length > 0 || !!E.draft;
+}
+
+function forgetConversation() {
+  E.history = [];
+  E.log = [];
+  E.draft = null;
+  E.before = null;
+}
+
+// Leaving this file loses its unsaved text and the assistant conversation: ask first.
+function mayLeave() {
+  const unsaved = E.path && dirty();
+  const talk = talking();
+  if (!unsaved && !talk) return true;
+  return confirm(H.t(unsaved && talk ? 'files.discardBoth' : unsaved ? 'files.discard' : 'assist.discard'));
 }
 
 function onInput() {
@@ -293,8 +349,8 @@ function renderAssist() {
     });
   }
   $('assist-undo').hidden = E.before === null || E.before === undefined;
-  $('assist-send').disabled = E.busy || !E.templates.length;
-  $('assist-draft').disabled = E.busy || !E.templates.length;
+  $('assist-send').disabled = E.busy || !usable().length;
+  $('assist-draft').disabled = E.busy || !usable().length;
 }
 
 async function ask(force) {
@@ -317,7 +373,7 @@ async function ask(force) {
     E.draft = reply.type === 'draft' ? reply : null;
     $('assist-input').value = '';
     clearAlert($('assist-alert'));
-    $('assist-status').textContent = reply.type === 'empty' ? t('assist.empty') : '';
+    $('assist-status').textContent = '';
   } catch (e) {
     showError($('assist-alert'), e);
     $('assist-status').textContent = '';
@@ -438,14 +494,19 @@ function renderStats(r) {
   $('stats-detail').replaceChildren(...(r.rows || []).map((row) => el('tr', null,
     el('th', { scope: 'row', text: row.sessionId.slice(0, 8) }), cell(row.agentId), cell(row.model), cell(row.stop),
     cell(row.turns), cell(row.prompt + row.completion), cell(row.effective), cell(money(row.costUsd)))));
-  $('stats-assist').replaceChildren(...(r.assist || []).map((a) => el('tr', null,
-    el('th', { scope: 'row', text: a.model + ' (' + a.templateId + ')' }), cell(a.calls), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.costUsd)))));
-  $('stats-assist-empty').hidden = (r.assist || []).length > 0;
+  // The assistant's calls: a table of their own (its "turns" are model calls), outside the
+  // turns' totals but inside the money spent (`cost`).
+  const assist = (r.assist && r.assist.rows) || [];
+  $('stats-assist').replaceChildren(...assist.map((a) => el('tr', null,
+    el('th', { scope: 'row', text: a.model + ' (' + a.templateId + ')' }), cell(a.turns), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.costUsd)))));
+  $('stats-assist-empty').hidden = assist.length > 0;
   const tt = r.totals || {};
+  const at = (r.assist && r.assist.total) || {};
   $('stats-total').textContent = t('stats.total', { turns: H.fmtNum(tt.turns || 0), effective: H.fmtNum(tt.effective || 0), cost: money(tt.costUsd), priced: tt.pricedRows || 0, rows: (tt.pricedRows || 0) + (tt.unpricedRows || 0) });
   // How old the prices behind ≈ $ are (the oldest date of a template that priced a row).
   $('stats-total').title = r.pricingAsOf ? t('stats.pricesAge', { asOf: r.pricingAsOf, days: r.pricingAgeDays }) : '';
   if (r.pricingAsOf) $('stats-total').textContent += ' · ' + t('stats.pricesAge', { asOf: r.pricingAsOf, days: r.pricingAgeDays });
+  $('stats-spent').textContent = t('stats.spent', { cost: money(r.cost), turns: money(tt.costUsd), assist: money(at.costUsd) });
   bars($('chart-days'), (r.days || []).map((d) => [d.day.slice(5), d.tokens]), t('stats.chartDays'));
   bars($('chart-agents'), (r.agents || []).filter((a) => a.costUsd > 0).map((a) => [a.agentId, a.costUsd]), t('stats.chartCost'), (v) => '$' + v.toFixed(4));
 }

@@ -4,7 +4,10 @@
 //! input and output are both required), filtered by period (all, or a month by closing day).
 //! An `intent` record that no `turn` record of its agent completes (one that follows it in the
 //! conversation and started at or before it) is a paid call whose usage is unknown (the process
-//! died between payment and record): counted apart.
+//! died between payment and record): counted apart. The drafting assistant's `assist` records
+//! are summed apart too, by model × template with their own total (`turns` = model calls): never
+//! in the turns' `totals`, always in the report's `≈ $` (`cost_usd`) — they are paid, though
+//! never charged to a budget (docs/decisions/0010-assist.md).
 
 use std::collections::BTreeMap;
 
@@ -123,22 +126,31 @@ pub struct UnknownUsage {
     pub reserved: u64,
 }
 
-/// One row of the drafting assistant's table: a model × template (never charged to a budget,
-/// counted apart from the turns).
+/// A slice of the drafting assistant's calls: one model × template, or all of them (never
+/// charged to a budget, counted apart from the turns).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AssistRow {
-    /// Model.
+    /// Model (empty in the total).
     pub model: String,
-    /// Template.
+    /// Template (empty in the total).
     pub template_id: String,
-    /// Model calls.
+    /// Model calls (a slice's `turns`: the assistant has no turns, each call counts one).
     pub calls: u64,
     /// Tokens.
     pub usage: Usage,
     /// Effective tokens.
     pub effective: u64,
-    /// `≈ $`, when the template is priced.
+    /// `≈ $` of the priced calls; `None` when none is priced (unknown is not zero).
     pub cost_usd: Option<f64>,
+}
+
+/// The drafting assistant's part of a report: its rows and their sum.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AssistStats {
+    /// By model and template.
+    pub rows: Vec<AssistRow>,
+    /// The sum of the rows.
+    pub total: AssistRow,
 }
 
 /// A stats report.
@@ -146,10 +158,13 @@ pub struct AssistRow {
 pub struct StatsReport {
     /// Rows, ordered by conversation, agent, model, stop.
     pub rows: Vec<StatsRow>,
-    /// The drafting assistant's calls, by model and template (not in `totals`).
-    pub assist: Vec<AssistRow>,
-    /// Totals.
+    /// The drafting assistant's calls (not in `totals`, which are the turns alone).
+    pub assist: AssistStats,
+    /// Totals of the turns.
     pub totals: StatsTotals,
+    /// The `≈ $` of the money spent: the turns' and the assistant's together (the assistant is
+    /// never charged to a budget, but it is paid); `None` when nothing is priced.
+    pub cost_usd: Option<f64>,
     /// The calls of unknown usage, in conversation order.
     pub unknown_usage: Vec<UnknownUsage>,
 }
@@ -282,19 +297,37 @@ pub fn aggregate(
         }
         report.rows.push(row);
     }
-    report.assist = assist
-        .into_values()
-        .map(|mut row| {
-            row.effective = effective_tokens(&row.usage);
-            row.cost_usd = world
-                .model_templates
-                .iter()
-                .find(|t| t.id.as_str() == row.template_id)
-                .and_then(|t| cost(&row.usage, t));
-            row
-        })
-        .collect();
+    report.assist = assist_stats(assist.into_values(), world);
+    report.cost_usd = add_costs(report.totals.cost_usd, report.assist.total.cost_usd);
     Ok(report)
+}
+
+/// Two `≈ $` figures added; unknown only when both are.
+fn add_costs(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(to_nano_usd(a.unwrap_or(0.0) + b.unwrap_or(0.0))),
+    }
+}
+
+/// The assistant's rows priced at their templates, and their sum.
+fn assist_stats(rows: impl Iterator<Item = AssistRow>, world: &World) -> AssistStats {
+    let mut stats = AssistStats::default();
+    for mut row in rows {
+        row.effective = effective_tokens(&row.usage);
+        row.cost_usd = world
+            .model_templates
+            .iter()
+            .find(|t| t.id.as_str() == row.template_id)
+            .and_then(|t| cost(&row.usage, t));
+        let total = &mut stats.total;
+        total.calls += row.calls;
+        total.usage.add(&row.usage);
+        total.effective += row.effective;
+        total.cost_usd = add_costs(total.cost_usd, row.cost_usd);
+        stats.rows.push(row);
+    }
+    stats
 }
 
 /// Takes one record of a conversation: an intent opens a call, an assistant call is counted
@@ -431,6 +464,41 @@ mod tests {
         // 7 × 0.1 + 7 × 15 µ$ = 0.0001057 $, which plain float arithmetic writes as
         // 0.00010570000000000001.
         assert_eq!(cost(&u, &t).unwrap().to_string(), "0.0001057");
+    }
+
+    #[test]
+    fn the_assistant_has_its_total_and_its_money_is_added() {
+        assert_eq!(add_costs(None, None), None, "unknown is not zero");
+        assert_eq!(add_costs(Some(0.5), None), Some(0.5));
+        assert_eq!(add_costs(None, Some(0.25)), Some(0.25));
+        assert_eq!(add_costs(Some(0.1), Some(0.2)), Some(0.3));
+        let mut world = World::default();
+        let mut priced = ModelTemplate::new(TemplateId::new("p").unwrap(), "p", "u", "m");
+        (priced.input_per_mtok, priced.output_per_mtok) = (Some(3.0), Some(15.0));
+        world.model_templates.push(priced);
+        let row = |template: &str, calls: u64| AssistRow {
+            model: "m".into(),
+            template_id: template.into(),
+            calls,
+            usage: Usage {
+                prompt: 1_000_000,
+                completion: 100_000,
+                ..Usage::default()
+            },
+            ..AssistRow::default()
+        };
+        let stats = assist_stats([row("p", 2), row("unpriced", 1)].into_iter(), &world);
+        assert_eq!(stats.rows[0].cost_usd, Some(4.5));
+        assert_eq!(stats.rows[1].cost_usd, None);
+        assert_eq!(
+            (
+                stats.total.calls,
+                stats.total.usage.prompt,
+                stats.total.cost_usd
+            ),
+            (3, 2_000_000, Some(4.5)),
+            "the priced rows' money; every row's calls and tokens"
+        );
     }
 
     #[test]

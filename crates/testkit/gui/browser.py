@@ -531,18 +531,70 @@ def main():
             paste_all(editor, world_text)
             expect_editor(page, world_text)
 
-        with Step("files: the assistant asks, then drafts into the editor (not saved)"):
+        with Step("files: the assistant's templates (one disabled, with why) and the remembered choice"):
             pick.select_option("agents/reception/Construct.md")
             assist = page.get_by_role("region", name="Draft with AI")
             expect(assist).to_be_visible()
-            assist.get_by_role("combobox", name="Template").select_option("drafter")
+            template = assist.get_by_role("combobox", name="Template")
+            plain = template.get_by_role("option", name=re.compile(r"^Plain \(cannot draft: useTools is off"))
+            expect(plain).to_be_disabled()
+            expect(template.get_by_role("option", name="drafter")).to_be_enabled()
+            template.select_option("drafter")
+            remembered = lambda: page.evaluate("localStorage.getItem('fuseforks.assist.v1')")
+            if remembered() != '{"templateId":"drafter"}':
+                fail("the choice is not remembered: %r" % remembered())
+            # After a reload the choice is back; a remembered template that cannot draft is
+            # dropped (the first one that can is chosen).
+            for stored, want, kept in (('{"templateId":"drafter"}', "drafter", True),
+                                       ('{"templateId":"plain"}', "stub", False)):
+                page.evaluate("(v) => localStorage.setItem('fuseforks.assist.v1', v)", stored)
+                page.reload()
+                expect(page.get_by_role("heading", name="Files", level=1)).to_be_visible()
+                pick.select_option("agents/reception/Construct.md")
+                expect(template).to_have_value(want)
+                if (remembered() == stored) != kept:
+                    fail("after %s the stored choice is %r" % (stored, remembered()))
+            template.select_option("drafter")
+
+        with Step("files: the assistant asks, then drafts into the editor (not saved)"):
             assist.get_by_role("textbox", name="Message to the assistant").fill("A calm receptionist")
             assist.get_by_role("button", name="Send").click()
             log = assist.get_by_role("list", name="Assistant conversation")
             expect(log).to_contain_text("Formal or casual?")
+            # The conversation is never thrown away without asking: a new one, or another
+            # file, asks first; declined, everything stays.
+            asked = []
+
+            def decline(d):
+                asked.append(d.message)
+                d.dismiss()
+
+            def until_asked(n, what):
+                for _ in range(100):  # the page's timer lets the dialog event through
+                    if len(asked) >= n:
+                        return
+                    page.wait_for_timeout(100)
+                fail("no question " + what)
+
+            page.once("dialog", decline)
+            assist.get_by_role("button", name="New conversation").click()
+            until_asked(1, "before a new conversation")
+            page.once("dialog", decline)
+            pick.select_option("agents/reception/SKILL.md")
+            until_asked(2, "before another file")
+            if not all("assistant conversation" in a for a in asked):
+                fail("the questions do not name the conversation: %r" % asked)
+            expect(pick).to_have_value("agents/reception/Construct.md")
+            expect(log).to_contain_text("Formal or casual?")
             assist.get_by_role("textbox", name="Message to the assistant").fill("casual")
             assist.get_by_role("button", name="Draft now").click()
-            expect(assist.locator("#assist-draft-text")).to_contain_text("You greet people warmly.")
+            expect(assist.get_by_role("textbox", name="Draft text")).to_contain_text("You greet people warmly.")
+            # Every control of the panel has a role and a name (none bare in the tree).
+            tree = assist.aria_snapshot()
+            bare = [l.strip() for l in tree.splitlines()
+                    if re.match(r"^\s*- (button|combobox|textbox|checkbox|link|option|list)( \[.*\])?:?$", l)]
+            if bare:
+                fail("controls without a name in the assistant's panel: %r\n%s" % (bare, tree))
             # Before it goes in: the characters from the editor's to the draft's, lines +/-.
             expect(assist.locator("#assist-draft-diff")).to_contain_text(
                 re.compile(r"^\d+ → 25 characters; \d+ lines added, \d+ removed$"))
@@ -579,6 +631,8 @@ def main():
         with Step("files: a language switch on the Files page reaches the editor and its panel"):
             page.get_by_role("combobox", name="Language").select_option("ja")
             expect(page.get_by_role("textbox", name="ファイルの本文")).to_be_visible()
+            # The assistant's disabled template says why in the page's language.
+            expect(page.get_by_role("option", name=re.compile(r"^Plain\(下書きを作れません"))).to_be_disabled()
             page.get_by_role("button", name="検索と置換").click()
             expect(page.get_by_role("textbox", name="検索", exact=True)).to_be_visible()
             page.get_by_role("combobox", name="言語").select_option("en")
@@ -597,6 +651,8 @@ def main():
             drafting = page.get_by_role("table", name="Drafting assistant (not charged to the budget)")
             expect(drafting.get_by_role("row")).to_have_count(2)
             expect(drafting).to_contain_text("(drafter)")
+            # The money spent counts the assistant's calls (the stub's templates have no price).
+            expect(page.locator("#stats-spent")).to_have_text("Spent in all: - (turns - + drafting assistant -)")
             detail = page.get_by_role("table", name="By conversation, servant, model and how the turn ended")
             expect(detail).to_contain_text("completed")
             # Fetch prices: the table (a loopback stub) fills the stub model's rates, and the

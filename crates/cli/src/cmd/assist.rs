@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use fuseforks_core::Coded;
 use fuseforks_core::assist::{
-    AssistOutcome, AssistReply, AssistRequest, AssistTarget, DraftKind, total_usage,
+    AssistError, AssistOutcome, AssistReply, AssistRequest, AssistTarget, DraftKind, total_usage,
 };
 use fuseforks_core::llm::{CancellationToken, ChatMessage};
 use fuseforks_core::orchestrator::Orchestrator;
@@ -221,12 +221,16 @@ async fn exchange(
         .await
         .map_err(|e| {
             out.error(&e);
-            match e.code() {
-                "INVALID_ASSIST_REQUEST" => exit::USAGE,
-                "SECRET_MISSING" => exit::REJECTED,
-                _ => exit::NO_ANSWER,
-            }
+            exit_code(&e)
         })
+}
+
+fn exit_code(e: &AssistError) -> u8 {
+    match e.code() {
+        "INVALID_ASSIST_REQUEST" => exit::USAGE,
+        "SECRET_MISSING" => exit::REJECTED,
+        _ => exit::NO_ANSWER,
+    }
 }
 
 /// `--input`: one exchange, printed as JSON or text.
@@ -255,19 +259,7 @@ async fn one_exchange(
             exit::OK
         }
         AssistReply::Draft { .. } => deliver(&reply, args, out, false),
-        AssistReply::Empty { .. } => empty(out),
     }
-}
-
-fn empty(out: &Out) -> u8 {
-    let fix = "ask again, or ask for the draft now (--force-draft, or /draft)";
-    out.cli(
-        "error",
-        "ASSIST_EMPTY",
-        "the model gave neither a question nor a draft",
-        Some(fix),
-    );
-    exit::NO_ANSWER
 }
 
 /// The terminal Q&A until a draft (or the user stops).
@@ -288,28 +280,24 @@ async fn conversation(
     };
     set_input(request, &first);
     loop {
-        let reply = match exchange(orchestrator, request, cancel, out).await {
-            Ok(r) => r.reply,
-            Err(code) => return code,
-        };
-        let appended = match &reply {
-            AssistReply::Question { appended, text } => {
-                let _ = writeln!(std::io::stdout().lock(), "{}", for_stdout(text));
-                appended.clone()
+        let reply = orchestrator.assist_draft(request, cancel.clone()).await;
+        match reply.map(|r| r.reply) {
+            Ok(AssistReply::Question { appended, text }) => {
+                let _ = writeln!(std::io::stdout().lock(), "{}", for_stdout(&text));
+                request.history.extend(appended);
             }
-            AssistReply::Draft { .. } => return deliver(&reply, args, out, false),
-            AssistReply::Empty { appended } => {
-                let fix = "answer, or /draft for the draft now";
-                out.cli(
-                    "warning",
-                    "ASSIST_EMPTY",
-                    "no question and no draft",
-                    Some(fix),
-                );
-                appended.clone()
+            Ok(reply @ AssistReply::Draft { .. }) => return deliver(&reply, args, out, false),
+            // Nothing came back: the message is not in the history; say it again, or /draft.
+            Err(AssistError::Empty) => {
+                let fix = "say it again, or /draft for the draft now";
+                let said = "no question and no draft";
+                out.cli("warning", "ASSIST_EMPTY", said, Some(fix));
             }
-        };
-        request.history.extend(appended);
+            Err(e) => {
+                out.error(&e);
+                return exit_code(&e);
+            }
+        }
         match ask_line(">", out).await {
             Some(line) => set_input(request, &line),
             None => return stopped(out),

@@ -1,8 +1,9 @@
 //! `fuseforks-cli stats --data-dir D [--period month|all|YYYY-MM] [--by agent|model|stop]
 //! [--json]`: tokens, effective tokens and `≈ $` (with how many rows had a price) from the turn
 //! records of every conversation, through the core's `stats::aggregate`, grouped as asked;
-//! judge rows are marked apart (`kind: judge`); how old the prices behind `≈ $` are
-//! (`pricingAsOf`, `pricingAgeDays`). Reads only, under the village lock (exit 4 when
+//! judge rows are marked apart (`kind: judge`); the drafting assistant's calls in a table of
+//! their own, outside the turns' totals but inside the money (`cost`); how old the prices behind
+//! `≈ $` are (`pricingAsOf`, `pricingAgeDays`). Reads only, under the village lock (exit 4 when
 //! a process holds the village: `sessions.redb` is its alone).
 
 use std::collections::BTreeMap;
@@ -10,7 +11,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use fuseforks_core::pricing::pricing_age;
-use fuseforks_core::stats::{Period, StatsReport, StatsRow, TimeZone, aggregate};
+use fuseforks_core::stats::{AssistRow, Period, StatsReport, StatsRow, TimeZone, aggregate};
 use fuseforks_core::village::World;
 use serde_json::{Value, json};
 
@@ -171,24 +172,31 @@ fn as_json(report: &StatsReport, groups: &BTreeMap<String, Group>) -> Value {
         })
         .collect();
     let t = &report.totals;
-    let assist: Vec<Value> = report
+    let slice = |a: &AssistRow| {
+        json!({"turns": a.calls, "prompt": a.usage.prompt, "cached": a.usage.cache_read,
+            "completion": a.usage.completion, "reasoning": a.usage.reasoning,
+            "effective": a.effective, "costUsd": a.cost_usd})
+    };
+    let assist_rows: Vec<Value> = report
         .assist
+        .rows
         .iter()
         .map(|a| {
-            json!({"model": a.model, "templateId": a.template_id, "calls": a.calls,
-                "prompt": a.usage.prompt, "cached": a.usage.cache_read,
-                "completion": a.usage.completion, "reasoning": a.usage.reasoning,
-                "effective": a.effective, "costUsd": a.cost_usd})
+            let mut row = slice(a);
+            row["model"] = json!(a.model);
+            row["templateId"] = json!(a.template_id);
+            row
         })
         .collect();
     json!({
         "rows": rows,
-        "assist": assist,
+        "assist": {"rows": assist_rows, "total": slice(&report.assist.total)},
         "totals": {"turns": t.turns, "prompt": t.usage.prompt, "cached": t.usage.cache_read,
             "completion": t.usage.completion, "reasoning": t.usage.reasoning,
             "effective": t.effective, "costUsd": t.cost_usd, "pricedRows": t.priced_rows,
             "unpricedRows": t.unpriced_rows, "unpricedModels": t.unpriced_models,
             "unknownUsageCalls": t.unknown_usage_calls},
+        "cost": report.cost_usd,
     })
 }
 
@@ -224,7 +232,7 @@ fn as_text(report: &StatsReport, groups: &BTreeMap<String, Group>) -> String {
         "total: {} turns, {} effective tokens, ≈ $ {} ({} of {} rows priced",
         t.turns,
         t.effective,
-        t.cost_usd.map_or_else(|| "-".into(), |c| format!("{c:.4}")),
+        dollars(t.cost_usd),
         t.priced_rows,
         t.priced_rows + t.unpriced_rows
     ));
@@ -242,18 +250,19 @@ fn as_text(report: &StatsReport, groups: &BTreeMap<String, Group>) -> String {
     text
 }
 
-/// The drafting assistant's table (never charged to a budget; not in the totals).
+/// The drafting assistant's table and total (never charged to a budget; not in the turns'
+/// totals), then the money of both together.
 fn assist_text(report: &StatsReport) -> String {
-    if report.assist.is_empty() {
-        return String::new();
+    let assist = &report.assist;
+    if assist.rows.is_empty() {
+        return String::new(); // the turns' total above is all the money
     }
     let mut text = format!(
         "\ndrafting assistant (not charged to the budget)\n{:<24} {:>6} {:>12} {:>10} {:>10} {:>12} {:>10}\n",
         "model (template)", "calls", "prompt", "cached", "output", "effective", "≈ $"
     );
-    for a in &report.assist {
+    for a in &assist.rows {
         let name = format!("{} ({})", a.model, a.template_id);
-        let cost = a.cost_usd.map_or_else(|| "-".into(), |c| format!("{c:.4}"));
         text.push_str(&format!(
             "{:<24} {:>6} {:>12} {:>10} {:>10} {:>12} {:>10}\n",
             crate::terminal::for_stdout(&name),
@@ -262,8 +271,22 @@ fn assist_text(report: &StatsReport) -> String {
             a.usage.cache_read,
             a.usage.completion,
             a.effective,
-            cost
+            dollars(a.cost_usd)
         ));
     }
+    text.push_str(&format!(
+        "drafting assistant total: {} calls, {} effective tokens, ≈ $ {}\n\
+         ≈ $ spent in all: {} (turns {} + drafting assistant {})\n",
+        assist.total.calls,
+        assist.total.effective,
+        dollars(assist.total.cost_usd),
+        dollars(report.cost_usd),
+        dollars(report.totals.cost_usd),
+        dollars(assist.total.cost_usd)
+    ));
     text
+}
+
+fn dollars(usd: Option<f64>) -> String {
+    usd.map_or_else(|| "-".into(), |c| format!("{c:.4}"))
 }

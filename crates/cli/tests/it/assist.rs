@@ -137,7 +137,64 @@ async fn one_shot_json_question_then_draft_from_the_history() {
         .unwrap();
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert_eq!(stats["totals"]["turns"], 0);
-    assert_eq!(stats["assist"][0]["calls"], 2, "{stats}");
+    assert_eq!(stats["assist"]["rows"][0]["turns"], 2, "{stats}");
+    assert_eq!(stats["assist"]["total"]["turns"], 2, "{stats}");
+}
+
+/// The money shown counts the assistant's calls (they are paid), while the turns' totals stay
+/// turns alone: `cost` = `totals.costUsd` + `assist.total.costUsd`, in `--json` and in the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_money_counts_the_assistant_and_the_totals_stay_turns() {
+    let stub = StubServer::start(vec![
+        wire_replies::text(Wire::OpenAiCompat, "The answer.", U),
+        draft("1. Greet.\n"),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    stub_village(stub.base_url())
+        .world(|w| {
+            w.model_templates[0].input_per_mtok = Some(3.0);
+            w.model_templates[0].output_per_mtok = Some(15.0);
+        })
+        .write(&data);
+    let dir = data.data_dir().display().to_string();
+    exits(
+        &run(crate::headless::ask_args(&dir, &[], "hello"), "").await,
+        0,
+    );
+    let out = run(
+        assist_args(&dir, &["--input", "go", "--force-draft", "--json"]),
+        "",
+    )
+    .await;
+    exits(&out, 0);
+    let stats = command(["stats", "--data-dir", &dir, "--json"], false)
+        .output()
+        .unwrap();
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    // One call each at 400 × $3 + 10 × $15 per million tokens.
+    let one_call = 0.00135;
+    assert_eq!(stats["totals"]["turns"], 1, "{stats}");
+    assert_eq!(
+        stats["totals"]["costUsd"], one_call,
+        "the turns alone: {stats}"
+    );
+    assert_eq!(stats["assist"]["rows"][0]["costUsd"], one_call, "{stats}");
+    assert_eq!(stats["assist"]["total"]["costUsd"], one_call, "{stats}");
+    assert_eq!(
+        stats["assist"]["total"]["turns"], 1,
+        "its model calls: {stats}"
+    );
+    assert_eq!(stats["cost"], 2.0 * one_call, "both: {stats}");
+    let text = command(["stats", "--data-dir", &dir], false)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("drafting assistant total: 1 calls")
+            && text.contains("≈ $ spent in all: 0.0027 (turns "),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -181,6 +238,24 @@ async fn out_refuses_an_existing_file_and_an_empty_first_line_stops() {
     let out = run(assist_args(&dir, &[]), "\n").await;
     assert_eq!(out.status.code(), Some(8));
     assert!(String::from_utf8_lossy(&out.stderr).contains("ASSIST_STOPPED"));
+}
+
+/// An answer with neither text nor a draft: `--input` ends with `ASSIST_EMPTY` (exit 6); the
+/// terminal Q&A warns and asks again, and the next answer goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_answer_is_assist_empty() {
+    let empty = || wire_replies::text(Wire::OpenAiCompat, "", U);
+    let stub = StubServer::start(vec![empty(), empty(), draft("Be brief.\n")]).await;
+    let (_data, dir) = village(&stub);
+    let out = run(assist_args(&dir, &["--input", "go", "--json"]), "").await;
+    exits(&out, 6);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ASSIST_EMPTY"));
+    assert!(out.stdout.is_empty(), "no reply printed");
+    let out = run(assist_args(&dir, &[]), "a greeter\n/draft\n").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("ASSIST_EMPTY"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Be brief.\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

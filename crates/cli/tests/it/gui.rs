@@ -446,6 +446,14 @@ async fn the_pages_work_in_a_real_browser() {
             t.name = "drafter".into();
             t.credential = fuseforks_core::village::Credential::NotRequired;
             w.model_templates.push(t);
+            // A template without tools: listed in the assistant's choice, disabled.
+            let mut plain =
+                fuseforks_testkit::stub_template(Wire::OpenAiCompat, drafter.base_url());
+            plain.id = fuseforks_core::village::TemplateId::new("plain").unwrap();
+            plain.name = "Plain".into();
+            plain.use_tools = false;
+            plain.credential = fuseforks_core::village::Credential::NotRequired;
+            w.model_templates.push(plain);
             w.judges
                 .push(fuseforks_testkit::judge_spec("gate", "Gate", false));
         })

@@ -1,9 +1,10 @@
 //! One exchange: the request checked before anything is sent, then a model call with the one
 //! tool `submit_draft` (forced where the wire can force a tool, else auto plus the fixed line:
 //! `forced=fallback`), the answer read by its type — a call is a draft (only the first counts,
-//! every other call answered as ignored), text alone a question, neither `empty` — and for a
-//! judge draft the parser's check, its finding fed back, up to three rounds. Every call the
-//! model made is answered in `appended`, so that the next history is well-formed.
+//! every other call answered as ignored; text beside it goes along), text alone a question,
+//! neither `empty` (the last draft when there is one, else `ASSIST_EMPTY`) — and for a judge
+//! draft the parser's check, its finding fed back, up to three rounds. Every call the model
+//! made is answered in `appended`, so that the next history is well-formed.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -16,7 +17,7 @@ use super::{
 };
 use crate::llm::{
     CancellationToken, ChatMessage, ChatRequest, ChatResponse, ContentBlock, Endpoint, LlmClient,
-    Role, ToolCall, ToolChoice, ToolResult, Usage,
+    Role, ToolCall, ToolChoice, ToolResult, Usage, Wire,
 };
 use crate::village::{Language, ModelTemplate, VillageStore, World};
 
@@ -197,9 +198,8 @@ pub async fn run_exchange(
     for attempt in 1..=MAX_JUDGE_ROUNDS {
         let (mut request, forced) = request(setup, &messages, req.force_draft);
         request.cacheable_prefix_len = stable;
-        let ts_ms = now_ms();
         let mut note = AssistCall {
-            ts_ms,
+            ts_ms: now_ms(),
             attempt,
             forced,
             outcome: "failed",
@@ -210,39 +210,21 @@ pub async fn run_exchange(
             Ok(r) => r,
             Err(e) => {
                 note.usage = e.usage_so_far().copied();
-                note.outcome = if last.is_some() {
-                    "draft_invalid"
-                } else {
-                    "failed"
-                };
+                let reply = without_draft(last, appended, &mut note, AssistError::Llm(e));
                 calls.push(note);
-                // A failure after a refused draft still shows the last draft.
-                let reply = match last {
-                    Some(d) => Ok(d.into_reply(appended, attempt - 1)),
-                    None => Err(AssistError::Llm(e)),
-                };
                 return (reply, calls);
             }
         };
         note.usage = response.usage;
         let read = read_answer(&response, setup.language);
         let assistant = response.to_message();
+        let Some((call, content, notes)) = read.draft else {
+            let reply = no_draft(read, assistant, &mut messages, appended, last, &mut note);
+            calls.push(note);
+            return (reply, calls);
+        };
         messages.push(assistant.clone());
         appended.push(assistant);
-        let Some((call, content, notes)) = read.draft else {
-            push_results(&mut messages, &mut appended, read.ignored);
-            note.outcome = if read.text.is_some() {
-                "question"
-            } else {
-                "empty"
-            };
-            calls.push(note);
-            let reply = match read.text {
-                Some(text) => AssistReply::Question { appended, text },
-                None => AssistReply::Empty { appended },
-            };
-            return (Ok(reply), calls);
-        };
         note.draft_chars = Some(content.chars().count());
         let drafted = Drafted {
             validation: check_draft(setup, req.target.kind, &content),
@@ -251,19 +233,7 @@ pub async fn run_exchange(
             text: read.text,
         };
         let done = drafted.valid() || attempt == MAX_JUDGE_ROUNDS;
-        let (answer, is_error) = match (&drafted.validation, done) {
-            (Some(v), false) => (
-                prompt::check_failed(
-                    setup.language,
-                    v.location.as_deref().unwrap_or("-"),
-                    v.message.as_deref().unwrap_or(""),
-                ),
-                true,
-            ),
-            (Some(v), true) if !v.valid => (prompt::check_gave_up(setup.language), false),
-            _ => (prompt::draft_shown(setup.language), false),
-        };
-        let mut results = vec![result_for(&call, answer, is_error)];
+        let mut results = vec![draft_result(setup.language, &call, &drafted, done)];
         results.extend(read.ignored);
         push_results(&mut messages, &mut appended, results);
         note.outcome = match (drafted.valid(), done) {
@@ -277,7 +247,73 @@ pub async fn run_exchange(
         }
         last = Some(drafted);
     }
-    (Ok(AssistReply::Empty { appended }), calls)
+    // Not reached: the last round is always `done`.
+    (Err(AssistError::Empty), calls)
+}
+
+/// The tool result that answers a draft: shown, or refused with the finding's place (another
+/// round follows), or refused with no round left.
+fn draft_result(language: Language, call: &ToolCall, drafted: &Drafted, done: bool) -> ToolResult {
+    match (&drafted.validation, done) {
+        (Some(v), false) => result_for(
+            call,
+            prompt::check_failed(
+                language,
+                v.location.as_deref().unwrap_or("-"),
+                v.message.as_deref().unwrap_or(""),
+            ),
+            true,
+        ),
+        (Some(v), true) if !v.valid => result_for(call, prompt::check_gave_up(language), false),
+        _ => result_for(call, prompt::draft_shown(language), false),
+    }
+}
+
+/// An answer without a draft: text is a question (the refused drafts before it and their
+/// findings stay in `appended`); neither text nor a draft is `empty`, handled as a failure.
+fn no_draft(
+    read: Read,
+    assistant: ChatMessage,
+    messages: &mut Vec<ChatMessage>,
+    mut appended: Vec<ChatMessage>,
+    last: Option<Drafted>,
+    note: &mut AssistCall,
+) -> Result<AssistReply, AssistError> {
+    // An empty answer is left out of the history (a provider refuses an empty assistant turn)
+    // unless it holds calls, which stay with their results.
+    if read.text.is_some() || !read.ignored.is_empty() {
+        messages.push(assistant.clone());
+        appended.push(assistant);
+        push_results(messages, &mut appended, read.ignored);
+    }
+    match read.text {
+        Some(text) => {
+            note.outcome = "question";
+            Ok(AssistReply::Question { appended, text })
+        }
+        None => {
+            note.outcome = "empty";
+            without_draft(last, appended, note, AssistError::Empty)
+        }
+    }
+}
+
+/// A round that brought no draft (a failed call, or an empty answer): the exchange's last
+/// draft, refused by the check, when there is one — the user never loses a draft they could
+/// see (`draft_invalid`) — else `error`.
+fn without_draft(
+    last: Option<Drafted>,
+    appended: Vec<ChatMessage>,
+    note: &mut AssistCall,
+    error: AssistError,
+) -> Result<AssistReply, AssistError> {
+    match last {
+        Some(drafted) => {
+            note.outcome = "draft_invalid";
+            Ok(drafted.into_reply(appended, note.attempt - 1))
+        }
+        None => Err(error),
+    }
 }
 
 /// The request of one round: the conversation, the one tool, the choice.
@@ -300,13 +336,20 @@ fn request(
         return (request, Forced::No);
     }
     request.tool_choice = ToolChoice::Specific(SUBMIT_DRAFT.into());
-    if setup.endpoint.capabilities(&request).force_supported {
+    if forces_draft(setup.endpoint, &request) {
         return (request, Forced::Yes);
     }
-    // The wire cannot force a tool (Anthropic with thinking, Meta): the fixed line, already
-    // in the user message, asks instead.
+    // The fixed line, already in the user message, asks instead.
     request.tool_choice = ToolChoice::Auto;
     (request, Forced::Fallback)
+}
+
+/// Whether a forced draft is sent forced (`ToolChoice::Specific`), decided by the wire alone,
+/// never by model name: never on Anthropic (its models have refused a forced tool with a 400
+/// the request cannot foresee — docs/decisions/0010-assist.md), nor where the wire cannot force
+/// at all (Meta, Ollama: the capability flags).
+fn forces_draft(endpoint: &Endpoint, request: &ChatRequest) -> bool {
+    endpoint.wire != Wire::Anthropic && endpoint.capabilities(request).force_supported
 }
 
 /// What an answer holds: the first `submit_draft` call (its content and notes), its text, and

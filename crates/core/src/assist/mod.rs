@@ -94,6 +94,8 @@ pub struct Validation {
 }
 
 /// The answer of one exchange (tag `type`); `appended` goes onto the caller's history as is.
+/// An answer with neither text nor a draft is no reply: the last draft of the exchange when
+/// there is one (`valid: false`), else [`AssistError::Empty`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum AssistReply {
@@ -123,21 +125,14 @@ pub enum AssistReply {
         /// Check rounds (1 for skill and construct).
         attempts: u32,
     },
-    /// Neither a question nor a draft came back.
-    #[serde(rename_all = "camelCase")]
-    Empty {
-        /// Messages to keep.
-        appended: Vec<ChatMessage>,
-    },
 }
 
 impl AssistReply {
-    /// `question`, `draft` or `empty`.
+    /// `question` or `draft`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Question { .. } => "question",
             Self::Draft { .. } => "draft",
-            Self::Empty { .. } => "empty",
         }
     }
 }
@@ -161,6 +156,10 @@ pub enum AssistError {
         /// The template.
         template: String,
     },
+    /// The model gave neither a question nor a draft, and no draft came before it in the
+    /// exchange: nothing to show (its call is still logged and recorded as `empty`).
+    #[error("the model gave neither a question nor a draft")]
+    Empty,
     /// The model call failed before any draft.
     #[error(transparent)]
     Llm(#[from] LlmError),
@@ -181,6 +180,7 @@ impl crate::error::Coded for AssistError {
         match self {
             Self::Invalid { .. } => "INVALID_ASSIST_REQUEST",
             Self::SecretMissing { .. } => "SECRET_MISSING",
+            Self::Empty => "ASSIST_EMPTY",
             Self::Llm(e) => e.code(),
         }
     }
@@ -191,6 +191,7 @@ impl crate::error::Coded for AssistError {
             Self::SecretMissing { template } => Some(format!(
                 "store the key: fuseforks-cli secrets set {template} (or FUSEFORKS_SECRET_ with --secrets env)"
             )),
+            Self::Empty => Some("ask again, or ask for the draft now (forceDraft)".into()),
             Self::Llm(e) => crate::error::Coded::fix(e),
         }
     }

@@ -30,6 +30,7 @@ pub fn pricing_age(report: &StatsReport, world: &World, today: Date) -> Option<P
         .filter_map(|r| by_model(&r.model));
     let assist = report
         .assist
+        .rows
         .iter()
         .filter(|a| a.cost_usd.is_some())
         .filter_map(|a| by_id(&a.template_id));

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod assist;
+mod assist_replies;
 mod blackboard;
 mod broken_files;
 mod budget;

@@ -13,7 +13,7 @@ use fuseforks_core::assist::{AssistRequest, total_usage};
 use fuseforks_core::events::AgentStatus;
 use fuseforks_core::llm::CancellationToken;
 use fuseforks_core::log::LogSink as _;
-use fuseforks_core::stats::{Period, TimeZone, aggregate, daily_tokens};
+use fuseforks_core::stats::{AssistRow, Period, TimeZone, aggregate, daily_tokens};
 use fuseforks_core::village::{EditError, EditableFile, VillageStore};
 use serde_json::{Value, json};
 
@@ -316,8 +316,9 @@ pub async fn assist(state: &GuiState, request: &Value) -> Result<Value, ApiError
     Ok(json!({"reply": answer}))
 }
 
-/// `GET /api/stats[?period=YYYY-MM]`: the rows, the assistant's table, the totals, tokens per
-/// day, `≈ $` per servant, and the age of the prices behind it.
+/// `GET /api/stats[?period=YYYY-MM]`: the rows, the assistant's table and total, the turns'
+/// totals, the money of both (`cost`), tokens per day, `≈ $` per servant, and the age of the
+/// prices behind it.
 pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
     let Some(sessions) = state.orchestrator.sessions() else {
         return Err(ApiError::new(
@@ -340,7 +341,19 @@ pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
         entry.1 += row.cost_usd.unwrap_or(0.0);
     }
     let rows: Vec<Value> = report.rows.iter().map(|r| json!({"sessionId": r.session_id, "agentId": r.agent_id, "model": r.model, "stop": r.stop, "turns": r.turns, "prompt": r.usage.prompt, "cached": r.usage.cache_read, "completion": r.usage.completion, "effective": r.effective, "costUsd": r.cost_usd})).collect();
-    let assist: Vec<Value> = report.assist.iter().map(|a| json!({"model": a.model, "templateId": a.template_id, "calls": a.calls, "prompt": a.usage.prompt, "completion": a.usage.completion, "effective": a.effective, "costUsd": a.cost_usd})).collect();
+    // A slice of the assistant's calls (`turns` = its model calls), by template and in all.
+    let slice = |a: &AssistRow| json!({"turns": a.calls, "prompt": a.usage.prompt, "completion": a.usage.completion, "effective": a.effective, "costUsd": a.cost_usd});
+    let assist: Vec<Value> = report
+        .assist
+        .rows
+        .iter()
+        .map(|a| {
+            let mut row = slice(a);
+            row["model"] = json!(a.model);
+            row["templateId"] = json!(a.template_id);
+            row
+        })
+        .collect();
     let today = jiff::Timestamp::now().to_zoned_datetime(zone).date();
     let age = fuseforks_core::pricing::pricing_age(&report, &world, today);
     let t = &report.totals;
@@ -348,7 +361,8 @@ pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
         "pricingAsOf": age.as_ref().map(|a| &a.pricing_as_of),
         "pricingAgeDays": age.as_ref().map(|a| a.pricing_age_days),
         "rows": rows,
-        "assist": assist,
+        "assist": {"rows": assist, "total": slice(&report.assist.total)},
+        "cost": report.cost_usd,
         "totals": {"turns": t.turns, "prompt": t.usage.prompt, "completion": t.usage.completion, "effective": t.effective, "costUsd": t.cost_usd, "pricedRows": t.priced_rows, "unpricedRows": t.unpriced_rows, "unknownUsageCalls": t.unknown_usage_calls},
         "days": days.into_iter().map(|(day, tokens)| json!({"day": day, "tokens": tokens})).collect::<Vec<_>>(),
         "judges": world.judges.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),

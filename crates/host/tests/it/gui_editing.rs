@@ -139,7 +139,8 @@ async fn the_assistant_drafts_through_a_command_and_stats_keep_it_apart() {
     assert!(!body.to_string().contains("secret-draft-text-41"), "{body}");
     let (status, stats) = fx.read("/api/stats").await;
     assert_eq!(status, StatusCode::OK, "{stats}");
-    assert_eq!(stats["assist"][0]["calls"], 1);
+    assert_eq!(stats["assist"]["rows"][0]["turns"], 1, "{stats}");
+    assert_eq!(stats["assist"]["total"]["turns"], 1, "{stats}");
     assert_eq!(stats["totals"]["turns"], 0);
     let (status, body) = fx.read("/api/stats?period=2026-13").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
