@@ -658,7 +658,7 @@ def main():
             # Fetch prices: the table (a loopback stub) fills the stub model's rates, and the
             # totals then say how old the prices are.
             page.get_by_role("button", name="Fetch prices").click()
-            expect(page.locator("#stats-prices")).to_contain_text("Prices as of 2026-11-01: 2 template(s) updated")
+            expect(page.locator("#stats-prices")).to_contain_text("Prices as of 2026-11-01: 3 template(s) updated")
             expect(page.locator("#stats-total")).to_contain_text("prices as of 2026-11-01 (")
             expect(page.locator("#stats-total")).to_contain_text("≈ $")
             shot(page, "stats.png")
