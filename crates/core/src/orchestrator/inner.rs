@@ -63,6 +63,8 @@ pub(crate) struct Inner {
     tracer: Option<Arc<dyn crate::trace::Tracer>>,
     square: Square,
     plans: PlanBook,
+    /// The GUI's questions (`ask_user`) waiting for the person.
+    waiting: super::question::Waiting,
     plan_bypass: AtomicBool,
     conversations: Arc<ConversationBook>,
     agents: Mutex<HashMap<String, AgentSlot>>,
@@ -138,6 +140,7 @@ impl Inner {
             tracer: config.tracer,
             square: Square::default(),
             plans: PlanBook::default(),
+            waiting: super::question::Waiting::default(),
             plan_bypass: AtomicBool::new(false),
             conversations: Arc::default(),
             agents: Mutex::new(HashMap::new()),
@@ -175,6 +178,11 @@ impl Inner {
     /// A copy of the registry.
     pub(super) fn world(&self) -> World {
         self.world.read_or_recover().clone()
+    }
+
+    /// The GUI's questions waiting for the person.
+    pub(super) fn waiting(&self) -> &super::question::Waiting {
+        &self.waiting
     }
 
     /// The last tool calls' details.
@@ -485,6 +493,23 @@ impl Inner {
         route: Route,
         reply: Option<oneshot::Sender<TurnOutcome>>,
     ) -> Result<(), CoreError> {
+        self.deliver_resuming(to, from, content, budget, route, reply, None)
+            .await
+    }
+
+    /// [`Self::deliver`], taking up a turn that ended waiting for a person (`resume`) with
+    /// `content` as the answer.
+    #[allow(clippy::too_many_arguments)] // `deliver`'s, plus the turn taken up
+    pub(super) async fn deliver_resuming(
+        &self,
+        to: &str,
+        from: Endpoint,
+        content: &str,
+        budget: Arc<CausalBudget>,
+        route: Route,
+        reply: Option<oneshot::Sender<TurnOutcome>>,
+        resume: Option<Box<crate::sessions::QuestionRecord>>,
+    ) -> Result<(), CoreError> {
         let sender = match self.agents.lock_or_recover().get(to) {
             Some(slot) if slot.status == AgentStatus::Running => slot.sender.clone(),
             _ => None,
@@ -505,6 +530,7 @@ impl Inner {
             budget,
             route,
             reply,
+            resume,
         };
         sender
             .send(delivery)
