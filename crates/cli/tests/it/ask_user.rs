@@ -224,3 +224,35 @@ async fn a_resumed_turn_spends_only_what_the_asking_root_had_left() {
     assert_eq!(resumed.status.code(), Some(9), "{}", stderr(&resumed));
     assert_eq!(stub.requests().len(), 1, "the resumed call was not sent");
 }
+
+/// `serve` has no person: a scheduled turn's `ask_user` gets an error result saying so (the
+/// model reads it and goes on, here answering), nothing waits, and the turn completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_serve_a_schedule_s_question_finds_no_person_and_the_turn_goes_on() {
+    use crate::serve_schedules::{overdue_daily, serve, write_schedules};
+    let stub = StubServer::start(vec![
+        asks("q-3", "Which note?", &["short", "long"]),
+        wire_replies::text(Wire::OpenAiCompat, "Wrote the short one.", U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let (schedule, _) = overdue_daily();
+    write_schedules(&data, &json!([schedule]));
+    let dir = data.data_dir().display().to_string();
+    let mut serving = serve(&dir);
+    crate::headless::wait_log(&data, "turn: agent=rec").await;
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 2, "the turn went on after the question");
+    let result = tool_result(&requests[1].body, "q-3").unwrap();
+    assert!(result.contains("No person is present"), "{result}");
+    let log = crate::headless::log(&data);
+    assert!(log.contains("name=ask_user ok=false"), "{log}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("turn: agent=rec") && l.contains("stop=- ")),
+        "the scheduled turn completed: {log}"
+    );
+    let out = crate::headless::signal_and_wait(&mut serving, "TERM").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
