@@ -256,3 +256,79 @@ async fn under_serve_a_schedule_s_question_finds_no_person_and_the_turn_goes_on(
     let out = crate::headless::signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// Polls `check` every 20 ms, up to 10 s.
+async fn until(what: &str, mut check: impl FnMut() -> bool) {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !check() {
+        assert!(std::time::Instant::now() < end, "timed out waiting for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// The GUI's person answers over real HTTP (`fuseforks-cli gui`): the question waits, listed
+/// by `GET /api/questions` with its choices; `answerQuestion` hands the answer back as the
+/// tool's result and the turn answers; answering again is `409 QUESTION_NOT_PENDING`. An
+/// interrupt withdraws a waiting question: it is no longer listed, answering it is refused,
+/// and the turn makes no further call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gui_s_person_answers_a_waiting_question_over_http() {
+    use crate::gui::{cookie, get, post, start};
+    let stub = StubServer::start(vec![
+        asks("q-g", "Which file?", &["a.txt", "b.txt"]),
+        wire_replies::text(Wire::OpenAiCompat, "Opened b.txt.", U),
+        asks("q-h", "Still there?", &[]),
+        wire_replies::text(Wire::OpenAiCompat, "never sent", U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    village(&data, stub.base_url(), None);
+    let mut gui = start(&data, &[]);
+    let (port, cookie) = (gui.port, cookie(&gui));
+    let host = format!("127.0.0.1:{port}");
+    let origin = format!("http://{host}");
+    let command = |body: Value| {
+        let (status, _, text) = post(port, &cookie, Some(&origin), &body);
+        (status, serde_json::from_str::<Value>(&text).unwrap_or(Value::Null))
+    };
+    let questions = || {
+        let (_, _, text) = get(port, &host, "/api/questions", Some(&cookie));
+        serde_json::from_str::<Value>(&text).unwrap()["questions"].clone()
+    };
+    assert_eq!(command(json!({"type": "startAgent", "agentId": "rec"})).0, 200);
+    let send = json!({"type": "sendMessage", "agentId": "rec", "text": "Open the right file"});
+    assert_eq!(command(send).0, 200);
+    until("the question", || questions().as_array().is_some_and(|q| !q.is_empty())).await;
+    let asked = questions()[0].clone();
+    assert_eq!(asked["question"], "Which file?");
+    assert_eq!(asked["choices"], json!(["a.txt", "b.txt"]));
+    assert_eq!(asked["agentId"], "rec");
+    let id = asked["questionId"].as_str().unwrap().to_owned();
+    let answer = json!({"type": "answerQuestion", "questionId": id, "answer": "b.txt"});
+    assert_eq!(command(answer.clone()).0, 200);
+    until("the turn's answer", || {
+        let (_, _, chat) = get(port, &host, "/api/chat/rec", Some(&cookie));
+        chat.contains("Opened b.txt.")
+    })
+    .await;
+    assert_eq!(tool_result(&stub.requests()[1].body, "q-g").as_deref(), Some("b.txt"));
+    let (status, again) = command(answer);
+    assert_eq!(status, 409, "{again}");
+    assert_eq!(again["error"]["code"], "QUESTION_NOT_PENDING");
+    assert_eq!(questions(), json!([]));
+    // An interrupt withdraws a waiting question.
+    let send = json!({"type": "sendMessage", "agentId": "rec", "text": "Carry on"});
+    assert_eq!(command(send).0, 200);
+    until("the second question", || questions().as_array().is_some_and(|q| !q.is_empty())).await;
+    let id = questions()[0]["questionId"].as_str().unwrap().to_owned();
+    assert_eq!(command(json!({"type": "interrupt", "agentId": "rec"})).0, 200);
+    until("the withdrawal", || questions() == json!([])).await;
+    let late = json!({"type": "answerQuestion", "questionId": id, "answer": "yes"});
+    assert_eq!(command(late).0, 409);
+    let log = || crate::headless::log(&data);
+    until("the turn's end", || log().matches("turn: agent=rec").count() == 2).await;
+    assert_eq!(stub.requests().len(), 3, "no call after the interrupt");
+    assert!(log().contains("question withdrawn: agent=rec"), "{}", log());
+    let out = crate::headless::signal_and_wait(&mut gui.child, "TERM").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

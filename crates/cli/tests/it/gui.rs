@@ -22,13 +22,13 @@ use crate::headless::{U, command, signal_and_wait, stub_village};
 use crate::{stderr, words};
 
 /// A running `gui`: the process, its port, its token.
-struct Running {
-    child: KillOnDrop,
-    port: u16,
+pub(crate) struct Running {
+    pub(crate) child: KillOnDrop,
+    pub(crate) port: u16,
     token: String,
 }
 
-fn start(data: &TempDataDir, envs: &[(&str, &str)]) -> Running {
+pub(crate) fn start(data: &TempDataDir, envs: &[(&str, &str)]) -> Running {
     let mut c = command(
         words(&format!(
             "gui --data-dir {} --secrets env",
@@ -66,7 +66,7 @@ fn start_command(mut c: Command) -> Running {
 }
 
 /// One HTTP/1.1 exchange: (status, headers lower-cased, body).
-fn http(port: u16, request: &str) -> (u16, String, String) {
+pub(crate) fn http(port: u16, request: &str) -> (u16, String, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -83,7 +83,7 @@ fn http(port: u16, request: &str) -> (u16, String, String) {
     (status, head.to_ascii_lowercase(), body.to_owned())
 }
 
-fn get(port: u16, host: &str, path: &str, cookie: Option<&str>) -> (u16, String, String) {
+pub(crate) fn get(port: u16, host: &str, path: &str, cookie: Option<&str>) -> (u16, String, String) {
     let cookie = cookie
         .map(|c| format!("Cookie: {c}\r\n"))
         .unwrap_or_default();
@@ -93,7 +93,7 @@ fn get(port: u16, host: &str, path: &str, cookie: Option<&str>) -> (u16, String,
     )
 }
 
-fn post(port: u16, cookie: &str, origin: Option<&str>, body: &Value) -> (u16, String, String) {
+pub(crate) fn post(port: u16, cookie: &str, origin: Option<&str>, body: &Value) -> (u16, String, String) {
     let origin = origin
         .map(|o| format!("Origin: {o}\r\n"))
         .unwrap_or_default();
@@ -108,7 +108,7 @@ fn post(port: u16, cookie: &str, origin: Option<&str>, body: &Value) -> (u16, St
 }
 
 /// The token exchange: the cookie (`name=value`).
-fn cookie(gui: &Running) -> String {
+pub(crate) fn cookie(gui: &Running) -> String {
     let host = format!("127.0.0.1:{}", gui.port);
     let (status, head, _) = get(gui.port, &host, &format!("/?token={}", gui.token), None);
     assert_eq!(status, 303, "{head}");
