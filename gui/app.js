@@ -829,7 +829,7 @@ async function loadChat() {
     const c = await getJson('/api/chat/' + encodeURIComponent(id));
     if (seq !== chatSeq || id !== S.chatAgent) return;
     mergeChat(id, c);
-    await loadQuestions();
+    getJson('/api/questions').then((r) => r.questions.length && asks({ list: r.questions }), () => {});
     clearAlert($('chat-alert'));
   } catch (e) {
     showError($('chat-alert'), e);
@@ -962,7 +962,7 @@ function reconcile(box, items, draw) {
 
 function drawChatItem(it) {
   if (it.kind === 'tool') return drawToolRow(it);
-  if (it.kind === 'question') return drawQuestion(it);
+  if (it.kind === 'question') return it.draw(it);
   if (it.kind === 'streaming') {
     const name = endpointName({ kind: 'agent', id: S.chatAgent });
     return el('div', { class: 'msg msg-agent', 'aria-busy': 'true' },
@@ -1108,66 +1108,10 @@ function bindChat() {
   $('chat-agent').addEventListener('change', (e) => go('#chat/' + encodeURIComponent(e.target.value), false));
 }
 
-// ---------------------------------------------------------------- questions (ask_user)
-
-/** A question a turn waits on (`questionAsked`, or read back): one row in its agent's chat. */
-function onQuestion(q) {
-  if (!q || !q.questionId) return;
-  const list = S.locals.get(q.agentId) || [];
-  if (list.some((r) => r.kind === 'question' && r.q.questionId === q.questionId)) return;
-  addLocal(q.agentId, { kind: 'question', q, state: 'open', ver: 0 });
-}
-
-/** The question stopped waiting: answered (here or in another tab), or its turn stopped. */
-function onQuestionSettled(questionId, answered, answer) {
-  for (const [agentId, list] of S.locals) {
-    for (const r of list) {
-      if (r.kind !== 'question' || r.q.questionId !== questionId || r.state !== 'open') continue;
-      r.state = answered ? 'answered' : 'withdrawn';
-      if (answer !== undefined) r.answer = answer;
-      r.ver++;
-      if (S.page === 'chat' && S.chatAgent === agentId) renderChat();
-    }
-  }
-}
-
-async function loadQuestions() {
-  try {
-    const r = await getJson('/api/questions');
-    for (const q of (r && r.questions) || []) onQuestion(q);
-  } catch { /* the chat's own read says what failed */ }
-}
-
-function drawQuestion(it) {
-  const q = it.q;
-  const hid = nextId('question');
-  const box = el('div', { class: 'msg msg-agent question', role: 'group', 'aria-labelledby': hid },
-    el('div', { class: 'meta' }, el('span', { id: hid, class: 'who', text: t('chat.asks', { name: agentName(q.agentId) }) })),
-    el('div', { class: 'text', text: q.question }));
-  if (it.state !== 'open') {
-    const said = it.state === 'answered' ? t('chat.answered') + (it.answer ? ' ' + it.answer : '') : t('chat.withdrawn');
-    box.append(el('p', { class: 'hint', role: 'status', text: said }));
-    return box;
-  }
-  const alert = el('p', { class: 'alert', role: 'alert', hidden: true });
-  const answer = async (text) => {
-    if (!text.trim()) return;
-    const ok = await run(alert, 'answerQuestion', { questionId: q.questionId, answer: text });
-    if (ok) onQuestionSettled(q.questionId, true, text);
-  };
-  if (q.choices && q.choices.length) {
-    const row = el('div', { class: 'choices' });
-    for (const c of q.choices) row.append(el('button', { type: 'button', onclick: () => answer(c), text: c }));
-    box.append(row);
-  }
-  const fid = nextId('answer');
-  const ta = el('textarea', { id: fid, rows: 2 });
-  const form = el('form', { class: 'answer', onsubmit: (e) => { e.preventDefault(); answer(ta.value); } },
-    el('label', { for: fid, text: t('chat.yourAnswer') }), ta,
-    el('button', { type: 'submit', class: 'primary', text: t('chat.answer') }));
-  box.append(form, alert);
-  return box;
-}
+// A question a turn waits on (ask_user): question.js, loaded at the first one.
+let asking = null;
+const asks = (e) => (asking || (pagesStyle(), asking = pageWords().then(() => import('/question.js'))))
+  .then((m) => m.on(e, { el, t, run, agentName, nextId, addLocal, renderChat, S }), (x) => showError($('chat-alert'), x));
 
 // ---------------------------------------------------------------- approvals
 
@@ -1514,10 +1458,8 @@ function onCore(e) {
       break;
     }
     case 'questionAsked':
-      onQuestion(e.question);
-      break;
     case 'questionSettled':
-      onQuestionSettled(e.questionId, !!e.answered);
+      asks(e);
       break;
     case 'turnInterrupted':
       endDelta(id);

@@ -368,7 +368,8 @@ fn browser() -> Result<&'static str, String> {
 }
 
 /// The pages in a real browser: the servants shown, a chat answered live, a pending command
-/// approved and the turn continued, a slow turn interrupted, no console error; screenshots
+/// approved and the turn continued, a question (`ask_user`) answered by a choice, a slow turn
+/// interrupted, no console error; screenshots
 /// of each page under `target/gui-screenshots/`, and the figures printed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pages_work_in_a_real_browser() {
@@ -399,6 +400,17 @@ async fn the_pages_work_in_a_real_browser() {
         text("Waiting for approval."),
         run_call("c2"),
         text("Ran after approval."),
+        // A question to the person (`ask_user`), answered by a choice in the chat.
+        wire_replies::tool_calls(
+            Wire::OpenAiCompat,
+            &[ScriptCall {
+                id: "q1".into(),
+                name: "ask_user".into(),
+                args: json!({"question": "Which colour?", "choices": ["red", "blue"]}),
+            }],
+            U,
+        ),
+        text("Blue it is."),
         // A slow turn: its first round answers late with a tool call; an interrupt meanwhile
         // ends the turn at that round's end (the paid call is let finish), so no second round.
         run_call("c3").after(Duration::from_secs(3)),
@@ -434,7 +446,7 @@ async fn the_pages_work_in_a_real_browser() {
         .stub(Wire::OpenAiCompat, stub.base_url())
         .agent_with("reception", "Reception", |a| {
             a.work_dir = Some(at);
-            a.enabled_tools = Some(vec!["run".into()]);
+            a.enabled_tools = Some(vec!["run".into(), "ask_user".into()]);
         })
         .agent("spare", "Spare")
         .reception("reception")
