@@ -90,6 +90,11 @@ pub(crate) const COMMANDS: &[CommandHelp] = &[
                  --accept-arg status.txt --expect done --max-attempts 3 \
                  \"Finish the report, then write done into status.txt\"",
             ),
+            (
+                "Answer the question an ask ended with (exit 15 named the conversation)",
+                "fuseforks-cli ask --data-dir ~/villages/demo --start reception \
+                 --resume 0193a5c2-7d41-7e0a-9f6b-3c2d1e0f4a5b --answer \"blue\"",
+            ),
         ],
         exits: &[
             exit::OK,
@@ -104,6 +109,7 @@ pub(crate) const COMMANDS: &[CommandHelp] = &[
             exit::BUDGET_EXHAUSTED,
             exit::GOAL_NOT_REACHED,
             exit::HALTED,
+            exit::NEEDS_INPUT,
         ],
     },
     CommandHelp {
