@@ -165,7 +165,10 @@ mod tests {
     #[test]
     fn the_help_table_names_every_code_once() {
         let codes: Vec<u8> = TABLE.iter().map(|(c, _)| *c).collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+        assert_eq!(
+            codes,
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+        );
         let help = help_table();
         assert!(
             help.contains("\n  11  the output already holds state (init: a village;"),

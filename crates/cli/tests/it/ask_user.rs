@@ -108,7 +108,10 @@ async fn a_question_ends_ask_with_15_and_resume_hands_the_answer_back() {
                 StoredRecord::Unknown { kind } => kind,
             })
             .collect();
-        assert!(kinds.ends_with(&["turn".into(), "message".into(), "question".into()]), "{kinds:?}");
+        assert!(
+            kinds.ends_with(&["turn".into(), "message".into(), "question".into()]),
+            "{kinds:?}"
+        );
     }
     let resumed = run(
         ask_args(&dir, &["--resume", &session, "--answer"], "blue"),
@@ -122,7 +125,10 @@ async fn a_question_ends_ask_with_15_and_resume_hands_the_answer_back() {
     let body = &requests[1].body;
     assert_eq!(tool_result(body, "q-1").as_deref(), Some("blue"), "{body}");
     let text = body.to_string();
-    assert!(text.contains("Paint the fence"), "the turn's own request goes on: {text}");
+    assert!(
+        text.contains("Paint the fence"),
+        "the turn's own request goes on: {text}"
+    );
     // The turn's record closed the question: answering again is refused, nothing sent.
     let again = run(
         ask_args(&dir, &["--resume", &session, "--answer"], "red"),
@@ -130,7 +136,11 @@ async fn a_question_ends_ask_with_15_and_resume_hands_the_answer_back() {
     )
     .await;
     assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
-    assert!(stderr(&again).contains("QUESTION_NOT_PENDING"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("QUESTION_NOT_PENDING"),
+        "{}",
+        stderr(&again)
+    );
     let unknown = run(ask_args(&dir, &["--resume", "nope", "--answer"], "x"), true).await;
     assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
     assert!(stderr(&unknown).contains("SESSION_NOT_FOUND"));
@@ -261,7 +271,10 @@ async fn under_serve_a_schedule_s_question_finds_no_person_and_the_turn_goes_on(
 async fn until(what: &str, mut check: impl FnMut() -> bool) {
     let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while !check() {
-        assert!(std::time::Instant::now() < end, "timed out waiting for {what}");
+        assert!(
+            std::time::Instant::now() < end,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
@@ -289,16 +302,25 @@ async fn the_gui_s_person_answers_a_waiting_question_over_http() {
     let origin = format!("http://{host}");
     let command = |body: Value| {
         let (status, _, text) = post(port, &cookie, Some(&origin), &body);
-        (status, serde_json::from_str::<Value>(&text).unwrap_or(Value::Null))
+        (
+            status,
+            serde_json::from_str::<Value>(&text).unwrap_or(Value::Null),
+        )
     };
     let questions = || {
         let (_, _, text) = get(port, &host, "/api/questions", Some(&cookie));
         serde_json::from_str::<Value>(&text).unwrap()["questions"].clone()
     };
-    assert_eq!(command(json!({"type": "startAgent", "agentId": "rec"})).0, 200);
+    assert_eq!(
+        command(json!({"type": "startAgent", "agentId": "rec"})).0,
+        200
+    );
     let send = json!({"type": "sendMessage", "agentId": "rec", "text": "Open the right file"});
     assert_eq!(command(send).0, 200);
-    until("the question", || questions().as_array().is_some_and(|q| !q.is_empty())).await;
+    until("the question", || {
+        questions().as_array().is_some_and(|q| !q.is_empty())
+    })
+    .await;
     let asked = questions()[0].clone();
     assert_eq!(asked["question"], "Which file?");
     assert_eq!(asked["choices"], json!(["a.txt", "b.txt"]));
@@ -311,7 +333,10 @@ async fn the_gui_s_person_answers_a_waiting_question_over_http() {
         chat.contains("Opened b.txt.")
     })
     .await;
-    assert_eq!(tool_result(&stub.requests()[1].body, "q-g").as_deref(), Some("b.txt"));
+    assert_eq!(
+        tool_result(&stub.requests()[1].body, "q-g").as_deref(),
+        Some("b.txt")
+    );
     let (status, again) = command(answer);
     assert_eq!(status, 409, "{again}");
     assert_eq!(again["error"]["code"], "QUESTION_NOT_PENDING");
@@ -319,14 +344,23 @@ async fn the_gui_s_person_answers_a_waiting_question_over_http() {
     // An interrupt withdraws a waiting question.
     let send = json!({"type": "sendMessage", "agentId": "rec", "text": "Carry on"});
     assert_eq!(command(send).0, 200);
-    until("the second question", || questions().as_array().is_some_and(|q| !q.is_empty())).await;
+    until("the second question", || {
+        questions().as_array().is_some_and(|q| !q.is_empty())
+    })
+    .await;
     let id = questions()[0]["questionId"].as_str().unwrap().to_owned();
-    assert_eq!(command(json!({"type": "interrupt", "agentId": "rec"})).0, 200);
+    assert_eq!(
+        command(json!({"type": "interrupt", "agentId": "rec"})).0,
+        200
+    );
     until("the withdrawal", || questions() == json!([])).await;
     let late = json!({"type": "answerQuestion", "questionId": id, "answer": "yes"});
     assert_eq!(command(late).0, 409);
     let log = || crate::headless::log(&data);
-    until("the turn's end", || log().matches("turn: agent=rec").count() == 2).await;
+    until("the turn's end", || {
+        log().matches("turn: agent=rec").count() == 2
+    })
+    .await;
     assert_eq!(stub.requests().len(), 3, "no call after the interrupt");
     assert!(log().contains("question withdrawn: agent=rec"), "{}", log());
     let out = crate::headless::signal_and_wait(&mut gui.child, "TERM").await;

@@ -83,7 +83,12 @@ pub(crate) fn http(port: u16, request: &str) -> (u16, String, String) {
     (status, head.to_ascii_lowercase(), body.to_owned())
 }
 
-pub(crate) fn get(port: u16, host: &str, path: &str, cookie: Option<&str>) -> (u16, String, String) {
+pub(crate) fn get(
+    port: u16,
+    host: &str,
+    path: &str,
+    cookie: Option<&str>,
+) -> (u16, String, String) {
     let cookie = cookie
         .map(|c| format!("Cookie: {c}\r\n"))
         .unwrap_or_default();
@@ -93,7 +98,12 @@ pub(crate) fn get(port: u16, host: &str, path: &str, cookie: Option<&str>) -> (u
     )
 }
 
-pub(crate) fn post(port: u16, cookie: &str, origin: Option<&str>, body: &Value) -> (u16, String, String) {
+pub(crate) fn post(
+    port: u16,
+    cookie: &str,
+    origin: Option<&str>,
+    body: &Value,
+) -> (u16, String, String) {
     let origin = origin
         .map(|o| format!("Origin: {o}\r\n"))
         .unwrap_or_default();

@@ -35,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::budget::CausalBudget;
 use crate::error::CoreError;
+pub use crate::events::PendingQuestion;
 use crate::events::{AgentStatus, CoreEvent};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;
@@ -48,7 +49,6 @@ pub use conversation::Conversation;
 pub use failure::TurnFailure;
 use inner::Inner;
 pub use outcome::{ExternalOutcome, PlanTaskState, TurnOutcome};
-pub use crate::events::PendingQuestion;
 pub use plan::{PlanTask, PlanWave, WaveStatus};
 pub use servant_settings::ServantSettings;
 pub use templates::{TemplateSettings, template_id_refused, template_users};
@@ -308,7 +308,14 @@ impl Orchestrator {
             ..Route::default()
         };
         self.inner
-            .deliver(to, from, content, CausalBudget::new(ceiling), route, Some(tx))
+            .deliver(
+                to,
+                from,
+                content,
+                CausalBudget::new(ceiling),
+                route,
+                Some(tx),
+            )
             .await?;
         rx.await.map_err(|_| CoreError::NotRunning(to.to_owned()))
     }

@@ -212,7 +212,10 @@ mod tests {
         let seq = |list: Vec<StoredRecord>| list.into_iter().map(|r| (0, r)).collect::<Vec<_>>();
         assert_eq!(id(open_question(&seq(vec![turn("rec")]))), None);
         assert_eq!(
-            id(open_question(&seq(vec![turn("rec"), question("rec", "q1")]))),
+            id(open_question(&seq(vec![
+                turn("rec"),
+                question("rec", "q1")
+            ]))),
             Some("q1".into())
         );
         // Another agent's turn leaves it open; the asker's next turn closes it.
@@ -220,7 +223,11 @@ mod tests {
         assert_eq!(id(open_question(&other)), Some("q1".into()));
         let closed = seq(vec![question("rec", "q1"), turn("rec")]);
         assert_eq!(id(open_question(&closed)), None);
-        let again = seq(vec![question("rec", "q1"), turn("rec"), question("rec", "q2")]);
+        let again = seq(vec![
+            question("rec", "q1"),
+            turn("rec"),
+            question("rec", "q2"),
+        ]);
         assert_eq!(id(open_question(&again)), Some("q2".into()));
         let unknown = vec![
             (0, question("rec", "q1")),
