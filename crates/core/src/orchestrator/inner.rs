@@ -493,31 +493,6 @@ impl Inner {
         route: Route,
         reply: Option<oneshot::Sender<TurnOutcome>>,
     ) -> Result<(), CoreError> {
-        self.deliver_resuming(to, from, content, budget, route, reply, None)
-            .await
-    }
-
-    /// [`Self::deliver`], taking up a turn that ended waiting for a person (`resume`) with
-    /// `content` as the answer.
-    #[allow(clippy::too_many_arguments)] // `deliver`'s, plus the turn taken up
-    pub(super) async fn deliver_resuming(
-        &self,
-        to: &str,
-        from: Endpoint,
-        content: &str,
-        budget: Arc<CausalBudget>,
-        route: Route,
-        reply: Option<oneshot::Sender<TurnOutcome>>,
-        resume: Option<Box<crate::sessions::QuestionRecord>>,
-    ) -> Result<(), CoreError> {
-        let sender = match self.agents.lock_or_recover().get(to) {
-            Some(slot) if slot.status == AgentStatus::Running => slot.sender.clone(),
-            _ => None,
-        };
-        let Some(sender) = sender else {
-            return Err(CoreError::NotRunning(to.to_owned()));
-        };
-        self.roots.note(&budget);
         let message = AgentMessage::new(
             from,
             Endpoint::Agent { id: to.to_owned() },
@@ -530,8 +505,22 @@ impl Inner {
             budget,
             route,
             reply,
-            resume,
+            resume: None,
         };
+        self.post(to, delivery).await
+    }
+
+    /// Puts a delivery made whole by the caller (its message addressed to `to`) in a running
+    /// agent's mailbox.
+    pub(super) async fn post(&self, to: &str, delivery: Delivery) -> Result<(), CoreError> {
+        let sender = match self.agents.lock_or_recover().get(to) {
+            Some(slot) if slot.status == AgentStatus::Running => slot.sender.clone(),
+            _ => None,
+        };
+        let Some(sender) = sender else {
+            return Err(CoreError::NotRunning(to.to_owned()));
+        };
+        self.roots.note(&delivery.budget);
         sender
             .send(delivery)
             .await

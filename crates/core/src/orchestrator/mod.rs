@@ -586,18 +586,21 @@ impl Orchestrator {
             .clone()
             .unwrap_or_else(|| client.to_owned());
         let (tx, rx) = oneshot::channel();
-        let delivered = self
-            .inner
-            .deliver_resuming(
-                to,
-                Endpoint::External { client },
-                message,
-                budget,
-                route,
-                Some(tx),
-                resume,
-            )
-            .await;
+        let message = AgentMessage::new(
+            Endpoint::External { client },
+            Endpoint::Agent { id: to.to_owned() },
+            message,
+            route.hop,
+            now_ms(),
+        );
+        let delivery = Delivery {
+            message,
+            budget,
+            route,
+            reply: Some(tx),
+            resume,
+        };
+        let delivered = self.inner.post(to, delivery).await;
         if delivered.is_err() {
             return ExternalOutcome::bare(PlanTaskState::Undeliverable);
         }
