@@ -136,18 +136,7 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     configure(&orchestrator, &args.common, *out);
     orchestrator.set_dry_run(args.dry_run);
     let channels = super::control::start_channels(&host);
-    if let Some(id) = &args.resume {
-        if let Err(e) = orchestrator.continue_conversation(id) {
-            out.error(&e);
-            let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
-            let mut quiet = signals.clone();
-            close(&orchestrator, &mut quiet, out, cut_at).await;
-            return exit::USAGE;
-        }
-    } else if !args.continue_session {
-        orchestrator.new_conversation();
-    }
-    let answering = match answering(&orchestrator, args, out) {
+    let answering = match conversation(&orchestrator, args, out) {
         Ok(answering) => answering,
         Err(code) => {
             let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
@@ -371,6 +360,21 @@ fn goal_spec(args: &AskArgs) -> Option<GoalSpec> {
             .unwrap_or(fuseforks_core::goal::DEFAULT_ATTEMPTS),
         timeout_secs: fuseforks_core::goal::DEFAULT_TIMEOUT_SECS,
     })
+}
+
+/// The conversation the request goes to (`--resume`, `--continue-session`, else a new one), and
+/// whether the text answers its question. `Err`: the exit code of a refusal, said on stderr (an
+/// unknown `--resume` id, exit 2).
+fn conversation(orchestrator: &Orchestrator, args: &AskArgs, out: &Out) -> Result<bool, u8> {
+    if let Some(id) = &args.resume {
+        orchestrator.continue_conversation(id).map_err(|e| {
+            out.error(&e);
+            exit::USAGE
+        })?;
+    } else if !args.continue_session {
+        orchestrator.new_conversation();
+    }
+    answering(orchestrator, args, out)
 }
 
 /// Whether the text answers a question: the continued conversation waits on one (without
