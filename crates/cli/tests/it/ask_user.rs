@@ -366,3 +366,46 @@ async fn the_gui_s_person_answers_a_waiting_question_over_http() {
     let out = crate::headless::signal_and_wait(&mut gui.child, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// Only the turn a person started may ask: a servant the reception delegated to gets an
+/// error result telling it to put the question in its answer, and the request still ends
+/// answered (exit 0), never waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delegated_turn_cannot_ask_the_person() {
+    let delegate = ScriptCall {
+        id: "d-1".into(),
+        name: "ask_b2".into(),
+        args: json!({"message": "Find the colour"}),
+    };
+    let stub = StubServer::start(vec![
+        wire_replies::tool_calls(Wire::OpenAiCompat, &[delegate], U),
+        asks("q-4", "Which colour?", &[]),
+        wire_replies::text(Wire::OpenAiCompat, "Which colour do you want?", U),
+        wire_replies::text(Wire::OpenAiCompat, "The helper needs the colour.", U),
+    ])
+    .await;
+    let data = TempDataDir::new();
+    TestVillage::builder()
+        .stub(Wire::OpenAiCompat, stub.base_url())
+        .agent_with("rec", "Reception", |a| {
+            a.enabled_tools = Some(vec!["ask_user".into()]);
+            a.connected_agents = vec![fuseforks_core::village::AgentId::new("b2").unwrap()];
+        })
+        .agent_with("b2", "Bo", |a| {
+            a.enabled_tools = Some(vec!["ask_user".into()]);
+        })
+        .reception("rec")
+        .write(&data);
+    let dir = data.data_dir().display().to_string();
+    let mut all = crate::words(&format!(
+        "ask --data-dir {dir} --start rec,b2 --secrets env"
+    ));
+    all.push("Paint it".into());
+    let out = run(all, true).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "The helper needs the colour.");
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 4);
+    let result = tool_result(&requests[2].body, "q-4").unwrap();
+    assert!(result.contains("asked for by another agent"), "{result}");
+}
