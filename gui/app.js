@@ -829,6 +829,7 @@ async function loadChat() {
     const c = await getJson('/api/chat/' + encodeURIComponent(id));
     if (seq !== chatSeq || id !== S.chatAgent) return;
     mergeChat(id, c);
+    getJson('/api/questions').then((r) => r.questions.length && asks({ list: r.questions }), () => {});
     clearAlert($('chat-alert'));
   } catch (e) {
     showError($('chat-alert'), e);
@@ -961,6 +962,7 @@ function reconcile(box, items, draw) {
 
 function drawChatItem(it) {
   if (it.kind === 'tool') return drawToolRow(it);
+  if (it.kind === 'question') return it.draw(it);
   if (it.kind === 'streaming') {
     const name = endpointName({ kind: 'agent', id: S.chatAgent });
     return el('div', { class: 'msg msg-agent', 'aria-busy': 'true' },
@@ -1105,6 +1107,11 @@ function bindChat() {
   });
   $('chat-agent').addEventListener('change', (e) => go('#chat/' + encodeURIComponent(e.target.value), false));
 }
+
+// A question a turn waits on (ask_user): question.js, loaded at the first one.
+let asking = null;
+const asks = (e) => (asking || (pagesStyle(), asking = pageWords().then(() => import('/question.js'))))
+  .then((m) => m.on(e, { el, t, run, agentName, nextId, addLocal, renderChat, S }), (x) => showError($('chat-alert'), x));
 
 // ---------------------------------------------------------------- approvals
 
@@ -1450,6 +1457,10 @@ function onCore(e) {
       refreshPage('approvals');
       break;
     }
+    case 'questionAsked':
+    case 'questionSettled':
+      asks(e);
+      break;
     case 'turnInterrupted':
       endDelta(id);
       addLocal(id, { kind: 'interrupted', turnSeq: e.turnSeq });

@@ -41,9 +41,12 @@ pub const AUDIT_BROKEN: u8 = 13;
 /// `ask` / `serve`: the village is halted (the `halt` marker on the shelf, or a halt while
 /// running); `fuseforks-cli resume --data-dir D` lifts it.
 pub const HALTED: u8 = 14;
+/// `ask`: needs input — the reception asked the person a question (`ask_user`); stdout has
+/// the question, stderr the conversation to answer with `ask --resume ID "answer"`.
+pub const NEEDS_INPUT: u8 = 15;
 
 /// Every exit code with its meaning, as `--help` prints it (and the README's table says).
-pub const TABLE: [(u8, &str); 15] = [
+pub const TABLE: [(u8, &str); 16] = [
     (OK, "ok"),
     (CORE_ERROR, "core error"),
     (
@@ -85,6 +88,10 @@ pub const TABLE: [(u8, &str); 15] = [
     (
         HALTED,
         "village halted (ask/serve refuse until `fuseforks-cli resume --data-dir D`)",
+    ),
+    (
+        NEEDS_INPUT,
+        "ask: needs input: the question is on stdout; answer it with\n      `ask --resume SESSION \"answer\"` (stderr names SESSION)",
     ),
 ];
 
@@ -130,6 +137,7 @@ pub fn for_outcome(state: PlanTaskState) -> u8 {
         PlanTaskState::TimedOut => TIMED_OUT,
         PlanTaskState::Interrupted => INTERRUPTED,
         PlanTaskState::BudgetExhausted => BUDGET_EXHAUSTED,
+        PlanTaskState::NeedsInput => NEEDS_INPUT,
     }
 }
 
@@ -157,7 +165,10 @@ mod tests {
     #[test]
     fn the_help_table_names_every_code_once() {
         let codes: Vec<u8> = TABLE.iter().map(|(c, _)| *c).collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+        assert_eq!(
+            codes,
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+        );
         let help = help_table();
         assert!(
             help.contains("\n  11  the output already holds state (init: a village;"),
@@ -176,6 +187,7 @@ mod tests {
         assert_eq!(for_outcome(PlanTaskState::BudgetExhausted), 9);
         assert_eq!(for_outcome(PlanTaskState::ToolLimit), 6);
         assert_eq!(for_outcome(PlanTaskState::Repeat), 6);
+        assert_eq!(for_outcome(PlanTaskState::NeedsInput), 15);
     }
 
     #[test]

@@ -80,15 +80,16 @@ pub(crate) const COMMANDS: &[CommandHelp] = &[
                  --continue-session --stream \"And tomorrow?\"",
             ),
             (
-                "The request from stdin, the result as one JSON object",
-                "fuseforks-cli ask --data-dir ~/villages/demo --start reception --output json \
-                 - < request.txt",
-            ),
-            (
                 "A goal loop: ask again until `cat status.txt` prints done (3 attempts at most)",
                 "fuseforks-cli ask --data-dir ~/villages/demo --start batch --accept cat \
                  --accept-arg status.txt --expect done --max-attempts 3 \
                  \"Finish the report, then write done into status.txt\"",
+            ),
+            (
+                "Answer the question an ask ended with (exit 15 named the conversation), the \
+                 answer from stdin, the result as one JSON object",
+                "fuseforks-cli ask --data-dir ~/villages/demo --start reception --output json \
+                 --resume 0193a5c2-7d41-7e0a-9f6b-3c2d1e0f4a5b --answer - < answer.txt",
             ),
         ],
         exits: &[
@@ -104,6 +105,7 @@ pub(crate) const COMMANDS: &[CommandHelp] = &[
             exit::BUDGET_EXHAUSTED,
             exit::GOAL_NOT_REACHED,
             exit::HALTED,
+            exit::NEEDS_INPUT,
         ],
     },
     CommandHelp {

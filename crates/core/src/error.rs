@@ -55,6 +55,10 @@ pub enum CoreError {
     /// No model template with this id.
     #[error("no model template {0}")]
     TemplateNotFound(String),
+    /// No question (`ask_user`) waits for an answer there: the conversation (headless) or the
+    /// question id (the GUI) names none, or it was answered already.
+    #[error("{0}")]
+    QuestionNotPending(String),
     /// A servant or a judge thinks with the template: it is not removed.
     #[error("model template {id} is in use by {}", .users.join(", "))]
     TemplateInUse {
@@ -85,6 +89,7 @@ impl CoreError {
             Self::IdTaken(_) => "INVALID_CAST_CHANGE",
             Self::TemplateNotFound(_) => "TEMPLATE_NOT_FOUND",
             Self::TemplateInUse { .. } => "TEMPLATE_IN_USE",
+            Self::QuestionNotPending(_) => "QUESTION_NOT_PENDING",
         }
     }
 }
@@ -117,6 +122,9 @@ impl Coded for CoreError {
             Self::StillRunning(_) => Some("stop the agent first".into()),
             Self::IdTaken(_) => Some("pick another id".into()),
             Self::TemplateNotFound(_) => Some("use an id from world.json `modelTemplates`".into()),
+            Self::QuestionNotPending(_) => Some(
+                "give the id of a conversation whose last request ended with a question (exit 15 names it), or send a new request without --answer".into(),
+            ),
             Self::TemplateInUse { .. } => Some(
                 "point those servants (`fuseforks-cli servants set ID --template T`) and judges at another template first".into(),
             ),

@@ -171,6 +171,42 @@ pub enum CoreEvent {
         to: crate::safety::SwitchState,
         channel: crate::safety::Channel,
     },
+    /// A turn asked the person (`ask_user`) and waits for the answer (the GUI answers with
+    /// `answerQuestion`); headless, the question is the `ask`'s outcome instead.
+    #[serde(rename_all = "camelCase")]
+    QuestionAsked { question: PendingQuestion },
+    /// A question stopped waiting: answered, or withdrawn (its turn was interrupted or
+    /// stopped).
+    #[serde(rename_all = "camelCase")]
+    QuestionSettled { question_id: String, answered: bool },
+}
+
+/// A question (`ask_user`) waiting for a person's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingQuestion {
+    /// Its id (the GUI answers by it).
+    pub question_id: String,
+    /// The agent that asked.
+    pub agent_id: String,
+    /// The question.
+    pub question: String,
+    /// The choices offered (empty: a free answer).
+    pub choices: Vec<String>,
+    /// The stored conversation it was asked in (`ask --resume` answers by it).
+    pub session_id: Option<String>,
+}
+
+impl PendingQuestion {
+    pub(crate) fn of(record: &crate::sessions::QuestionRecord, session_id: Option<String>) -> Self {
+        Self {
+            question_id: record.question_id.clone(),
+            agent_id: record.agent_id.clone(),
+            question: record.question.clone(),
+            choices: record.choices.clone(),
+            session_id,
+        }
+    }
 }
 
 impl CoreEvent {

@@ -2,7 +2,7 @@
 """Real-browser test of the Fuseforks web GUI (Playwright for Python, Debian's chromium).
 
 Started by the Rust test with a `fuseforks-cli gui` whose village has one agent, `reception`
-("Reception"), on a scripted stub LLM, `run` enabled, command approval `required` and a token
+("Reception"), on a scripted stub LLM, `run` and `ask_user` enabled, command approval `required` and a token
 budget of 1,000,000:
 
     python3 browser.py --url URL --chromium /usr/bin/chromium --shots DIR
@@ -254,6 +254,17 @@ def main():
             expect(page).to_have_url(re.compile(r"#chat/reception$"))
             log = page.get_by_role("log")
             expect(log).to_contain_text("Ran after approval.")
+
+        with Step("chat: a question (ask_user) waits, a choice answers it"):
+            send_chat(page, "Pick a colour")
+            question = log.get_by_role("group", name="Reception asks")
+            expect(question).to_contain_text("Which colour?")
+            expect(question.get_by_role("textbox", name="Your answer")).to_be_visible()
+            shot(page, "question.png")
+            question.get_by_role("button", name="blue", exact=True).click()
+            expect(log).to_contain_text("Blue it is.")
+            expect(question.get_by_role("status")).to_contain_text("Answered: blue")
+            expect(question.get_by_role("button", name="Answer")).to_have_count(0)
 
         with Step("interrupt a slow turn"):
             interrupt = page.get_by_role("button", name="Interrupt")

@@ -5,7 +5,9 @@ use std::io::Read;
 
 use clap::Args;
 use fuseforks_core::goal::{AttemptReport, GoalOutcome, GoalRequest, GoalSpec, GoalVerdict};
-use fuseforks_core::orchestrator::{ExternalOutcome, Orchestrator, PlanTaskState, TurnFailure};
+use fuseforks_core::orchestrator::{
+    ExternalOutcome, Orchestrator, PendingQuestion, PlanTaskState, TurnFailure,
+};
 use fuseforks_core::preflight::HeadlessMode;
 use fuseforks_core::village::Language;
 
@@ -50,9 +52,14 @@ pub struct AskArgs {
     /// Continue the current conversation instead of starting a new one.
     #[arg(long, conflicts_with = "resume")]
     pub continue_session: bool,
-    /// Continue the conversation ID (see `sessions list`); an unknown id is exit 2.
+    /// Continue the conversation ID (see `sessions list`); an unknown id is exit 2. When it
+    /// ended with a question (exit 15), the text is the answer and the turn goes on.
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+    /// The text must answer the question the --resume conversation waits on; one that waits
+    /// for none is refused (QUESTION_NOT_PENDING, exit 2) and nothing is sent.
+    #[arg(long, requires = "resume", conflicts_with = "accept")]
+    pub answer: bool,
     /// What stdout carries.
     #[arg(long, value_enum, default_value = "text")]
     pub output: OutputArg,
@@ -129,17 +136,15 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     configure(&orchestrator, &args.common, *out);
     orchestrator.set_dry_run(args.dry_run);
     let channels = super::control::start_channels(&host);
-    if let Some(id) = &args.resume {
-        if let Err(e) = orchestrator.continue_conversation(id) {
-            out.error(&e);
+    let answering = match conversation(&orchestrator, args, out) {
+        Ok(answering) => answering,
+        Err(code) => {
             let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
             let mut quiet = signals.clone();
             close(&orchestrator, &mut quiet, out, cut_at).await;
-            return exit::USAGE;
+            return code;
         }
-    } else if !args.continue_session {
-        orchestrator.new_conversation();
-    }
+    };
     if *signals.borrow() > 0 {
         out.cli(
             "info",
@@ -173,7 +178,7 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
         _ => None,
     };
     let printed = streamer.as_ref().map(|s| std::sync::Arc::clone(&s.printed));
-    let ask = asked(request, goal_spec(args), *out);
+    let ask = asked(request, goal_spec(args), *out, answering);
     let asking = async move {
         let asked = ask.await;
         if let Some(streamer) = streamer {
@@ -302,6 +307,7 @@ fn report_asked(asked: Asked, language: Language, out: &Out, shown: Shown<'_>) -
                 state: PlanTaskState::NoAnswer,
                 failure: None,
                 session_id: None,
+                question: None,
             };
             (none, Some(Err(())))
         }
@@ -314,7 +320,10 @@ fn report_asked(asked: Asked, language: Language, out: &Out, shown: Shown<'_>) -
             // Its pieces are on the screen already: end the line.
             Some(_) if streamed => crate::outln!(),
             Some(text) => crate::outln!("{}", crate::terminal::for_stdout(text)),
-            None => crate::outln!("{}", outcome.state.no_answer_line(language)),
+            None => match &outcome.question {
+                Some(question) => print_question(question),
+                None => crate::outln!("{}", outcome.state.no_answer_line(language)),
+            },
         }
     }
     report_outcome(&outcome, out);
@@ -353,9 +362,73 @@ fn goal_spec(args: &AskArgs) -> Option<GoalSpec> {
     })
 }
 
-/// The request: one turn, or the goal loop (each attempt's check said on stderr as it ends,
+/// The conversation the request goes to (`--resume`, `--continue-session`, else a new one), and
+/// whether the text answers its question. `Err`: the exit code of a refusal, said on stderr (an
+/// unknown `--resume` id, exit 2).
+fn conversation(orchestrator: &Orchestrator, args: &AskArgs, out: &Out) -> Result<bool, u8> {
+    if let Some(id) = &args.resume {
+        orchestrator.continue_conversation(id).map_err(|e| {
+            out.error(&e);
+            exit::USAGE
+        })?;
+    } else if !args.continue_session {
+        orchestrator.new_conversation();
+    }
+    answering(orchestrator, args, out)
+}
+
+/// Whether the text answers a question: the continued conversation waits on one (without
+/// `--accept`, whose loop sends requests of its own). `Err`: the exit code of a refusal
+/// (`--answer` on a conversation that waits for nothing), said on stderr.
+fn answering(orchestrator: &Orchestrator, args: &AskArgs, out: &Out) -> Result<bool, u8> {
+    let continued = args.resume.is_some() || args.continue_session;
+    let session = orchestrator.current_session();
+    let (Some(session), true, None) = (session, continued, &args.accept) else {
+        return Ok(false);
+    };
+    match orchestrator.open_question(&session) {
+        Ok(Some(_)) => Ok(true),
+        Ok(None) if args.answer => {
+            out.error(&fuseforks_core::CoreError::QuestionNotPending(format!(
+                "conversation {session} is not waiting for an answer: its last turn ended without a question, or the question was answered"
+            )));
+            Err(exit::USAGE)
+        }
+        Ok(None) => Ok(false),
+        Err(e) => {
+            out.error(&e);
+            Err(exit::CORE_ERROR)
+        }
+    }
+}
+
+/// The request: one turn, the answer to the conversation's question (`answering`), or the
+/// goal loop (each attempt's check said on stderr as it ends,
 /// `{"type":"cli","code":"GOAL_ATTEMPT",…}` under `--events jsonl`).
-async fn asked(request: GoalRequest<'_>, goal: Option<GoalSpec>, out: Out) -> Asked {
+async fn asked(
+    request: GoalRequest<'_>,
+    goal: Option<GoalSpec>,
+    out: Out,
+    answering: bool,
+) -> Asked {
+    if answering {
+        let orchestrator = request.orchestrator;
+        return Asked::Plain(
+            orchestrator
+                .answer_external(request.client, request.message)
+                .await
+                .unwrap_or_else(|e| {
+                    out.error(&e);
+                    ExternalOutcome {
+                        answer: None,
+                        state: PlanTaskState::Undeliverable,
+                        failure: None,
+                        session_id: orchestrator.current_session(),
+                        question: None,
+                    }
+                }),
+        );
+    }
     let Some(spec) = goal else {
         return Asked::Plain(
             request
@@ -450,6 +523,7 @@ fn interrupted(orchestrator: &Orchestrator) -> ExternalOutcome {
         state: PlanTaskState::Interrupted,
         failure: None,
         session_id: orchestrator.current_session(),
+        question: None,
     }
 }
 
@@ -470,6 +544,37 @@ pub(crate) fn report_outcome(outcome: &ExternalOutcome, out: &Out) {
             None,
         );
     }
+    if let Some(question) = &outcome.question {
+        report_question(question, out);
+    }
+}
+
+/// The question on stdout: its text, then one `- choice` line per choice.
+fn print_question(question: &PendingQuestion) {
+    crate::outln!("{}", crate::terminal::for_stdout(&question.question));
+    for choice in &question.choices {
+        crate::outln!("- {}", crate::terminal::for_stdout(choice));
+    }
+}
+
+/// Exit 15's cause on stderr: who asks, in which conversation, and how to answer; under
+/// `--events jsonl` also the typed `questionAsked` event (question, choices, session).
+fn report_question(question: &PendingQuestion, out: &Out) {
+    let session = question.session_id.as_deref().unwrap_or("-");
+    out.cli(
+        "info",
+        "NEEDS_INPUT",
+        &format!(
+            "agent {} asks a question (on stdout) in conversation {session}; the turn waits for the answer",
+            question.agent_id
+        ),
+        Some(&format!(
+            "answer with `fuseforks-cli ask --data-dir D --resume {session} \"ANSWER\"` (add --answer to refuse a conversation no longer waiting)"
+        )),
+    );
+    out.event(&fuseforks_core::events::CoreEvent::QuestionAsked {
+        question: question.clone(),
+    });
 }
 
 /// Why a request stopped at one of the village's own limits (no turn failed: the limit was

@@ -1,7 +1,7 @@
 //! `ask --output json`: the one result object on stdout — the answer, the outcome and exit
 //! code, the stored conversation, and what the request spent (its turn records: every agent's
 //! turns the request caused, counted from the request's start), with `≈ $` where every model
-//! used has a price.
+//! used has a price; and the question (`ask_user`) when the outcome is `needs_input`.
 
 use fuseforks_core::llm::Usage;
 use fuseforks_core::orchestrator::{ExternalOutcome, Orchestrator};
@@ -75,6 +75,7 @@ pub fn result(orch: &Orchestrator, outcome: &ExternalOutcome, code: u8, started:
         "usage": {"prompt": usage.prompt, "cached": usage.cache_read,
                   "completion": usage.completion, "reasoning": usage.reasoning},
         "costUsd": cost,
+        "question": outcome.question,
         "elapsedMs": u64::try_from(started.instant.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }

@@ -22,13 +22,13 @@ use crate::headless::{U, command, signal_and_wait, stub_village};
 use crate::{stderr, words};
 
 /// A running `gui`: the process, its port, its token.
-struct Running {
-    child: KillOnDrop,
-    port: u16,
+pub(crate) struct Running {
+    pub(crate) child: KillOnDrop,
+    pub(crate) port: u16,
     token: String,
 }
 
-fn start(data: &TempDataDir, envs: &[(&str, &str)]) -> Running {
+pub(crate) fn start(data: &TempDataDir, envs: &[(&str, &str)]) -> Running {
     let mut c = command(
         words(&format!(
             "gui --data-dir {} --secrets env",
@@ -66,7 +66,7 @@ fn start_command(mut c: Command) -> Running {
 }
 
 /// One HTTP/1.1 exchange: (status, headers lower-cased, body).
-fn http(port: u16, request: &str) -> (u16, String, String) {
+pub(crate) fn http(port: u16, request: &str) -> (u16, String, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -83,7 +83,12 @@ fn http(port: u16, request: &str) -> (u16, String, String) {
     (status, head.to_ascii_lowercase(), body.to_owned())
 }
 
-fn get(port: u16, host: &str, path: &str, cookie: Option<&str>) -> (u16, String, String) {
+pub(crate) fn get(
+    port: u16,
+    host: &str,
+    path: &str,
+    cookie: Option<&str>,
+) -> (u16, String, String) {
     let cookie = cookie
         .map(|c| format!("Cookie: {c}\r\n"))
         .unwrap_or_default();
@@ -93,7 +98,12 @@ fn get(port: u16, host: &str, path: &str, cookie: Option<&str>) -> (u16, String,
     )
 }
 
-fn post(port: u16, cookie: &str, origin: Option<&str>, body: &Value) -> (u16, String, String) {
+pub(crate) fn post(
+    port: u16,
+    cookie: &str,
+    origin: Option<&str>,
+    body: &Value,
+) -> (u16, String, String) {
     let origin = origin
         .map(|o| format!("Origin: {o}\r\n"))
         .unwrap_or_default();
@@ -108,7 +118,7 @@ fn post(port: u16, cookie: &str, origin: Option<&str>, body: &Value) -> (u16, St
 }
 
 /// The token exchange: the cookie (`name=value`).
-fn cookie(gui: &Running) -> String {
+pub(crate) fn cookie(gui: &Running) -> String {
     let host = format!("127.0.0.1:{}", gui.port);
     let (status, head, _) = get(gui.port, &host, &format!("/?token={}", gui.token), None);
     assert_eq!(status, 303, "{head}");
@@ -368,7 +378,8 @@ fn browser() -> Result<&'static str, String> {
 }
 
 /// The pages in a real browser: the servants shown, a chat answered live, a pending command
-/// approved and the turn continued, a slow turn interrupted, no console error; screenshots
+/// approved and the turn continued, a question (`ask_user`) answered by a choice, a slow turn
+/// interrupted, no console error; screenshots
 /// of each page under `target/gui-screenshots/`, and the figures printed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pages_work_in_a_real_browser() {
@@ -399,6 +410,17 @@ async fn the_pages_work_in_a_real_browser() {
         text("Waiting for approval."),
         run_call("c2"),
         text("Ran after approval."),
+        // A question to the person (`ask_user`), answered by a choice in the chat.
+        wire_replies::tool_calls(
+            Wire::OpenAiCompat,
+            &[ScriptCall {
+                id: "q1".into(),
+                name: "ask_user".into(),
+                args: json!({"question": "Which colour?", "choices": ["red", "blue"]}),
+            }],
+            U,
+        ),
+        text("Blue it is."),
         // A slow turn: its first round answers late with a tool call; an interrupt meanwhile
         // ends the turn at that round's end (the paid call is let finish), so no second round.
         run_call("c3").after(Duration::from_secs(3)),
@@ -434,7 +456,7 @@ async fn the_pages_work_in_a_real_browser() {
         .stub(Wire::OpenAiCompat, stub.base_url())
         .agent_with("reception", "Reception", |a| {
             a.work_dir = Some(at);
-            a.enabled_tools = Some(vec!["run".into()]);
+            a.enabled_tools = Some(vec!["run".into(), "ask_user".into()]);
         })
         .agent("spare", "Spare")
         .reception("reception")

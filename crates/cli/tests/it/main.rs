@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod ask_user;
 mod assist;
 mod audit_key;
 mod bake;

@@ -16,7 +16,7 @@ use crate::headless::{U, command, log, run, signal_and_wait, village, wait_log};
 use crate::{stderr, words};
 
 /// A daily schedule `s1` to `rec` whose wall time (UTC) was two minutes ago.
-fn overdue_daily() -> (Value, i64) {
+pub(crate) fn overdue_daily() -> (Value, i64) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -30,7 +30,7 @@ fn overdue_daily() -> (Value, i64) {
     (schedule, due)
 }
 
-fn write_schedules(data: &TempDataDir, doc: &Value) {
+pub(crate) fn write_schedules(data: &TempDataDir, doc: &Value) {
     std::fs::write(
         data.workspace().join("schedules.json"),
         serde_json::to_string(doc).unwrap(),
@@ -43,7 +43,7 @@ fn consumed(data: &TempDataDir) -> Option<i64> {
     serde_json::from_str::<Value>(&text).unwrap()[0]["lastConsumedDueMs"].as_i64()
 }
 
-fn serve(dir: &str) -> KillOnDrop {
+pub(crate) fn serve(dir: &str) -> KillOnDrop {
     KillOnDrop::new(
         command(
             words(&format!(

@@ -69,6 +69,7 @@ pub(crate) async fn run(
                     model_time: std::time::Duration::ZERO,
                     failure: None,
                     session_id: None,
+                    question: None,
                 });
             }
             continue;

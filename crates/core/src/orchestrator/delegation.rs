@@ -198,6 +198,8 @@ pub(crate) async fn delegate(
             .clone()
             .or_else(|| Some(delivery.message.from.clone())),
         conversation: delivery.route.conversation,
+        // Only the turn a person started may ask them (`ask_user`).
+        person: super::question::Presence::Absent,
     };
     let (tx, rx) = oneshot::channel::<TurnOutcome>();
     if inner

@@ -65,6 +65,8 @@ pub(crate) struct Inner {
     tracer: Option<Arc<dyn crate::trace::Tracer>>,
     square: Square,
     plans: PlanBook,
+    /// The GUI's questions (`ask_user`) waiting for the person.
+    waiting: super::question::Waiting,
     plan_bypass: AtomicBool,
     conversations: Arc<ConversationBook>,
     agents: Mutex<HashMap<String, AgentSlot>>,
@@ -143,6 +145,7 @@ impl Inner {
             tracer: config.tracer,
             square: Square::default(),
             plans: PlanBook::default(),
+            waiting: super::question::Waiting::default(),
             plan_bypass: AtomicBool::new(false),
             conversations: Arc::default(),
             agents: Mutex::new(HashMap::new()),
@@ -180,6 +183,11 @@ impl Inner {
     /// A copy of the registry.
     pub(super) fn world(&self) -> World {
         self.world.read_or_recover().clone()
+    }
+
+    /// The GUI's questions waiting for the person.
+    pub(super) fn waiting(&self) -> &super::question::Waiting {
+        &self.waiting
     }
 
     /// The last tool calls' details.
@@ -490,14 +498,6 @@ impl Inner {
         route: Route,
         reply: Option<oneshot::Sender<TurnOutcome>>,
     ) -> Result<(), CoreError> {
-        let sender = match self.agents.lock_or_recover().get(to) {
-            Some(slot) if slot.status == AgentStatus::Running => slot.sender.clone(),
-            _ => None,
-        };
-        let Some(sender) = sender else {
-            return Err(CoreError::NotRunning(to.to_owned()));
-        };
-        self.roots.note(&budget);
         let message = AgentMessage::new(
             from,
             Endpoint::Agent { id: to.to_owned() },
@@ -510,7 +510,22 @@ impl Inner {
             budget,
             route,
             reply,
+            resume: None,
         };
+        self.post(to, delivery).await
+    }
+
+    /// Puts a delivery made whole by the caller (its message addressed to `to`) in a running
+    /// agent's mailbox.
+    pub(super) async fn post(&self, to: &str, delivery: Delivery) -> Result<(), CoreError> {
+        let sender = match self.agents.lock_or_recover().get(to) {
+            Some(slot) if slot.status == AgentStatus::Running => slot.sender.clone(),
+            _ => None,
+        };
+        let Some(sender) = sender else {
+            return Err(CoreError::NotRunning(to.to_owned()));
+        };
+        self.roots.note(&delivery.budget);
         sender
             .send(delivery)
             .await

@@ -201,6 +201,7 @@ async fn fan_out(
                 budget: Arc::clone(&delivery.budget),
                 route: delivery.route.clone(),
                 reply: None,
+                resume: None,
             };
             tokio::spawn(async move {
                 delegate(

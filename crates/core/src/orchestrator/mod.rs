@@ -14,6 +14,7 @@ mod inner;
 mod judge_route;
 mod outcome;
 mod plan;
+mod question;
 mod repeat_guard;
 mod safety;
 mod servant_settings;
@@ -34,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::budget::CausalBudget;
 use crate::error::CoreError;
+pub use crate::events::PendingQuestion;
 use crate::events::{AgentStatus, CoreEvent};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;
@@ -91,6 +93,9 @@ pub(crate) struct Delivery {
     pub budget: Arc<CausalBudget>,
     pub route: Route,
     pub reply: Option<oneshot::Sender<TurnOutcome>>,
+    /// A turn that asked the person and ended waiting, taken up again with the answer (the
+    /// message's text) as the `ask_user` call's result.
+    pub resume: Option<Box<crate::sessions::QuestionRecord>>,
 }
 
 /// Where a delivery sits in its causal chain.
@@ -109,6 +114,9 @@ pub(crate) struct Route {
     pub answer_to: Option<Endpoint>,
     /// The conversation apart (a door MCP session) the chain belongs to; `None`: the current one.
     pub conversation: Option<conversation::ConversationKey>,
+    /// Whether a person can answer this delivery's turn (`ask_user`); never carried down a
+    /// chain.
+    pub person: question::Presence,
 }
 
 /// Per-agent controls shared between the handle and the agent's task.
@@ -289,7 +297,25 @@ impl Orchestrator {
     ) -> Result<TurnOutcome, CoreError> {
         let ceiling = self.inner.world().token_budget;
         let (tx, rx) = oneshot::channel();
-        self.deliver(to, from, content, CausalBudget::new(ceiling), Some(tx))
+        // The person at the GUI is there: a turn's `ask_user` waits for their answer.
+        let person = if from == Endpoint::User {
+            question::Presence::Waits
+        } else {
+            question::Presence::Absent
+        };
+        let route = Route {
+            person,
+            ..Route::default()
+        };
+        self.inner
+            .deliver(
+                to,
+                from,
+                content,
+                CausalBudget::new(ceiling),
+                route,
+                Some(tx),
+            )
             .await?;
         rx.await.map_err(|_| CoreError::NotRunning(to.to_owned()))
     }
@@ -410,6 +436,7 @@ impl Orchestrator {
                 budget: CausalBudget::new(inner.world().token_budget),
                 route: Route::default(),
                 reply: None,
+                resume: None,
             };
             let bundle =
                 plan::run_wave(&inner, &wave.agent_id, &plan_id, wave.wave, &tasks, &root).await;
@@ -521,31 +548,59 @@ impl Orchestrator {
         message: &str,
         conversation: Option<conversation::ConversationKey>,
     ) -> ExternalOutcome {
-        let _one_at_a_time = self.inner.one_external_at_a_time().await;
         let world = self.inner.world();
         let Some(reception) = world.reception.clone() else {
             return ExternalOutcome::bare(PlanTaskState::Undeliverable);
         };
+        // A person waits on `ask` (it ends with the question); the door's client is a program.
+        let person = if conversation.is_none() {
+            question::Presence::Suspends
+        } else {
+            question::Presence::Absent
+        };
+        let route = Route {
+            conversation,
+            person,
+            ..Route::default()
+        };
+        let budget = CausalBudget::new(world.token_budget);
+        self.external(reception.as_str(), client, message, route, budget, None)
+            .await
+    }
+
+    /// One outside request to `to` (a new causal root under `budget`), one at a time, waiting
+    /// up to `askTimeoutSecs`; `resume` takes up a turn that waits for this answer.
+    async fn external(
+        &self,
+        to: &str,
+        client: &str,
+        message: &str,
+        route: Route,
+        budget: Arc<CausalBudget>,
+        resume: Option<Box<crate::sessions::QuestionRecord>>,
+    ) -> ExternalOutcome {
+        let _one_at_a_time = self.inner.one_external_at_a_time().await;
+        let world = self.inner.world();
         let client = world
             .external_name
             .clone()
             .unwrap_or_else(|| client.to_owned());
         let (tx, rx) = oneshot::channel();
-        let route = Route {
-            conversation,
-            ..Route::default()
+        let message = AgentMessage::new(
+            Endpoint::External { client },
+            Endpoint::Agent { id: to.to_owned() },
+            message,
+            route.hop,
+            now_ms(),
+        );
+        let delivery = Delivery {
+            message,
+            budget,
+            route,
+            reply: Some(tx),
+            resume,
         };
-        let delivered = self
-            .inner
-            .deliver(
-                reception.as_str(),
-                Endpoint::External { client },
-                message,
-                CausalBudget::new(world.token_budget),
-                route,
-                Some(tx),
-            )
-            .await;
+        let delivered = self.inner.post(to, delivery).await;
         if delivered.is_err() {
             return ExternalOutcome::bare(PlanTaskState::Undeliverable);
         }

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::TurnFailure;
+use crate::events::PendingQuestion;
 use crate::llm::Usage;
 use crate::sessions::TurnStop;
 use crate::village::Language;
@@ -33,6 +34,9 @@ pub enum PlanTaskState {
     /// The repeat guard stopped the turn: the same tool call again and again (not a state of
     /// the original).
     Repeat,
+    /// The turn asked the person (`ask_user`) and waits for the answer (not a state of the
+    /// original).
+    NeedsInput,
 }
 
 impl PlanTaskState {
@@ -47,6 +51,8 @@ impl PlanTaskState {
             (Self::BudgetExhausted, Language::En) => "(Stopped at the token budget.)",
             (Self::ToolLimit, _) => super::failure::tool_limit_line(language),
             (Self::Repeat, _) => super::failure::repeat_line(language),
+            (Self::NeedsInput, Language::Ja) => "（人の答えを待っています）",
+            (Self::NeedsInput, Language::En) => "(Waiting for a person's answer.)",
             (_, Language::Ja) => "（答えが返りませんでした）",
             (_, Language::En) => "(No answer.)",
         }
@@ -71,6 +77,8 @@ pub struct TurnOutcome {
     pub failure: Option<TurnFailure>,
     /// The stored conversation the turn was recorded under (`None` without a store).
     pub session_id: Option<String>,
+    /// The question the turn ended waiting on (its stop is `NeedsInput`).
+    pub question: Option<PendingQuestion>,
 }
 
 impl TurnOutcome {
@@ -83,6 +91,7 @@ impl TurnOutcome {
             }
             (TurnStop::ToolLimit, _) => PlanTaskState::ToolLimit,
             (TurnStop::Repeat { .. }, _) => PlanTaskState::Repeat,
+            (TurnStop::NeedsInput, _) => PlanTaskState::NeedsInput,
             (TurnStop::Failed { .. }, _) | (_, None) => PlanTaskState::NoAnswer,
             _ if self.handed_off => PlanTaskState::HandedOff,
             _ => PlanTaskState::Answered,
@@ -101,6 +110,8 @@ pub struct ExternalOutcome {
     pub failure: Option<TurnFailure>,
     /// The stored conversation the turn was recorded under.
     pub session_id: Option<String>,
+    /// The question waiting for the person's answer (the state is `NeedsInput`).
+    pub question: Option<PendingQuestion>,
 }
 
 impl ExternalOutcome {
@@ -111,6 +122,7 @@ impl ExternalOutcome {
             state,
             failure: None,
             session_id: None,
+            question: None,
         }
     }
 
@@ -126,6 +138,7 @@ impl ExternalOutcome {
             state,
             failure: outcome.failure,
             session_id: outcome.session_id,
+            question: outcome.question,
         }
     }
 }

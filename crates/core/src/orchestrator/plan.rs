@@ -167,6 +167,7 @@ pub(crate) async fn run_wave(
                 budget,
                 route,
                 reply: None,
+                resume: None,
             };
             let result = if allowed {
                 delegate(&inner, &caller, &task.to, &task.message, &shadow, Via::Plan).await
@@ -235,6 +236,7 @@ async fn verify(
             ..delivery.route.clone()
         },
         reply: None,
+        resume: None,
     };
     let result = if inner.is_running(verifier) {
         Some(delegate(inner, caller, verifier, &request, &shadow, Via::Plan).await)

@@ -9,6 +9,7 @@
 //! the events; how the rounds ended is a [`RoundsEnd`]. What a turn reads before its first
 //! round is in `prepare.rs`.
 
+mod ask;
 mod call;
 mod prepare;
 mod trace_spans;
@@ -58,6 +59,8 @@ enum RoundsEnd {
     Cut { stop: TurnStop, last_text: String },
     /// No answer: interrupted, refused by the budget, or failed.
     Stopped(TurnStop),
+    /// It asked the person (`ask_user`, headless) and ends waiting for the answer.
+    Asked(Box<ask::Asked>),
 }
 
 impl RoundsEnd {
@@ -65,6 +68,7 @@ impl RoundsEnd {
         match self {
             Self::Answered(_) | Self::HandedOff(_) => TurnStop::Completed,
             Self::Cut { stop, .. } | Self::Stopped(stop) => stop.clone(),
+            Self::Asked(_) => TurnStop::NeedsInput,
         }
     }
 
@@ -76,7 +80,7 @@ impl RoundsEnd {
         match self {
             Self::Answered(text) | Self::HandedOff(text) => Some(text),
             Self::Cut { last_text, .. } => Some(last_text),
-            Self::Stopped(_) => None,
+            Self::Stopped(_) | Self::Asked(_) => None,
         }
     }
 }
@@ -181,7 +185,10 @@ impl<'a> Turn<'a> {
                 }
             }
             Ok(prepared) => {
-                let sent = self.compose(&prepared, roster_seen);
+                let sent = match &delivery.resume {
+                    Some(asked) => asked.sent.clone(),
+                    None => self.compose(&prepared, roster_seen),
+                };
                 let end = self.rounds(&prepared, history, &sent).await;
                 Ran {
                     end,
@@ -234,6 +241,10 @@ impl<'a> Turn<'a> {
             messages.push(ChatMessage::text(Role::Assistant, past.replied.clone()));
         }
         messages.push(ChatMessage::text(Role::User, sent.to_owned()));
+        let base = messages.len();
+        if let Some(asked) = &self.delivery.resume {
+            messages.extend(ask::taken_up(asked, &self.delivery.message.content));
+        }
         let cap = p.round_cap();
         let mut last_text = String::new();
         loop {
@@ -264,6 +275,11 @@ impl<'a> Turn<'a> {
             messages.push(response.to_message());
             let results = match self.tool_round(p, &calls, &last_text).await {
                 Ok(results) => results,
+                Err(RoundsEnd::Asked(mut asked)) => {
+                    asked.sent = sent.to_owned();
+                    asked.rounds = messages[base..].to_vec();
+                    return RoundsEnd::Asked(asked);
+                }
                 Err(end) => return end,
             };
             messages.push(ChatMessage {
@@ -414,7 +430,11 @@ impl<'a> Turn<'a> {
         let language = self.inner.language();
         let stop = ran.end.stop();
         let handed_off = ran.end.handed_off();
-        let answer = ran.end.into_answer().map(|a| {
+        let (end, asked) = match ran.end {
+            RoundsEnd::Asked(asked) => (RoundsEnd::Stopped(TurnStop::NeedsInput), Some(*asked)),
+            end => (end, None),
+        };
+        let answer = end.into_answer().map(|a| {
             if a.trim().is_empty() {
                 failure::empty_answer_text(&stop, language)
             } else {
@@ -443,7 +463,22 @@ impl<'a> Turn<'a> {
         let record = self.turn_record(stop.clone(), ran.with, elapsed_ms);
         trace_spans::turn_ended(&mut self.span, &record);
         batch.push(Record::Turn(record));
+        let asked = asked.map(|asked| {
+            let (records, question) = self.question_records(asked);
+            batch.extend(records);
+            question
+        });
         let session = self.inner.record(batch).await;
+        let question = asked.map(|q| {
+            self.inner.log(&format!(
+                "question asked: agent={} id={} chars={} choices={} waiting=stored",
+                self.agent_id,
+                q.question_id,
+                q.question.chars().count(),
+                q.choices.len()
+            ));
+            crate::events::PendingQuestion::of(&q, session.clone())
+        });
         if let Some(reply) = reply {
             self.inner.event(CoreEvent::MessageSent {
                 message: Box::new(reply),
@@ -464,6 +499,7 @@ impl<'a> Turn<'a> {
             model_time: self.tally.model_time,
             failure: self.tally.failure,
             session_id: session,
+            question,
         }
     }
 

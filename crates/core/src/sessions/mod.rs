@@ -8,8 +8,8 @@ pub(crate) mod store;
 pub(crate) mod writer;
 
 pub use records::{
-    AgentMessage, AssistRecord, Endpoint, IntentRecord, Record, SessionMeta, TurnRecord, TurnSkill,
-    TurnStop,
+    AgentMessage, AssistRecord, Endpoint, IntentRecord, QuestionRecord, Record, SessionMeta,
+    TurnRecord, TurnSkill, TurnStop,
 };
 pub use store::{SessionError, SessionStore, StoredRecord};
 pub use writer::SessionWriter;

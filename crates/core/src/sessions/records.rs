@@ -1,7 +1,8 @@
 //! What `sessions.redb` holds: session metadata and records (`message`, `exchange`, `summary`,
 //! `turn`, `assist`), in the original's JSON spellings, and `intent`
 //! (ours): a paid model call about to be sent, written before it so that a crash between the
-//! payment and the `turn` record stays visible.
+//! payment and the `turn` record stays visible; and `question` (ours): a turn that ended
+//! waiting for a person's answer, with what it needs to go on in another process.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -136,6 +137,9 @@ pub enum TurnStop {
     BudgetExhausted,
     /// The next reservation did not fit the budget.
     ReserveShort,
+    /// It asked the person (`ask_user`) and ended waiting for the answer (not a kind of the
+    /// original; a `question` record follows it).
+    NeedsInput,
 }
 
 impl TurnStop {
@@ -149,6 +153,7 @@ impl TurnStop {
             Self::Interrupted => "interrupted".into(),
             Self::BudgetExhausted => "budget_exhausted".into(),
             Self::ReserveShort => "reserve_short".into(),
+            Self::NeedsInput => "needs_input".into(),
         }
     }
 }
@@ -232,6 +237,43 @@ pub struct IntentRecord {
     pub reserved: u64,
 }
 
+/// A turn that asked the person (`ask_user`) and ended waiting (kind `question`, ours): the
+/// question, and what the turn needs to go on when the answer comes — possibly in another
+/// process (`ask --resume`). It is open until a later `turn` record of the same agent in the
+/// conversation (the resumed turn's, or any later turn's) closes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionRecord {
+    /// The question's id (UUID).
+    pub question_id: String,
+    /// The agent that asked.
+    pub agent_id: String,
+    /// When, ms since the epoch.
+    pub ts_ms: i64,
+    /// The question.
+    pub question: String,
+    /// The choices offered (empty: a free answer).
+    #[serde(default)]
+    pub choices: Vec<String>,
+    /// The `ask_user` call the answer is the result of.
+    pub call_id: String,
+    /// The turn's user message as sent.
+    pub sent: String,
+    /// The turn's messages after `sent`: the model's answers and the tool results so far,
+    /// the last being the answer that asked.
+    pub rounds: Vec<crate::llm::ChatMessage>,
+    /// The results of that answer's calls before the question's.
+    #[serde(default)]
+    pub before: Vec<crate::llm::ContentBlock>,
+    /// The results of its calls after the question's (not run).
+    #[serde(default)]
+    pub after: Vec<crate::llm::ContentBlock>,
+    /// What the asking causal root had left of its budget (`None`: no ceiling); the resumed
+    /// turn spends at most this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_left: Option<u64>,
+}
+
 /// A drafting-assistant call (Spec 63): what it cost and how it ended, never the text.
 /// Unknown fields are kept, so that an original's record is written back whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -301,6 +343,8 @@ pub enum Record {
     Assist(AssistRecord),
     /// A paid model call about to be sent.
     Intent(IntentRecord),
+    /// A turn waiting for a person's answer (not a kind of the original).
+    Question(Box<QuestionRecord>),
 }
 
 impl Record {
@@ -313,6 +357,7 @@ impl Record {
             Self::Turn(_) => "turn",
             Self::Assist(_) => "assist",
             Self::Intent(_) => "intent",
+            Self::Question(_) => "question",
         }
     }
 

@@ -1,7 +1,8 @@
 //! The bundled tools (docs/formats/world.json.md#tools): `file`, `grep`, `fd`, `diff`, `sd`, `yq`,
-//! `remember`, `run`, `rag`, each behind its safety boundary, all named in one table (`table.rs`).
+//! `remember`, `run`, `rag`, `ask_user`, each behind its safety boundary, all named in one table (`table.rs`).
 //! A tool never panics on model input; every failure is an `ok: false` body the model can read.
 
+pub mod ask_user;
 pub mod blackboard;
 pub mod file;
 pub mod rag;
@@ -163,6 +164,11 @@ pub fn offered_tools(
         .collect()
 }
 
+/// Whether a person answers the tool (the turn runs it: `ask_user`).
+pub(crate) fn answered_by_person(name: &str) -> bool {
+    matches!(table::find(name).map(|t| t.run), Some(Runner::Person(_)))
+}
+
 /// Runs one bundled tool call.
 pub async fn run_tool(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
     if !args.is_object() {
@@ -173,6 +179,7 @@ pub async fn run_tool(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput
     }
     match table::find(name).map(|t| t.run) {
         Some(Runner::Async(run)) => run(args, ctx).await,
+        Some(Runner::Person(run)) => run(args, ctx),
         Some(Runner::Blocking(run)) => {
             let (args, ctx) = (args.clone(), ctx.clone());
             blocking(ctx.language, move || run(&args, &ctx))

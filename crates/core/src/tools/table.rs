@@ -7,7 +7,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{RunApproval, ToolContext, ToolOutput};
-use super::{file, rag, remember, run, search, text_edit};
+use super::{ask_user, file, rag, remember, run, search, text_edit};
 use crate::village::Language;
 
 /// How a tool runs.
@@ -17,6 +17,9 @@ pub(crate) enum Runner {
     Blocking(fn(&Value, &ToolContext) -> ToolOutput),
     /// Async work with its own limits (`run`: a child process and its timeout).
     Async(for<'a> fn(&'a Value, &'a ToolContext) -> BoxFuture<'a, ToolOutput>),
+    /// A person answers it: the turn runs the call (`orchestrator/question.rs`); this runs
+    /// only where no turn does (no person is present).
+    Person(fn(&Value, &ToolContext) -> ToolOutput),
 }
 
 /// How an agent comes to be offered a tool.
@@ -46,6 +49,14 @@ pub(crate) struct BundledTool {
 
 /// Every bundled tool, sorted by name (the order of the offered specs and the golden files).
 pub(crate) const TOOLS: &[BundledTool] = &[
+    BundledTool {
+        name: ask_user::NAME,
+        needs_work_dir: false,
+        default_enabled: false,
+        offered: Offered::ByEnabledTools,
+        spec: ask_user::spec,
+        run: Runner::Person(ask_user::run),
+    },
     file_tool("diff", true, text_edit::diff_spec, text_edit::diff),
     file_tool("fd", true, search::fd_spec, search::fd),
     file_tool("file", true, file::spec, file::run),
@@ -158,7 +169,7 @@ mod tests {
         let names = |list: &[&str]| list.join(" ");
         assert_eq!(
             names(&BUNDLED_TOOL_NAMES),
-            "diff fd file grep remember run sd yq"
+            "ask_user diff fd file grep remember run sd yq"
         );
         assert_eq!(
             names(&DEFAULT_ENABLED_TOOLS),

@@ -103,6 +103,10 @@ pub enum Command {
     DiscardPlan {
         plan_id: String,
     },
+    AnswerQuestion {
+        question_id: String,
+        answer: String,
+    },
     SetRunApproval {
         mode: String,
     },
@@ -249,6 +253,16 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
             orch.dispatch_plan(&plan_id, edited).map(|()| json!({}))?
         }
         Command::DiscardPlan { plan_id } => orch.discard_plan(&plan_id).map(|()| json!({}))?,
+        Command::AnswerQuestion {
+            question_id,
+            answer,
+        } => {
+            if answer.trim().is_empty() {
+                return Err(ApiError::bad_request("the answer is empty"));
+            }
+            orch.answer_question(&question_id, &answer)
+                .map(|()| json!({}))?
+        }
         Command::SetRunApproval { mode } => {
             orch.set_run_approval(approval_mode(&mode)?);
             json!({})

@@ -88,6 +88,7 @@ fn status_of(code: &str) -> StatusCode {
         | "TEMPLATE_NOT_FOUND" => StatusCode::NOT_FOUND,
         "NOT_RUNNING"
         | "PLAN_WAVE_NOT_PENDING"
+        | "QUESTION_NOT_PENDING"
         | "SESSION_IS_CURRENT"
         | "EXTERNAL_RECEPTION_UNSET"
         | "VILLAGE_HALTED"

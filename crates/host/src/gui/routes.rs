@@ -21,6 +21,7 @@ pub fn router(state: Arc<GuiState>, keys: Arc<Keys>) -> Router {
         .route("/api/village", get(views::village))
         .route("/api/chat/{agent}", get(views::chat))
         .route("/api/approvals", get(views::approvals))
+        .route("/api/questions", get(views::questions))
         .route("/api/conversations", get(views::conversations))
         .route("/api/conversations/{id}", get(views::conversation))
         .route("/api/conversations/{id}/export", get(views::export))

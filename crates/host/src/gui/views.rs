@@ -255,6 +255,20 @@ pub async fn approvals(State(state): State<Arc<GuiState>>) -> Answer {
     })))
 }
 
+/// `GET /api/questions`: the questions (`ask_user`) waiting for the person now.
+pub async fn questions(State(state): State<Arc<GuiState>>) -> Json<Questions> {
+    Json(Questions {
+        questions: state.orchestrator.pending_questions(),
+    })
+}
+
+/// The body of `GET /api/questions`.
+#[derive(Debug, serde::Serialize)]
+pub struct Questions {
+    /// In a stable order (by id).
+    questions: Vec<fuseforks_core::orchestrator::PendingQuestion>,
+}
+
 /// `GET /api/conversations`: newest first.
 pub async fn conversations(State(state): State<Arc<GuiState>>) -> Answer {
     let store = store(&state)?;

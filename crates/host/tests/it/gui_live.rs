@@ -370,7 +370,10 @@ async fn a_proposed_plan_is_edited_and_dispatched_or_discarded_from_the_page() {
         .to_owned();
     // The turn that proposed the wave makes one more call ("Waits again."): counted first, so
     // that only what the discard would send is measured.
-    until("the proposing turn's answer", async || stub.requests().len() >= 6).await;
+    until("the proposing turn's answer", async || {
+        stub.requests().len() >= 6
+    })
+    .await;
     let sent = stub.requests().len();
     assert_eq!(
         fx.command(json!({"type": "discardPlan", "planId": second}))

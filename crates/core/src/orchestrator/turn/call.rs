@@ -1,5 +1,6 @@
 //! The tool calls of one answer: the repeat guard, the bundled tools, MCP tools and the
-//! synthetic ones (`ask_*`, `transfer_to_*`, `plan`, `room_log`, `blackboard`), each with its
+//! synthetic ones (`ask_*`, `transfer_to_*`, `plan`, `room_log`, `blackboard`) — `ask_user`
+//! through `ask.rs` —, each with its
 //! `tool:` log line and `toolInvoked` event; calls past the per-answer cap are answered
 //! without running.
 
@@ -33,7 +34,7 @@ impl Turn<'_> {
         // Every call gets a result (the wires require one), but only the first
         // MAX_CALLS_PER_ANSWER run: one answer cannot fan out into thousands of tool runs.
         let (calls, skipped) = calls.split_at(calls.len().min(MAX_CALLS_PER_ANSWER));
-        for call in calls {
+        for (at, call) in calls.iter().enumerate() {
             if let Some(repeats) = self.guard.check(&call.name, &call.args) {
                 self.inner.emit(
                     &format!(
@@ -55,14 +56,29 @@ impl Turn<'_> {
                     last_text: last_text.to_owned(),
                 });
             }
-            results.push(self.call_tool(p, call).await?);
+            match self.call_tool(p, call).await {
+                Ok(result) => results.push(result),
+                // The turn ends at a question: what ran is kept, what did not is said.
+                Err(RoundsEnd::Asked(mut asked)) => {
+                    let language = self.inner.language();
+                    asked.before = results;
+                    asked.after = calls[at + 1..]
+                        .iter()
+                        .chain(skipped)
+                        .map(|c| super::ask::not_run(c, language))
+                        .collect();
+                    return Err(RoundsEnd::Asked(asked));
+                }
+                Err(end) => return Err(end),
+            }
         }
         self.answer_skipped(skipped, &mut results);
         Ok(results)
     }
 
     /// Runs one tool call, says so (line and event), and gives the result the model reads.
-    /// `Err`: a `transfer_to_*` target answered, and its answer ends the turn.
+    /// `Err`: a `transfer_to_*` target answered, and its answer ends the turn; or the turn
+    /// ends with a question to the person (`ask_user`, headless).
     pub(super) async fn call_tool(
         &mut self,
         p: &Prepared,
@@ -93,6 +109,12 @@ impl Turn<'_> {
             }
             None if self.mcp.has(&call.name) => {
                 self.cut_at_abort(self.mcp.call(&call.name, &args)).await
+            }
+            None if crate::tools::answered_by_person(&call.name) => {
+                match self.ask_person(call, &args).await {
+                    Ok(output) => output,
+                    Err(asked) => return Err(RoundsEnd::Asked(asked)),
+                }
             }
             None => {
                 self.cut_at_abort(run_tool(&call.name, &args, &p.tools))
