@@ -19,6 +19,7 @@ mod init_probe;
 mod judge_try;
 mod judges;
 mod safety;
+mod sections;
 mod schedules;
 mod servants;
 mod serve_schedules;
