@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod approved_by;
 mod assist;
 mod audit_key;
 mod bake;
@@ -19,8 +20,8 @@ mod init_probe;
 mod judge_try;
 mod judges;
 mod safety;
-mod sections;
 mod schedules;
+mod sections;
 mod servants;
 mod serve_schedules;
 mod sessions_stats;

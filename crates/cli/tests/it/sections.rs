@@ -67,7 +67,11 @@ async fn still_waiting(aborting: &tokio::task::JoinHandle<std::process::Output>)
 /// without another model call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_waits_for_a_run_child_then_the_turn_ends_interrupted() {
-    let stub = stub_with("run", json!({"command": "sh", "args": ["-c", WAITING_CHILD]})).await;
+    let stub = stub_with(
+        "run",
+        json!({"command": "sh", "args": ["-c", WAITING_CHILD]}),
+    )
+    .await;
     let data = TempDataDir::new();
     let work_dir = working_village(&data, stub.base_url());
     let work = work_dir.data_dir().to_path_buf();
@@ -81,7 +85,9 @@ async fn abort_waits_for_a_run_child_then_the_turn_ends_interrupted() {
     let aborted = aborting.await.unwrap();
     assert_eq!(stdout(&aborted).trim(), "running", "{}", stderr(&aborted));
     assert_eq!(
-        std::fs::read_to_string(work.join("out.txt")).unwrap().trim(),
+        std::fs::read_to_string(work.join("out.txt"))
+            .unwrap()
+            .trim(),
         "done"
     );
     assert!(
@@ -94,14 +100,22 @@ async fn abort_waits_for_a_run_child_then_the_turn_ends_interrupted() {
     assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
     wait_log(&data, "turn interrupted: agent=rec").await;
     wait_log(&data, "abort wait: sections=").await;
-    assert_eq!(stub.requests().len(), 1, "a cut turn asks the model nothing more");
+    assert_eq!(
+        stub.requests().len(),
+        1,
+        "a cut turn asks the model nothing more"
+    );
 }
 
 /// Halt in the same place waits for nothing: the child is gone within a second, before its
 /// condition is ever met, and never writes its file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn halt_kills_a_run_child_inside_its_section_at_once() {
-    let stub = stub_with("run", json!({"command": "sh", "args": ["-c", WAITING_CHILD]})).await;
+    let stub = stub_with(
+        "run",
+        json!({"command": "sh", "args": ["-c", WAITING_CHILD]}),
+    )
+    .await;
     let data = TempDataDir::new();
     let work_dir = working_village(&data, stub.base_url());
     let work = work_dir.data_dir().to_path_buf();
@@ -111,7 +125,10 @@ async fn halt_kills_a_run_child_inside_its_section_at_once() {
     let halted = send("halt", &data).await.unwrap();
     assert_eq!(stdout(&halted).trim(), "halted", "{}", stderr(&halted));
     let left = Duration::from_secs(1).saturating_sub(started.elapsed());
-    assert!(gone_within(child, left).await, "the halt waited for the child");
+    assert!(
+        gone_within(child, left).await,
+        "the halt waited for the child"
+    );
     let out = finish(asking).await;
     assert_eq!(out.status.code(), Some(14), "{}", stderr(&out));
     std::fs::write(work.join("go"), b"").unwrap();

@@ -37,6 +37,7 @@ use crate::error::CoreError;
 use crate::events::{AgentStatus, CoreEvent};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;
+use crate::safety::Channel;
 use crate::sessions::{AgentMessage, Endpoint, SessionStore};
 use crate::sync::LockOrRecover;
 use crate::tools::{RunApproval, TrashTarget};
@@ -244,10 +245,11 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// Sets the command-approval mode (in memory only).
-    pub fn set_run_approval(&self, mode: RunApproval) {
+    /// Sets the command-approval mode (in memory only), a person's decision through `by`.
+    pub fn set_run_approval(&self, mode: RunApproval, by: Channel) {
         let was = self.inner.set_approval(mode);
-        self.audit_human("run_approval_mode", mode.as_str(), was.as_str().as_bytes());
+        let (target, args) = (mode.as_str(), was.as_str().as_bytes());
+        self.audit_human("run_approval_mode", target, args, by);
         self.inner.emit(
             &format!("run approval: mode={} was={}", mode.as_str(), was.as_str()),
             CoreEvent::RunApprovalChanged {
@@ -332,10 +334,10 @@ impl Orchestrator {
     }
 
     /// The process-wide switch that lets plan waves skip review (headless runs).
-    pub fn set_plan_review_bypass(&self, enabled: bool) {
+    pub fn set_plan_review_bypass(&self, enabled: bool, by: Channel) {
         self.inner.set_plan_bypass(enabled);
         let target = if enabled { "on" } else { "off" };
-        self.audit_human("plan_review_bypass", target, target.as_bytes());
+        self.audit_human("plan_review_bypass", target, target.as_bytes(), by);
         self.inner
             .event(CoreEvent::PlanReviewBypassChanged { enabled });
     }
@@ -351,6 +353,7 @@ impl Orchestrator {
         &self,
         plan_id: &str,
         edited: Option<Vec<PlanTask>>,
+        by: Channel,
     ) -> Result<(), CoreError> {
         let wave = self
             .inner
@@ -388,7 +391,7 @@ impl Orchestrator {
             .map(|t| (t.to.as_str(), t.message.as_str()))
             .collect();
         let args = serde_json::to_string(&edited_args).unwrap_or_default();
-        self.audit_human("plan_dispatch", plan_id, args.as_bytes());
+        self.audit_human("plan_dispatch", plan_id, args.as_bytes(), by);
         self.inner.log(&format!(
             "plan dispatch: agent={} plan={plan_id} tasks={}",
             wave.agent_id,
@@ -433,7 +436,7 @@ impl Orchestrator {
     }
 
     /// Discards a proposed wave; nothing is sent.
-    pub fn discard_plan(&self, plan_id: &str) -> Result<(), CoreError> {
+    pub fn discard_plan(&self, plan_id: &str, by: Channel) -> Result<(), CoreError> {
         let pending = self
             .inner
             .plans()
@@ -445,7 +448,7 @@ impl Orchestrator {
         self.inner
             .plans()
             .update(plan_id, |w| w.status = WaveStatus::Discarded);
-        self.audit_human("plan_discard", plan_id, plan_id.as_bytes());
+        self.audit_human("plan_discard", plan_id, plan_id.as_bytes(), by);
         self.inner.emit(
             &format!("plan discard: plan={plan_id}"),
             CoreEvent::PlanWaveDiscarded {

@@ -13,7 +13,7 @@ use super::Orchestrator;
 use crate::events::CoreEvent;
 use crate::log::LogSink;
 use crate::safety::{
-    ABORT_WAIT_BOUND, AuditEvent, AuditLog, AuditLogOptions, AuditSetup, Channel,
+    ABORT_WAIT_BOUND, ApprovedBy, AuditEvent, AuditLog, AuditLogOptions, AuditSetup, Channel,
     DEFAULT_MAX_BYTES, KillSwitch, Sections, SwitchCommand, SwitchState,
 };
 use crate::sessions::SessionStore;
@@ -223,7 +223,8 @@ impl Orchestrator {
             },
         );
         let event = AuditEvent::new("-", "-", "kill_switch", t, c.as_bytes())
-            .with_outcome(channel.as_str());
+            .with_outcome(channel.as_str())
+            .approved_by(ApprovedBy::Person(channel));
         self.inner
             .safety()
             .record(event, &*self.inner.log_sink())
@@ -242,8 +243,9 @@ impl Orchestrator {
     /// The audit line of a human's decision that changes what agents may do (an approval mode,
     /// the plan-review switch, a plan dispatched or discarded), written without waiting: the
     /// callers are synchronous, and the decision itself has no side effect outside memory.
-    pub(super) fn audit_human(&self, action: &str, target: &str, args: &[u8]) {
-        let event = AuditEvent::new("-", "-", action, target, args);
+    pub(super) fn audit_human(&self, action: &str, target: &str, args: &[u8], by: Channel) {
+        let event =
+            AuditEvent::new("-", "-", action, target, args).approved_by(ApprovedBy::Person(by));
         self.inner.safety().record_detached(event);
     }
 
@@ -307,15 +309,20 @@ pub(super) async fn audit_tool(
     };
     let (inner, agent, root) = turn.audit_context();
     let args_text = args.to_string();
-    if let Some(note) = output.approval {
+    if let Some(note) = output.approval.filter(|n| n.is_decision()) {
         // The approval first: `pending` (recorded for a human) or `auto_approved` (an allow
         // line added to run.json), then the call itself.
         let event = AuditEvent::new(agent, root, "run_approval", &target, args_text.as_bytes())
-            .with_outcome(note.as_str());
+            .with_outcome(note.as_str())
+            .approved_by(note.approved_by());
         inner.safety().record(event, &*inner.log_sink()).await;
     }
-    let event =
-        AuditEvent::new(agent, root, &action, &target, args_text.as_bytes()).with_outcome(outcome);
+    let by = output
+        .approval
+        .map_or(ApprovedBy::Nobody, |n| n.approved_by());
+    let event = AuditEvent::new(agent, root, &action, &target, args_text.as_bytes())
+        .with_outcome(outcome)
+        .approved_by(by);
     inner.safety().record(event, &*inner.log_sink()).await;
 }
 

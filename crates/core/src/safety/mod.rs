@@ -4,6 +4,7 @@
 //! key and its marks —, `head.rs` — the recorded heads in `sessions.redb` and on the shelf —,
 //! `writer.rs` — group commit, heads, rotation —, `verify.rs` — the first broken line and why).
 
+mod approver;
 mod audit;
 mod effects;
 mod head;
@@ -14,6 +15,7 @@ mod switch;
 mod verify;
 mod writer;
 
+pub use approver::ApprovedBy;
 pub use audit::{AuditEntry, AuditEvent, GENESIS, sha256_hex};
 pub use effects::side_effect;
 pub use head::{AUDIT_HEAD_FILE, RecordedHead, read_session_heads, read_shelf_head};

@@ -59,7 +59,10 @@ async fn abort_cuts_the_running_turn_and_its_child_and_the_agent_takes_new_work(
     v.data
         .edit_world(|w| w.agents[0].enabled_tools = Some(vec!["run".into()]));
     let orch = v.open();
-    orch.set_run_approval(RunApproval::NoApproval);
+    orch.set_run_approval(
+        RunApproval::NoApproval,
+        fuseforks_core::safety::Channel::Api,
+    );
     orch.start_agent("a1").unwrap();
     // An abort while nothing runs touches no later turn.
     assert_eq!(
@@ -173,10 +176,13 @@ async fn approvals_and_their_mode_are_audit_lines() {
         .edit_world(|w| w.agents[0].enabled_tools = Some(vec!["run".into()]));
     let orch = v.open();
     orch.start_agent("a1").unwrap();
-    orch.set_run_approval(RunApproval::Required);
+    orch.set_run_approval(RunApproval::Required, fuseforks_core::safety::Channel::Api);
     let (answer, _) = orch.ask_external_outcome("t", "run it").await;
     assert_eq!(answer.as_deref(), Some("recorded for approval"));
-    orch.set_run_approval(RunApproval::AutoApprove);
+    orch.set_run_approval(
+        RunApproval::AutoApprove,
+        fuseforks_core::safety::Channel::Api,
+    );
     let (answer, _) = orch.ask_external_outcome("t", "run it again").await;
     assert_eq!(answer.as_deref(), Some("ran"));
     orch.close(Duration::from_secs(1)).await;
