@@ -968,6 +968,9 @@ function drawChatItem(it) {
       el('div', { class: 'text', text: it.text }));
   }
   if (it.kind === 'interrupted') return el('div', { class: 'note', text: t('chat.interrupted') });
+  if (it.kind === 'dryRun') {
+    return el('div', { class: 'note', text: t('chat.wouldHave', { tool: it.tool, target: it.target, digest: (it.digest || '').slice(0, 12) }) });
+  }
   if (it.kind === 'failed') {
     const row = el('div', { class: 'note note-error', role: 'alert' }, el('strong', { text: t('chat.failed') }), ' ');
     if (it.code) row.append(el('span', { class: 'code', text: it.code }), ' ');
@@ -1080,7 +1083,8 @@ async function sendChat() {
   ta.value = '';
   S.chatScroll = true;
   renderChat();
-  const ok = await run($('chat-alert'), 'sendMessage', { agentId: id, text });
+  const dryRun = $('chat-dry-run').checked;
+  const ok = await run($('chat-alert'), 'sendMessage', { agentId: id, text, dryRun });
   if (m.pending) {
     m.pending = !ok;
     m.failed = !ok;
@@ -1450,6 +1454,9 @@ function onCore(e) {
       refreshPage('approvals');
       break;
     }
+    case 'dryRunEffect':
+      addLocal(id, { kind: 'dryRun', tool: e.tool, target: e.target, digest: e.argumentsDigest });
+      break;
     case 'turnInterrupted':
       endDelta(id);
       addLocal(id, { kind: 'interrupted', turnSeq: e.turnSeq });

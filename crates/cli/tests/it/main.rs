@@ -10,6 +10,7 @@ mod children;
 mod completions;
 mod demo;
 mod door;
+mod dry_run;
 mod errors;
 mod first_hour;
 mod goals;

@@ -198,6 +198,7 @@ pub(crate) async fn delegate(
             .clone()
             .or_else(|| Some(delivery.message.from.clone())),
         conversation: delivery.route.conversation,
+        dry_run: delivery.route.dry_run.clone(),
     };
     let (tx, rx) = oneshot::channel::<TurnOutcome>();
     if inner

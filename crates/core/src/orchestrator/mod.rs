@@ -47,7 +47,7 @@ pub use cast::{ServantDeleted, ServantReferences};
 pub use conversation::Conversation;
 pub use failure::TurnFailure;
 use inner::Inner;
-pub use outcome::{ExternalOutcome, PlanTaskState, TurnOutcome};
+pub use outcome::{ExternalOutcome, PlanTaskState, RequestMode, TurnOutcome};
 pub use plan::{PlanTask, PlanWave, WaveStatus};
 pub use servant_settings::ServantSettings;
 pub use templates::{TemplateSettings, template_id_refused, template_users};
@@ -110,6 +110,9 @@ pub(crate) struct Route {
     pub answer_to: Option<Endpoint>,
     /// The conversation apart (a door MCP session) the chain belongs to; `None`: the current one.
     pub conversation: Option<conversation::ConversationKey>,
+    /// A dry-run request: side-effecting tools of the whole chain stop at their side effect,
+    /// and what they would have done is collected here.
+    pub dry_run: Option<crate::safety::DryRunLog>,
 }
 
 /// Per-agent controls shared between the handle and the agent's task.
@@ -296,6 +299,29 @@ impl Orchestrator {
         rx.await.map_err(|_| CoreError::NotRunning(to.to_owned()))
     }
 
+    /// [`Self::deliver_and_wait`] in `mode`, with the effects a dry-run would have had (empty
+    /// unless `mode.dry_run`).
+    pub async fn deliver_and_wait_in_mode(
+        &self,
+        to: &str,
+        from: Endpoint,
+        content: &str,
+        mode: RequestMode,
+    ) -> Result<(TurnOutcome, Vec<crate::safety::DryRunEffect>), CoreError> {
+        let budget = CausalBudget::new(self.inner.world().token_budget);
+        let log = mode.dry_run.then(crate::safety::DryRunLog::default);
+        let route = Route {
+            dry_run: log.clone(),
+            ..Route::default()
+        };
+        let (tx, rx) = oneshot::channel();
+        self.inner
+            .deliver(to, from, content, budget, route, Some(tx))
+            .await?;
+        let outcome = rx.await.map_err(|_| CoreError::NotRunning(to.to_owned()))?;
+        Ok((outcome, log.map(|l| l.effects()).unwrap_or_default()))
+    }
+
     pub(crate) async fn deliver(
         &self,
         to: &str,
@@ -320,11 +346,13 @@ impl Orchestrator {
         budget: Arc<CausalBudget>,
         auto_approve_plans: bool,
         verify_with: Option<String>,
+        mode: RequestMode,
     ) -> Result<TurnOutcome, CoreError> {
         let (tx, rx) = oneshot::channel();
         let route = Route {
             auto_approve_plans,
             verify_with,
+            dry_run: mode.dry_run.then(crate::safety::DryRunLog::default),
             ..Route::default()
         };
         self.inner
@@ -476,14 +504,27 @@ impl Orchestrator {
         client: &str,
         message: &str,
     ) -> (Option<String>, PlanTaskState) {
-        let outcome = self.ask_external(client, message, None).await;
+        let outcome = self
+            .ask_external(client, message, None, RequestMode::default())
+            .await;
         (outcome.answer, outcome.state)
     }
 
     /// [`Self::ask_external_outcome`], with why there is no answer and the stored
     /// conversation the turn was recorded under.
     pub async fn ask_external_detailed(&self, client: &str, message: &str) -> ExternalOutcome {
-        self.ask_external(client, message, None).await
+        self.ask_external(client, message, None, RequestMode::default())
+            .await
+    }
+
+    /// [`Self::ask_external_detailed`] in `mode` (a dry-run: the outcome lists the effects).
+    pub async fn ask_external_in_mode(
+        &self,
+        client: &str,
+        message: &str,
+        mode: RequestMode,
+    ) -> ExternalOutcome {
+        self.ask_external(client, message, None, mode).await
     }
 
     /// Opens a conversation apart from the current one (one per door MCP session): the agents
@@ -514,7 +555,20 @@ impl Orchestrator {
         client: &str,
         message: &str,
     ) -> ExternalOutcome {
-        self.ask_external(client, message, Some(conversation.key()))
+        let mode = RequestMode::default();
+        self.ask_external_mode_in(conversation, client, message, mode)
+            .await
+    }
+
+    /// [`Self::ask_external_detailed_in`] in `mode`.
+    pub async fn ask_external_mode_in(
+        &self,
+        conversation: &Conversation,
+        client: &str,
+        message: &str,
+        mode: RequestMode,
+    ) -> ExternalOutcome {
+        self.ask_external(client, message, Some(conversation.key()), mode)
             .await
     }
 
@@ -523,6 +577,7 @@ impl Orchestrator {
         client: &str,
         message: &str,
         conversation: Option<conversation::ConversationKey>,
+        mode: RequestMode,
     ) -> ExternalOutcome {
         let _one_at_a_time = self.inner.one_external_at_a_time().await;
         let world = self.inner.world();
@@ -534,8 +589,10 @@ impl Orchestrator {
             .clone()
             .unwrap_or_else(|| client.to_owned());
         let (tx, rx) = oneshot::channel();
+        let log = mode.dry_run.then(crate::safety::DryRunLog::default);
         let route = Route {
             conversation,
+            dry_run: log.clone(),
             ..Route::default()
         };
         let delivered = self
@@ -552,10 +609,13 @@ impl Orchestrator {
         if delivered.is_err() {
             return ExternalOutcome::bare(PlanTaskState::Undeliverable);
         }
-        match tokio::time::timeout(Duration::from_secs(world.ask_timeout_secs()), rx).await {
-            Ok(Ok(outcome)) => ExternalOutcome::of(outcome),
-            Ok(Err(_)) => ExternalOutcome::bare(PlanTaskState::NoAnswer),
-            Err(_) => ExternalOutcome::bare(PlanTaskState::TimedOut),
-        }
+        let mut outcome =
+            match tokio::time::timeout(Duration::from_secs(world.ask_timeout_secs()), rx).await {
+                Ok(Ok(outcome)) => ExternalOutcome::of(outcome),
+                Ok(Err(_)) => ExternalOutcome::bare(PlanTaskState::NoAnswer),
+                Err(_) => ExternalOutcome::bare(PlanTaskState::TimedOut),
+            };
+        outcome.effects = log.map(|l| l.effects()).unwrap_or_default();
+        outcome
     }
 }

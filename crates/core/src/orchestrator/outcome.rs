@@ -101,6 +101,16 @@ pub struct ExternalOutcome {
     pub failure: Option<TurnFailure>,
     /// The stored conversation the turn was recorded under.
     pub session_id: Option<String>,
+    /// A dry-run request: the effects it would have had, in call order (empty otherwise).
+    pub effects: Vec<crate::safety::DryRunEffect>,
+}
+
+/// How a request runs: given by whoever starts it (the CLI, the GUI, the door, a schedule).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestMode {
+    /// Side-effecting tools of the request's whole chain stop at their side effect and say
+    /// what they would do; the effects are collected (docs/gui-api.md, `dryRunEffect`).
+    pub dry_run: bool,
 }
 
 impl ExternalOutcome {
@@ -111,6 +121,7 @@ impl ExternalOutcome {
             state,
             failure: None,
             session_id: None,
+            effects: Vec::new(),
         }
     }
 
@@ -126,6 +137,7 @@ impl ExternalOutcome {
             state,
             failure: outcome.failure,
             session_id: outcome.session_id,
+            effects: Vec::new(),
         }
     }
 }

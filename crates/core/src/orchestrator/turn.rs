@@ -166,7 +166,8 @@ impl<'a> Turn<'a> {
                 active: true,
             },
         );
-        let ran = match prepare(inner, &world, agent_id, self.mcp) {
+        let dry_run = delivery.route.dry_run.is_some();
+        let ran = match prepare(inner, &world, agent_id, self.mcp, dry_run) {
             Err(failure) => {
                 let stop = failure.stop();
                 self.tally.failure = Some(*failure);

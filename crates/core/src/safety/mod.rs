@@ -17,7 +17,7 @@ mod writer;
 
 pub use approver::ApprovedBy;
 pub use audit::{AuditEntry, AuditEvent, GENESIS, sha256_hex};
-pub use effects::side_effect;
+pub use effects::{DryRunEffect, DryRunLog, canonical, side_effect};
 pub use head::{AUDIT_HEAD_FILE, RecordedHead, read_session_heads, read_shelf_head};
 pub use key::{AUDIT_KEY_BYTES, AuditKey, AuditKeyInvalid};
 pub use marker::{

@@ -75,12 +75,13 @@ pub(super) async fn fire(config: &RunnerConfig, firing: Firing) -> FiringReport 
         appended = report.appended_text();
     }
     config.log.line(&format!(
-        "schedule fire: id={} target={} due={} session={} auto_approve_plans={}",
+        "schedule fire: id={} target={} due={} session={} auto_approve_plans={} dry_run={}",
         task.id,
         task.to,
         firing.due_ms,
         session_word(task.session_mode),
-        task.auto_approve_plans
+        task.auto_approve_plans,
+        task.dry_run
     ));
     if task.session_mode == SessionMode::Fresh {
         config.orchestrator.new_conversation();
@@ -181,6 +182,9 @@ async fn deliver(
             Arc::clone(budget),
             task.auto_approve_plans,
             verifier(config, task),
+            crate::orchestrator::RequestMode {
+                dry_run: task.dry_run,
+            },
         )
         .await;
     match outcome {

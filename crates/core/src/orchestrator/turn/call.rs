@@ -136,6 +136,9 @@ impl Turn<'_> {
         super::super::safety::audit_tool(self, &call.name, &args, is_mcp, &output, p.tools.dry_run)
             .await;
         drop(section);
+        if p.tools.dry_run && output.ok {
+            self.would_have(&call.name, &args, is_mcp);
+        }
         // Kept before the event, so that a surface that reads it on the event finds it.
         inner.tool_ring().push(super::super::ToolCallDetail {
             agent_id: agent_id.into(),
@@ -175,6 +178,21 @@ impl Turn<'_> {
             content: crate::tools::cap_chars(output.body, TOOL_RESULT_MAX_CHARS),
             is_error: !output.ok,
         }))
+    }
+
+    /// A dry-run call stopped at its side effect: its effect joins the request's list (when
+    /// the request asked for dry-run) and is said in a `dryRunEffect` event.
+    fn would_have(&self, name: &str, args: &serde_json::Value, is_mcp: bool) {
+        let Some(effect) = crate::safety::DryRunEffect::of_call(name, args, is_mcp) else {
+            return;
+        };
+        if let Some(log) = &self.delivery.route.dry_run {
+            log.push(effect.clone());
+        }
+        self.inner.event(CoreEvent::DryRunEffect {
+            agent_id: self.agent_id.into(),
+            effect,
+        });
     }
 
     /// Answers the calls of an answer past [`MAX_CALLS_PER_ANSWER`] without running them
