@@ -23,7 +23,11 @@ async fn effect_stub() -> StubServer {
             "file",
             json!({"path": "new.md", "op": "write", "content": "x"}),
         ),
-        call("c2", "run", json!({"command": "sh", "args": ["-c", "true"]})),
+        call(
+            "c2",
+            "run",
+            json!({"command": "sh", "args": ["-c", "true"]}),
+        ),
         call("c3", "file", json!({"op": "read", "path": "notes.md"})),
     ];
     StubServer::start(vec![
@@ -54,7 +58,11 @@ async fn ask_dry_run_json_lists_each_effect_and_events_say_each() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(snapshot(work_dir.data_dir()), before, "dry-run changed the work");
+    assert_eq!(
+        snapshot(work_dir.data_dir()),
+        before,
+        "dry-run changed the work"
+    );
     let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(result["effects"], expected_effects(), "{result:#}");
     let events: Vec<Value> = stderr(&out)
@@ -115,10 +123,18 @@ async fn the_doors_dry_run_argument_answers_the_effects_as_structured_content() 
     assert_eq!(asked["schema"]["properties"]["dryRun"]["type"], "boolean");
     assert_eq!(asked["answer"], "done");
     assert_eq!(asked["structured"]["dryRun"], true);
-    assert_eq!(asked["structured"]["effects"], expected_effects(), "{asked:#}");
+    assert_eq!(
+        asked["structured"]["effects"],
+        expected_effects(),
+        "{asked:#}"
+    );
     let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(snapshot(work_dir.data_dir()), before, "dry-run changed the work");
+    assert_eq!(
+        snapshot(work_dir.data_dir()),
+        before,
+        "dry-run changed the work"
+    );
 }
 
 /// A schedule entry with `dryRun: true` fires as a dry-run (nothing changes, the effects are
@@ -158,7 +174,11 @@ async fn a_schedules_dry_run_field_makes_its_firing_a_dry_run_and_is_kept() {
     wait_log(&data, "turn: agent=rec").await;
     let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(snapshot(work_dir.data_dir()), before, "the firing changed the work");
+    assert_eq!(
+        snapshot(work_dir.data_dir()),
+        before,
+        "the firing changed the work"
+    );
     let dry: Vec<Value> = audit_lines(&data)
         .into_iter()
         .filter(|l| l["outcome"] == "dry_run")

@@ -67,7 +67,11 @@ pub fn canonical(value: &Value) -> String {
             Value::Object(map) => {
                 let mut keys: Vec<&String> = map.keys().collect();
                 keys.sort();
-                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&map[k])))
+                        .collect(),
+                )
             }
             Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
             other => other.clone(),
@@ -117,7 +121,10 @@ mod tests {
         use super::{DryRunEffect, canonical};
         let a = json!({"path": "a.md", "op": "write", "content": "x"});
         let b = json!({"op": "write", "content": "x", "path": "a.md"});
-        assert_eq!(canonical(&a), r#"{"content":"x","op":"write","path":"a.md"}"#);
+        assert_eq!(
+            canonical(&a),
+            r#"{"content":"x","op":"write","path":"a.md"}"#
+        );
         let (ea, eb) = (
             DryRunEffect::of_call("file", &a, false).unwrap(),
             DryRunEffect::of_call("file", &b, false).unwrap(),
@@ -126,7 +133,10 @@ mod tests {
         assert_eq!(ea.target, "a.md");
         let mcp = DryRunEffect::of_call("echo__say", &json!({}), true).unwrap();
         assert_eq!(mcp.target, "echo__say");
-        assert_eq!(DryRunEffect::of_call("file", &json!({"op": "read"}), false), None);
+        assert_eq!(
+            DryRunEffect::of_call("file", &json!({"op": "read"}), false),
+            None
+        );
     }
 
     #[test]
