@@ -145,7 +145,7 @@ async fn halt_kills_a_run_child_inside_its_section_at_once() {
 fn mcp_village(data: &TempDataDir, stub: &str) -> TempDataDir {
     let work = working_village(data, stub);
     let config = json!({"mcpServers": {"echo": {"command": "python3", "args": [mcp_script("echo_stdio.py")]}}});
-    data.write("agents/rec/mcp.json", &config.to_string());
+    data.write("agents/rec/mcp.json", config.to_string());
     work
 }
 

@@ -230,13 +230,7 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
                 Scope::Pattern => PendingDecision::ApprovePattern,
             };
             let left = orch
-                .decide_pending(
-                    &agent_id,
-                    &command,
-                    &args,
-                    decision,
-                    fuseforks_core::safety::Channel::Gui,
-                )
+                .decide_pending(&agent_id, &command, &args, decision, Channel::Gui)
                 .await?;
             if and_continue {
                 orch.resume_after_approval(&agent_id).await?;
@@ -248,7 +242,7 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
             command,
             args,
         } => {
-            json!({"pendingLeft": orch.decide_pending(&agent_id, &command, &args, PendingDecision::Reject, fuseforks_core::safety::Channel::Gui).await?})
+            json!({"pendingLeft": orch.decide_pending(&agent_id, &command, &args, PendingDecision::Reject, Channel::Gui).await?})
         }
         Command::DispatchPlan { plan_id, tasks } => {
             let edited = tasks.map(|t| {
@@ -259,18 +253,18 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
                     })
                     .collect()
             });
-            orch.dispatch_plan(&plan_id, edited, fuseforks_core::safety::Channel::Gui)
+            orch.dispatch_plan(&plan_id, edited, Channel::Gui)
                 .map(|()| json!({}))?
         }
         Command::DiscardPlan { plan_id } => orch
-            .discard_plan(&plan_id, fuseforks_core::safety::Channel::Gui)
+            .discard_plan(&plan_id, Channel::Gui)
             .map(|()| json!({}))?,
         Command::SetRunApproval { mode } => {
-            orch.set_run_approval(approval_mode(&mode)?, fuseforks_core::safety::Channel::Gui);
+            orch.set_run_approval(approval_mode(&mode)?, Channel::Gui);
             json!({})
         }
         Command::SetPlanReviewBypass { enabled } => {
-            orch.set_plan_review_bypass(enabled, fuseforks_core::safety::Channel::Gui);
+            orch.set_plan_review_bypass(enabled, Channel::Gui);
             json!({})
         }
         Command::KillSwitch { command } => kill_switch(state, &command).await?,
