@@ -46,6 +46,9 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// A `run` child that outlives its section's grace after an abort
+/// (`fuseforks_core::safety::RUN_ABORT_GRACE`, docs/threat-model.md) is killed then, the abort
+/// answers once it is, and the turn ends interrupted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_cuts_the_running_turn_and_its_child_and_the_agent_takes_new_work() {
     let script = "echo $$ > sleeper.pid; exec sleep 30";
@@ -94,6 +97,12 @@ async fn abort_cuts_the_running_turn_and_its_child_and_the_agent_takes_new_work(
         orch.control(SwitchCommand::Abort, Channel::Api).await,
         SwitchState::Running
     );
+    let waited = started.elapsed();
+    let grace = fuseforks_core::safety::RUN_ABORT_GRACE;
+    assert!(
+        waited >= grace && waited < grace + Duration::from_secs(3),
+        "the abort waited {waited:?} for a child inside its section"
+    );
     let (_, state) = tokio::time::timeout(Duration::from_secs(5), asking)
         .await
         .unwrap()
@@ -105,7 +114,7 @@ async fn abort_cuts_the_running_turn_and_its_child_and_the_agent_takes_new_work(
     })
     .await;
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < grace + Duration::from_secs(3),
         "{:?}",
         started.elapsed()
     );
