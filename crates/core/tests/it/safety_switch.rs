@@ -197,24 +197,24 @@ async fn approvals_and_their_mode_are_audit_lines() {
     orch.close(Duration::from_secs(1)).await;
     drop(orch);
     let audit = std::fs::read_to_string(v.data.workspace().join("audit.jsonl")).unwrap();
-    let lines: Vec<(String, String, String)> = audit
+    let lines: Vec<[String; 4]> = audit
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
             let s = |k: &str| v[k].as_str().unwrap().to_owned();
-            (s("action"), s("target"), s("outcome"))
+            [s("action"), s("target"), s("outcome"), s("approvedBy")]
         })
         .collect();
-    let t = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+    let t = |a: &str, b: &str, c: &str, d: &str| [a, b, c, d].map(str::to_owned);
     assert_eq!(
         lines,
         vec![
-            t("run_approval_mode", "required", "ok"),
-            t("run_approval", "true", "pending"),
-            t("run", "true", "failed"),
-            t("run_approval_mode", "auto_approve", "ok"),
-            t("run_approval", "true", "auto_approved"),
-            t("run", "true", "ok"),
+            t("run_approval_mode", "required", "ok", "person:api"),
+            t("run_approval", "true", "pending", "none"),
+            t("run", "true", "failed", "none"),
+            t("run_approval_mode", "auto_approve", "ok", "person:api"),
+            t("run_approval", "true", "auto_approved", "mode:auto_approve"),
+            t("run", "true", "ok", "mode:auto_approve"),
         ],
         "{audit}"
     );
