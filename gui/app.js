@@ -968,9 +968,7 @@ function drawChatItem(it) {
       el('div', { class: 'text', text: it.text }));
   }
   if (it.kind === 'interrupted') return el('div', { class: 'note', text: t('chat.interrupted') });
-  if (it.kind === 'dryRun') {
-    return el('div', { class: 'note', text: t('chat.wouldHave', { tool: it.tool, target: it.target, digest: (it.digest || '').slice(0, 12) }) });
-  }
+  if (it.kind === 'dryRun') return el('div', { class: 'note', text: t('chat.would', it) });
   if (it.kind === 'failed') {
     const row = el('div', { class: 'note note-error', role: 'alert' }, el('strong', { text: t('chat.failed') }), ' ');
     if (it.code) row.append(el('span', { class: 'code', text: it.code }), ' ');
@@ -1083,8 +1081,7 @@ async function sendChat() {
   ta.value = '';
   S.chatScroll = true;
   renderChat();
-  const dryRun = $('chat-dry-run').checked;
-  const ok = await run($('chat-alert'), 'sendMessage', { agentId: id, text, dryRun });
+  const ok = await run($('chat-alert'), 'sendMessage', { agentId: id, text, dryRun: $('chat-dry-run').checked });
   if (m.pending) {
     m.pending = !ok;
     m.failed = !ok;
@@ -1455,7 +1452,7 @@ function onCore(e) {
       break;
     }
     case 'dryRunEffect':
-      addLocal(id, { kind: 'dryRun', tool: e.tool, target: e.target, digest: e.argumentsDigest });
+      addLocal(id, { ...e, kind: 'dryRun' });
       break;
     case 'turnInterrupted':
       endDelta(id);

@@ -211,3 +211,35 @@ async fn halt_drops_an_mcp_call_already_sent_at_once() {
     );
     assert!(!work.join("out.txt").exists(), "the call was not awaited");
 }
+
+/// A halt sent while an abort waits for a `run` child's section is not held up by it: the
+/// halt answers at once, the child dies, and the waiting abort ends with the halt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_halt_during_an_aborts_wait_does_not_wait() {
+    let stub = stub_with(
+        "run",
+        json!({"command": "sh", "args": ["-c", WAITING_CHILD]}),
+    )
+    .await;
+    let data = TempDataDir::new();
+    let work_dir = working_village(&data, stub.base_url());
+    let work = work_dir.data_dir().to_path_buf();
+    let asking = spawn_ask(&data);
+    let child = read_pid(&work.join("child.pid")).await;
+    let aborting = send("abort", &data);
+    wait_log(&data, "kill switch: command=abort from=running to=aborting").await;
+    still_waiting(&aborting).await;
+    let started = Instant::now();
+    let halted = send("halt", &data).await.unwrap();
+    assert_eq!(stdout(&halted).trim(), "halted", "{}", stderr(&halted));
+    let left = Duration::from_secs(2).saturating_sub(started.elapsed());
+    assert!(
+        gone_within(child, left).await,
+        "the halt waited for the abort"
+    );
+    let aborted = aborting.await.unwrap();
+    assert_eq!(stdout(&aborted).trim(), "halted", "{}", stderr(&aborted));
+    wait_log(&data, "end=halted").await;
+    let out = finish(asking).await;
+    assert_eq!(out.status.code(), Some(14), "{}", stderr(&out));
+}
