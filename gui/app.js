@@ -970,6 +970,7 @@ function drawChatItem(it) {
       el('div', { class: 'text', text: it.text }));
   }
   if (it.kind === 'interrupted') return el('div', { class: 'note', text: t('chat.interrupted') });
+  if (it.kind === 'dryRun') return el('div', { class: 'note', text: t('chat.would', it) });
   if (it.kind === 'failed') {
     const row = el('div', { class: 'note note-error', role: 'alert' }, el('strong', { text: t('chat.failed') }), ' ');
     if (it.code) row.append(el('span', { class: 'code', text: it.code }), ' ');
@@ -1082,7 +1083,7 @@ async function sendChat() {
   ta.value = '';
   S.chatScroll = true;
   renderChat();
-  const ok = await run($('chat-alert'), 'sendMessage', { agentId: id, text });
+  const ok = await run($('chat-alert'), 'sendMessage', { agentId: id, text, dryRun: $('chat-dry-run').checked });
   if (m.pending) {
     m.pending = !ok;
     m.failed = !ok;
@@ -1460,6 +1461,8 @@ function onCore(e) {
     case 'questionAsked':
     case 'questionSettled':
       asks(e);
+    case 'dryRunEffect':
+      addLocal(id, { ...e, kind: 'dryRun' });
       break;
     case 'turnInterrupted':
       endDelta(id);

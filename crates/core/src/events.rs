@@ -171,6 +171,14 @@ pub enum CoreEvent {
         to: crate::safety::SwitchState,
         channel: crate::safety::Channel,
     },
+    /// Under dry-run, a side-effecting call stopped at its side effect: what it would have
+    /// done (`{tool, target, argumentsDigest}`).
+    #[serde(rename_all = "camelCase")]
+    DryRunEffect {
+        agent_id: String,
+        #[serde(flatten)]
+        effect: crate::safety::DryRunEffect,
+    },
     /// A turn asked the person (`ask_user`) and waits for the answer (the GUI answers with
     /// `answerQuestion`); headless, the question is the `ask`'s outcome instead.
     #[serde(rename_all = "camelCase")]

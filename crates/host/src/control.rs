@@ -33,8 +33,10 @@ pub const SOCKET: &str = "fuseforks.sock";
 const MAX_REQUEST: u64 = 512;
 /// How long a client may take to send its line.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long the CLI waits for an answer (a halt waits for agents to stop).
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the CLI waits for an answer (a halt waits for agents to stop, an abort for the
+/// sections it may not cut: `ABORT_WAIT_BOUND`, docs/threat-model.md).
+const ANSWER_TIMEOUT: Duration =
+    Duration::from_secs(fuseforks_core::safety::ABORT_WAIT_BOUND.as_secs() + 10);
 
 /// The log lines' codes (docs/codes.md).
 const CONTROL_FILE_IGNORED: &str = "CONTROL_FILE_IGNORED";
@@ -183,7 +185,15 @@ async fn watch_files(
     loop {
         for command in NAMES {
             if let Some(found) = take(&dir, command, &mut reported, &*log) {
-                apply(&orchestrator, &data_dir, found, Channel::ControlFile, &*log).await;
+                if found == SwitchCommand::Abort {
+                    // An abort waits for its sections: a halt file must still be read meanwhile.
+                    let (o, d, l) = (orchestrator.clone(), data_dir.clone(), Arc::clone(&log));
+                    tokio::spawn(
+                        async move { apply(&o, &d, found, Channel::ControlFile, &*l).await },
+                    );
+                } else {
+                    apply(&orchestrator, &data_dir, found, Channel::ControlFile, &*log).await;
+                }
             }
         }
         tokio::select! {
@@ -279,7 +289,8 @@ fn open_socket(_dir: &Path, _log: &dyn LogSink) -> Option<(Listener, PathBuf)> {
     None
 }
 
-/// Answers socket clients one connection at a time (each bounded in size and time).
+/// Answers socket clients, each connection in a task of its own (each bounded in size and
+/// time): an abort waiting for its sections must not hold up a halt sent meanwhile.
 #[cfg(unix)]
 async fn serve_socket(
     listener: Listener,
@@ -293,13 +304,14 @@ async fn serve_socket(
     let Ok(own_uid) = std::fs::metadata(&path).map(|m| m.uid()) else {
         return;
     };
+    let mut answering = tokio::task::JoinSet::new();
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
                 Err(_) => continue,
             },
-            () = stop.cancelled() => return,
+            () = stop.cancelled() => break,
         };
         let peer = stream.peer_cred().ok();
         if peer.map(|c| c.uid()) != Some(own_uid) {
@@ -315,8 +327,13 @@ async fn serve_socket(
             ));
             continue;
         }
-        answer(stream, &orchestrator, &data_dir, &*log).await;
+        let (orchestrator, data_dir, log) =
+            (orchestrator.clone(), data_dir.clone(), Arc::clone(&log));
+        answering.spawn(async move { answer(stream, &orchestrator, &data_dir, &*log).await });
+        while answering.try_join_next().is_some() {}
     }
+    // Answers in progress reach their clients (a halt's comes after the agents stopped).
+    while answering.join_next().await.is_some() {}
 }
 
 /// Why a peer of our own user is refused: it is one of our own descendants (a `run` command,

@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use fuseforks_core::log::{LogSink, VillageLog};
-use fuseforks_core::orchestrator::{Conversation, Orchestrator};
+use fuseforks_core::orchestrator::{Conversation, Orchestrator, RequestMode};
 use fuseforks_core::village::ShelfStore;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -409,7 +409,10 @@ impl DoorHandler {
     fn tool() -> Tool {
         let schema = serde_json::json!({
             "type": "object",
-            "properties": {"message": {"type": "string", "description": "The request for the village."}},
+            "properties": {
+                "message": {"type": "string", "description": "The request for the village."},
+                "dryRun": {"type": "boolean", "description": "Run as a dry-run: side-effecting tools stop at their side effect, and the answer's structured content lists the effects the request would have had ({tool, target, argumentsDigest}). Default false."},
+            },
             "required": ["message"],
         });
         let schema = match schema {
@@ -423,8 +426,9 @@ impl DoorHandler {
         )
     }
 
-    /// Asks the reception; every failure is a text result, never a protocol error.
-    async fn ask(&self, message: Option<&str>, client: &str) -> CallToolResult {
+    /// Asks the reception; every failure is a text result, never a protocol error. A dry-run's
+    /// answer carries the effects as structured content ([`DryRunAnswer`]).
+    async fn ask(&self, message: Option<&str>, client: &str, mode: RequestMode) -> CallToolResult {
         let language = self.orchestrator.language();
         let Some(message) = message.map(str::trim).filter(|m| !m.is_empty()) else {
             return CallToolResult::error(vec![ContentBlock::text(
@@ -433,9 +437,9 @@ impl DoorHandler {
         };
         let outcome = self
             .orchestrator
-            .ask_external_detailed_in(&self.conversation, client, message)
+            .ask_external_mode_in(&self.conversation, client, message, mode)
             .await;
-        match outcome.answer {
+        let mut result = match outcome.answer {
             Some(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             // The fixed line, then why (code, status or network class, template, host; never
             // a key or a body).
@@ -447,7 +451,33 @@ impl DoorHandler {
                 ),
                 None => outcome.state.no_answer_line(language).to_owned(),
             })]),
+        };
+        if mode.dry_run {
+            let answer = DryRunAnswer {
+                dry_run: true,
+                effects: outcome.effects,
+            };
+            result.structured_content = serde_json::to_value(answer).ok();
         }
+        result
+    }
+}
+
+/// The structured content of a dry-run's answer.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DryRunAnswer {
+    dry_run: bool,
+    /// What the request would have done, in call order.
+    effects: Vec<fuseforks_core::safety::DryRunEffect>,
+}
+
+/// The `dryRun` argument: absent or a boolean.
+fn dry_run_arg(arguments: Option<&serde_json::Map<String, serde_json::Value>>) -> Option<bool> {
+    match arguments.and_then(|a| a.get("dryRun")) {
+        None | Some(serde_json::Value::Null) => Some(false),
+        Some(serde_json::Value::Bool(b)) => Some(*b),
+        Some(_) => None,
     }
 }
 
@@ -477,6 +507,12 @@ impl ServerHandler for DoorHandler {
             ))])
             .into());
         }
+        let Some(dry_run) = dry_run_arg(request.arguments.as_ref()) else {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(
+                "`dryRun` must be a boolean (true or false) when given.",
+            )])
+            .into());
+        };
         let message = request
             .arguments
             .as_ref()
@@ -488,7 +524,8 @@ impl ServerHandler for DoorHandler {
             .map(|info| info.client_info.name.clone())
             .filter(|n| !n.trim().is_empty())
             .unwrap_or_else(|| "mcp".to_owned());
-        Ok(self.ask(message, &client).await.into())
+        let mode = RequestMode { dry_run };
+        Ok(self.ask(message, &client, mode).await.into())
     }
 }
 

@@ -6,7 +6,9 @@
 
 use std::path::Path;
 
-use fuseforks_core::safety::{AuditEvent, AuditLog, AuditLogOptions, DEFAULT_MAX_BYTES};
+use fuseforks_core::safety::{
+    ApprovedBy, AuditEvent, AuditLog, AuditLogOptions, Channel, DEFAULT_MAX_BYTES,
+};
 use fuseforks_core::sessions::SessionStore;
 
 use crate::control::{SendError, send};
@@ -27,6 +29,7 @@ pub(crate) fn probe_approval_event(schedule_id: &str, kind: &str, key: &str) -> 
         &format!("{schedule_id}/{kind}"),
         key.as_bytes(),
     )
+    .approved_by(ApprovedBy::Person(Channel::Cli))
 }
 
 /// Parses the socket request's words after [`PROBE_APPROVED`].

@@ -185,7 +185,8 @@ pub async fn apply_template(
 /// The audit line of a village file a surface saved (`file_save`, the surface as outcome).
 pub async fn audit_saved(orch: &Orchestrator, file: &str, channel: Channel) {
     let event = AuditEvent::new("-", "-", "file_save", file, file.as_bytes())
-        .with_outcome(channel.as_str());
+        .with_outcome(channel.as_str())
+        .approved_by(fuseforks_core::safety::ApprovedBy::Person(channel));
     orch.audit(event).await;
 }
 

@@ -2,6 +2,8 @@
 door benchmark. Prints one JSON object on stdout.
 
     door_client.py URL TOKEN ask MESSAGE [COUNT]   list tools, call ask_fuseforks COUNT times
+    door_client.py URL TOKEN dry-ask MESSAGE       call ask_fuseforks {MESSAGE, dryRun: true};
+                                                   report the text and the structured content
     door_client.py URL TOKEN refused [HOST]        try to initialise; report how it failed
     door_client.py URL TOKEN origin ORIGIN         initialise (raw POST) with this Origin header
     door_client.py URL TOKEN origin-call ORIGIN M  initialise without Origin, then call
@@ -53,6 +55,23 @@ async def ask(url, token, message, count):
                     "answers": answers,
                     "is_error": errors,
                     "times_ms": times,
+                }
+
+
+async def dry_ask(url, token, message):
+    async with http_client(token) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write, *_):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = await session.list_tools()
+                result = await session.call_tool(
+                    "ask_fuseforks", {"message": message, "dryRun": True}
+                )
+                return {
+                    "schema": tools.tools[0].input_schema if tools.tools else None,
+                    "answer": "".join(c.text for c in result.content if c.type == "text"),
+                    "is_error": bool(result.is_error),
+                    "structured": result.structured_content,
                 }
 
 
@@ -164,6 +183,8 @@ def main():
     if mode == "ask":
         count = int(sys.argv[5]) if len(sys.argv) > 5 else 1
         result = anyio.run(ask, url, token, sys.argv[4], count)
+    elif mode == "dry-ask":
+        result = anyio.run(dry_ask, url, token, sys.argv[4])
     elif mode == "origin":
         result = anyio.run(origin, url, token, sys.argv[4])
     elif mode == "origin-call":

@@ -1,7 +1,8 @@
 """A stdio MCP server written with the official Python SDK, for interop tests.
 
 Tool `shout(text)` returns the text upper-cased and names the client (its `clientInfo`) on
-stderr. Writes its PID to the file named by the first argument (if any), and one line to
+stderr. Tool `hold(started, go, out)` writes `started`, waits until `go` exists, then writes
+`out` and returns "held" (a call in flight for as long as a test wants). Writes its PID to the file named by the first argument (if any), and one line to
 stderr at start.
 """
 import os
@@ -24,6 +25,20 @@ def shout(text: str, ctx: Context) -> str:
     info = params.client_info if params else None
     print(f"client: {info.name} {info.version}" if info else "client: unknown", file=sys.stderr, flush=True)
     return text.upper()
+
+
+@app.tool()
+async def hold(started: str, go: str, out: str) -> str:
+    """Wait until the file `go` exists, then write `out`."""
+    import asyncio
+
+    with open(started, "w") as f:
+        f.write(str(os.getpid()))
+    while not os.path.exists(go):
+        await asyncio.sleep(0.05)
+    with open(out, "w") as f:
+        f.write("held")
+    return "held"
 
 
 app.run()

@@ -6,7 +6,7 @@ use std::io::Read;
 use clap::Args;
 use fuseforks_core::goal::{AttemptReport, GoalOutcome, GoalRequest, GoalSpec, GoalVerdict};
 use fuseforks_core::orchestrator::{
-    ExternalOutcome, Orchestrator, PendingQuestion, PlanTaskState, TurnFailure,
+    ExternalOutcome, Orchestrator, PendingQuestion, PlanTaskState, RequestMode, TurnFailure,
 };
 use fuseforks_core::preflight::HeadlessMode;
 use fuseforks_core::village::Language;
@@ -42,6 +42,8 @@ struct Shown<'a> {
     tagged: bool,
     /// The answer was printed piece by piece already (`--stream`).
     streamed: Option<&'a std::sync::atomic::AtomicBool>,
+    /// A dry-run: the result object lists the effects.
+    dry_run: bool,
 }
 
 /// Arguments of `ask`.
@@ -73,7 +75,9 @@ pub struct AskArgs {
     #[arg(long)]
     pub verbose: bool,
     /// Models are called as usual, but every side-effecting tool stops at its side effect and
-    /// answers `dry-run: would …` (audited as dry_run).
+    /// answers `dry-run: would …` (audited as dry_run); `--output json` lists the effects it
+    /// would have had (`effects`: `{tool, target, argumentsDigest}`), `--events jsonl` says
+    /// each as a `dryRunEffect` event.
     #[arg(long)]
     pub dry_run: bool,
     /// A goal loop: after the answer, run CMD (no shell, cwd = the village's workspace folder,
@@ -178,7 +182,10 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
         _ => None,
     };
     let printed = streamer.as_ref().map(|s| std::sync::Arc::clone(&s.printed));
-    let ask = asked(request, goal_spec(args), *out, answering);
+    let mode = RequestMode {
+        dry_run: args.dry_run,
+    };
+    let ask = asked(request, goal_spec(args), mode, *out, answering);
     let asking = async move {
         let asked = ask.await;
         if let Some(streamer) = streamer {
@@ -191,6 +198,7 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
         json: (args.output != OutputArg::Text).then_some((&orchestrator, started)),
         tagged: args.output == OutputArg::StreamJson,
         streamed: printed.as_deref(),
+        dry_run: args.dry_run,
     };
     let code = answer_then_close(&orchestrator, asking, signals, out, |outcome| {
         let code = report_asked(outcome, language, out, shown);
@@ -308,6 +316,7 @@ fn report_asked(asked: Asked, language: Language, out: &Out, shown: Shown<'_>) -
                 failure: None,
                 session_id: None,
                 question: None,
+                effects: Vec::new(),
             };
             (none, Some(Err(())))
         }
@@ -336,6 +345,9 @@ fn report_asked(asked: Asked, language: Language, out: &Out, shown: Shown<'_>) -
         let mut result = super::ask_result::result(orchestrator, &outcome, code, started);
         if shown.tagged {
             result["type"] = serde_json::json!("result");
+        }
+        if shown.dry_run {
+            result["effects"] = serde_json::to_value(&outcome.effects).unwrap_or_default();
         }
         out.result(&format!("{result}\n"));
     }
@@ -408,6 +420,7 @@ fn answering(orchestrator: &Orchestrator, args: &AskArgs, out: &Out) -> Result<b
 async fn asked(
     request: GoalRequest<'_>,
     goal: Option<GoalSpec>,
+    mode: RequestMode,
     out: Out,
     answering: bool,
 ) -> Asked {
@@ -415,7 +428,7 @@ async fn asked(
         let orchestrator = request.orchestrator;
         return Asked::Plain(
             orchestrator
-                .answer_external(request.client, request.message)
+                .answer_external(request.client, request.message, mode)
                 .await
                 .unwrap_or_else(|e| {
                     out.error(&e);
@@ -425,6 +438,7 @@ async fn asked(
                         failure: None,
                         session_id: orchestrator.current_session(),
                         question: None,
+                        effects: Vec::new(),
                     }
                 }),
         );
@@ -433,7 +447,7 @@ async fn asked(
         return Asked::Plain(
             request
                 .orchestrator
-                .ask_external_detailed(request.client, request.message)
+                .ask_external_in_mode(request.client, request.message, mode)
                 .await,
         );
     };
@@ -524,6 +538,7 @@ fn interrupted(orchestrator: &Orchestrator) -> ExternalOutcome {
         failure: None,
         session_id: orchestrator.current_session(),
         question: None,
+        effects: Vec::new(),
     }
 }
 

@@ -250,14 +250,16 @@ pub fn spawn_signals(
                     },
                     _ = usr2.recv() => SwitchCommand::Abort,
                 };
-                fuseforks_host::control::apply(
-                    &orchestrator,
-                    &data_dir,
-                    command,
-                    Channel::Signal,
-                    &*log,
-                )
-                .await;
+                // An abort waits for its sections; the next signal is read meanwhile.
+                let (o, d, l) = (orchestrator.clone(), data_dir.clone(), log.clone());
+                let applied = async move {
+                    fuseforks_host::control::apply(&o, &d, command, Channel::Signal, &*l).await
+                };
+                if command == SwitchCommand::Abort {
+                    tokio::spawn(applied);
+                } else {
+                    applied.await;
+                }
             }
         });
     }

@@ -225,9 +225,9 @@ pub fn start_agents(
 /// Applies the command's switches to a booted village and starts forwarding its events.
 pub fn configure(orchestrator: &Orchestrator, common: &Common, out: Out) {
     forward_events(orchestrator, out);
-    orchestrator.set_run_approval(common.approval());
+    orchestrator.set_run_approval(common.approval(), fuseforks_core::safety::Channel::Cli);
     if common.bypass_plan_review {
-        orchestrator.set_plan_review_bypass(true);
+        orchestrator.set_plan_review_bypass(true, fuseforks_core::safety::Channel::Cli);
     }
 }
 

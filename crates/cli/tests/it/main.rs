@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod approved_by;
 mod ask_user;
 mod assist;
 mod audit_key;
@@ -10,6 +11,7 @@ mod children;
 mod completions;
 mod demo;
 mod door;
+mod dry_run;
 mod errors;
 mod first_hour;
 mod goals;
@@ -21,6 +23,7 @@ mod judge_try;
 mod judges;
 mod safety;
 mod schedules;
+mod sections;
 mod servants;
 mod serve_schedules;
 mod sessions_stats;

@@ -19,7 +19,7 @@ use crate::{cli, stderr, stdout, words};
 
 const WIRE: Wire = Wire::OpenAiCompat;
 
-fn call(id: &str, name: &str, args: Value) -> ScriptCall {
+pub(crate) fn call(id: &str, name: &str, args: Value) -> ScriptCall {
     ScriptCall {
         id: id.into(),
         name: name.into(),
@@ -29,7 +29,7 @@ fn call(id: &str, name: &str, args: Value) -> ScriptCall {
 
 /// A village whose reception has a work folder of its own (outside the data folder, returned)
 /// with two files, and the `run` tool, with `run.json` allowing `sh *`.
-fn working_village(data: &TempDataDir, stub: &str) -> TempDataDir {
+pub(crate) fn working_village(data: &TempDataDir, stub: &str) -> TempDataDir {
     let work = TempDataDir::new();
     std::fs::write(work.data_dir().join("notes.md"), "first line\n").unwrap();
     std::fs::write(work.data_dir().join("config.json"), "{\"level\": 1}\n").unwrap();
@@ -52,11 +52,11 @@ fn working_village(data: &TempDataDir, stub: &str) -> TempDataDir {
     work
 }
 
-fn dir(data: &TempDataDir) -> String {
+pub(crate) fn dir(data: &TempDataDir) -> String {
     data.data_dir().display().to_string()
 }
 
-fn ask(data: &TempDataDir, extra: &str) -> std::process::Command {
+pub(crate) fn ask(data: &TempDataDir, extra: &str) -> std::process::Command {
     command(
         words(&format!(
             "ask --data-dir {} --start reception --secrets env {extra} hi",
@@ -66,7 +66,7 @@ fn ask(data: &TempDataDir, extra: &str) -> std::process::Command {
     )
 }
 
-fn audit_lines(data: &TempDataDir) -> Vec<Value> {
+pub(crate) fn audit_lines(data: &TempDataDir) -> Vec<Value> {
     std::fs::read_to_string(data.workspace().join("audit.jsonl"))
         .unwrap_or_default()
         .lines()
@@ -388,7 +388,7 @@ async fn pause_holds_the_next_tool_round_and_resume_continues_it() {
     assert!(work.join("b.md").exists());
 }
 
-async fn wait_for_file(path: &Path) {
+pub(crate) async fn wait_for_file(path: &Path) {
     let started = Instant::now();
     while !path.exists() {
         assert!(

@@ -7,7 +7,7 @@
 use super::Orchestrator;
 use crate::budget::CausalBudget;
 use crate::error::CoreError;
-use crate::safety::AuditEvent;
+use crate::safety::{ApprovedBy, AuditEvent, Channel};
 use crate::sessions::Endpoint;
 use crate::tools::run_policy::exact_allow_line;
 use crate::village::AgentId;
@@ -35,14 +35,15 @@ impl PendingDecision {
 }
 
 impl Orchestrator {
-    /// Decides the pending request `command args` of `agent_id`; returns how many requests
-    /// are still pending for that agent.
+    /// Decides the pending request `command args` of `agent_id` (a person's decision through
+    /// `by`); returns how many requests are still pending for that agent.
     pub async fn decide_pending(
         &self,
         agent_id: &str,
         command: &str,
         args: &[String],
         decision: PendingDecision,
+        by: Channel,
     ) -> Result<usize, CoreError> {
         let id = AgentId::new(agent_id).map_err(|_| CoreError::AgentNotFound(agent_id.into()))?;
         if self.inner.world().agent(&id).is_none() {
@@ -75,7 +76,8 @@ impl Orchestrator {
         ));
         let argv = serde_json::to_string(&(command, args)).unwrap_or_default();
         let event = AuditEvent::new(agent_id, "-", "run_approval", command, argv.as_bytes())
-            .with_outcome(decision.as_str());
+            .with_outcome(decision.as_str())
+            .approved_by(ApprovedBy::Person(by));
         self.audit(event).await;
         Ok(left)
     }

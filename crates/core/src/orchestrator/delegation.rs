@@ -200,6 +200,7 @@ pub(crate) async fn delegate(
         conversation: delivery.route.conversation,
         // Only the turn a person started may ask them (`ask_user`).
         person: super::question::Presence::Absent,
+        dry_run: delivery.route.dry_run.clone(),
     };
     let (tx, rx) = oneshot::channel::<TurnOutcome>();
     if inner

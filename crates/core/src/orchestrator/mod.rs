@@ -39,6 +39,7 @@ pub use crate::events::PendingQuestion;
 use crate::events::{AgentStatus, CoreEvent};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;
+use crate::safety::Channel;
 use crate::sessions::{AgentMessage, Endpoint, SessionStore};
 use crate::sync::LockOrRecover;
 use crate::tools::{RunApproval, TrashTarget};
@@ -48,7 +49,7 @@ pub use cast::{ServantDeleted, ServantReferences};
 pub use conversation::Conversation;
 pub use failure::TurnFailure;
 use inner::Inner;
-pub use outcome::{ExternalOutcome, PlanTaskState, TurnOutcome};
+pub use outcome::{ExternalOutcome, PlanTaskState, RequestMode, TurnOutcome};
 pub use plan::{PlanTask, PlanWave, WaveStatus};
 pub use servant_settings::ServantSettings;
 pub use templates::{TemplateSettings, template_id_refused, template_users};
@@ -117,6 +118,9 @@ pub(crate) struct Route {
     /// Whether a person can answer this delivery's turn (`ask_user`); never carried down a
     /// chain.
     pub person: question::Presence,
+    /// A dry-run request: side-effecting tools of the whole chain stop at their side effect,
+    /// and what they would have done is collected here.
+    pub dry_run: Option<crate::safety::DryRunLog>,
 }
 
 /// Per-agent controls shared between the handle and the agent's task.
@@ -252,10 +256,11 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// Sets the command-approval mode (in memory only).
-    pub fn set_run_approval(&self, mode: RunApproval) {
+    /// Sets the command-approval mode (in memory only), a person's decision through `by`.
+    pub fn set_run_approval(&self, mode: RunApproval, by: Channel) {
         let was = self.inner.set_approval(mode);
-        self.audit_human("run_approval_mode", mode.as_str(), was.as_str().as_bytes());
+        let (target, args) = (mode.as_str(), was.as_str().as_bytes());
+        self.audit_human("run_approval_mode", target, args, by);
         self.inner.emit(
             &format!("run approval: mode={} was={}", mode.as_str(), was.as_str()),
             CoreEvent::RunApprovalChanged {
@@ -320,6 +325,29 @@ impl Orchestrator {
         rx.await.map_err(|_| CoreError::NotRunning(to.to_owned()))
     }
 
+    /// [`Self::deliver_and_wait`] in `mode`, with the effects a dry-run would have had (empty
+    /// unless `mode.dry_run`).
+    pub async fn deliver_and_wait_in_mode(
+        &self,
+        to: &str,
+        from: Endpoint,
+        content: &str,
+        mode: RequestMode,
+    ) -> Result<(TurnOutcome, Vec<crate::safety::DryRunEffect>), CoreError> {
+        let budget = CausalBudget::new(self.inner.world().token_budget);
+        let log = mode.dry_run.then(crate::safety::DryRunLog::default);
+        let route = Route {
+            dry_run: log.clone(),
+            ..Route::default()
+        };
+        let (tx, rx) = oneshot::channel();
+        self.inner
+            .deliver(to, from, content, budget, route, Some(tx))
+            .await?;
+        let outcome = rx.await.map_err(|_| CoreError::NotRunning(to.to_owned()))?;
+        Ok((outcome, log.map(|l| l.effects()).unwrap_or_default()))
+    }
+
     pub(crate) async fn deliver(
         &self,
         to: &str,
@@ -344,11 +372,13 @@ impl Orchestrator {
         budget: Arc<CausalBudget>,
         auto_approve_plans: bool,
         verify_with: Option<String>,
+        mode: RequestMode,
     ) -> Result<TurnOutcome, CoreError> {
         let (tx, rx) = oneshot::channel();
         let route = Route {
             auto_approve_plans,
             verify_with,
+            dry_run: mode.dry_run.then(crate::safety::DryRunLog::default),
             ..Route::default()
         };
         self.inner
@@ -358,10 +388,10 @@ impl Orchestrator {
     }
 
     /// The process-wide switch that lets plan waves skip review (headless runs).
-    pub fn set_plan_review_bypass(&self, enabled: bool) {
+    pub fn set_plan_review_bypass(&self, enabled: bool, by: Channel) {
         self.inner.set_plan_bypass(enabled);
         let target = if enabled { "on" } else { "off" };
-        self.audit_human("plan_review_bypass", target, target.as_bytes());
+        self.audit_human("plan_review_bypass", target, target.as_bytes(), by);
         self.inner
             .event(CoreEvent::PlanReviewBypassChanged { enabled });
     }
@@ -377,6 +407,7 @@ impl Orchestrator {
         &self,
         plan_id: &str,
         edited: Option<Vec<PlanTask>>,
+        by: Channel,
     ) -> Result<(), CoreError> {
         let wave = self
             .inner
@@ -414,7 +445,7 @@ impl Orchestrator {
             .map(|t| (t.to.as_str(), t.message.as_str()))
             .collect();
         let args = serde_json::to_string(&edited_args).unwrap_or_default();
-        self.audit_human("plan_dispatch", plan_id, args.as_bytes());
+        self.audit_human("plan_dispatch", plan_id, args.as_bytes(), by);
         self.inner.log(&format!(
             "plan dispatch: agent={} plan={plan_id} tasks={}",
             wave.agent_id,
@@ -460,7 +491,7 @@ impl Orchestrator {
     }
 
     /// Discards a proposed wave; nothing is sent.
-    pub fn discard_plan(&self, plan_id: &str) -> Result<(), CoreError> {
+    pub fn discard_plan(&self, plan_id: &str, by: Channel) -> Result<(), CoreError> {
         let pending = self
             .inner
             .plans()
@@ -472,7 +503,7 @@ impl Orchestrator {
         self.inner
             .plans()
             .update(plan_id, |w| w.status = WaveStatus::Discarded);
-        self.audit_human("plan_discard", plan_id, plan_id.as_bytes());
+        self.audit_human("plan_discard", plan_id, plan_id.as_bytes(), by);
         self.inner.emit(
             &format!("plan discard: plan={plan_id}"),
             CoreEvent::PlanWaveDiscarded {
@@ -500,14 +531,27 @@ impl Orchestrator {
         client: &str,
         message: &str,
     ) -> (Option<String>, PlanTaskState) {
-        let outcome = self.ask_external(client, message, None).await;
+        let outcome = self
+            .ask_external(client, message, None, RequestMode::default())
+            .await;
         (outcome.answer, outcome.state)
     }
 
     /// [`Self::ask_external_outcome`], with why there is no answer and the stored
     /// conversation the turn was recorded under.
     pub async fn ask_external_detailed(&self, client: &str, message: &str) -> ExternalOutcome {
-        self.ask_external(client, message, None).await
+        self.ask_external(client, message, None, RequestMode::default())
+            .await
+    }
+
+    /// [`Self::ask_external_detailed`] in `mode` (a dry-run: the outcome lists the effects).
+    pub async fn ask_external_in_mode(
+        &self,
+        client: &str,
+        message: &str,
+        mode: RequestMode,
+    ) -> ExternalOutcome {
+        self.ask_external(client, message, None, mode).await
     }
 
     /// Opens a conversation apart from the current one (one per door MCP session): the agents
@@ -538,7 +582,20 @@ impl Orchestrator {
         client: &str,
         message: &str,
     ) -> ExternalOutcome {
-        self.ask_external(client, message, Some(conversation.key()))
+        let mode = RequestMode::default();
+        self.ask_external_mode_in(conversation, client, message, mode)
+            .await
+    }
+
+    /// [`Self::ask_external_detailed_in`] in `mode`.
+    pub async fn ask_external_mode_in(
+        &self,
+        conversation: &Conversation,
+        client: &str,
+        message: &str,
+        mode: RequestMode,
+    ) -> ExternalOutcome {
+        self.ask_external(client, message, Some(conversation.key()), mode)
             .await
     }
 
@@ -547,6 +604,7 @@ impl Orchestrator {
         client: &str,
         message: &str,
         conversation: Option<conversation::ConversationKey>,
+        mode: RequestMode,
     ) -> ExternalOutcome {
         let world = self.inner.world();
         let Some(reception) = world.reception.clone() else {
@@ -558,14 +616,20 @@ impl Orchestrator {
         } else {
             question::Presence::Absent
         };
+        // A dry-run's effects are collected along the whole chain and answered with it.
+        let log = mode.dry_run.then(crate::safety::DryRunLog::default);
         let route = Route {
             conversation,
             person,
+            dry_run: log.clone(),
             ..Route::default()
         };
         let budget = CausalBudget::new(world.token_budget);
-        self.external(reception.as_str(), client, message, route, budget, None)
-            .await
+        let mut outcome = self
+            .external(reception.as_str(), client, message, route, budget, None)
+            .await;
+        outcome.effects = log.map(|l| l.effects()).unwrap_or_default();
+        outcome
     }
 
     /// One outside request to `to` (a new causal root under `budget`), one at a time, waiting

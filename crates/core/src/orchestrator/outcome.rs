@@ -112,6 +112,16 @@ pub struct ExternalOutcome {
     pub session_id: Option<String>,
     /// The question waiting for the person's answer (the state is `NeedsInput`).
     pub question: Option<PendingQuestion>,
+    /// A dry-run request: the effects it would have had, in call order (empty otherwise).
+    pub effects: Vec<crate::safety::DryRunEffect>,
+}
+
+/// How a request runs: given by whoever starts it (the CLI, the GUI, the door, a schedule).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestMode {
+    /// Side-effecting tools of the request's whole chain stop at their side effect and say
+    /// what they would do; the effects are collected (docs/gui-api.md, `dryRunEffect`).
+    pub dry_run: bool,
 }
 
 impl ExternalOutcome {
@@ -123,6 +133,7 @@ impl ExternalOutcome {
             failure: None,
             session_id: None,
             question: None,
+            effects: Vec::new(),
         }
     }
 
@@ -139,6 +150,7 @@ impl ExternalOutcome {
             failure: outcome.failure,
             session_id: outcome.session_id,
             question: outcome.question,
+            effects: Vec::new(),
         }
     }
 }

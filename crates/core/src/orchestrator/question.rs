@@ -128,6 +128,7 @@ impl Orchestrator {
         &self,
         client: &str,
         answer: &str,
+        mode: super::RequestMode,
     ) -> Result<ExternalOutcome, CoreError> {
         let session = self.inner.current_session().unwrap_or_default();
         let Some(asked) = self.stored_question(&session)? else {
@@ -142,15 +143,19 @@ impl Orchestrator {
             answer.chars().count()
         ));
         let ceiling = asked.budget_left.or(self.inner.world().token_budget);
+        let log = mode.dry_run.then(crate::safety::DryRunLog::default);
         let route = Route {
             person: Presence::Suspends,
+            dry_run: log.clone(),
             ..Route::default()
         };
         let to = asked.agent_id.clone();
         let budget = CausalBudget::new(ceiling);
-        Ok(self
+        let mut outcome = self
             .external(&to, client, answer, route, budget, Some(Box::new(asked)))
-            .await)
+            .await;
+        outcome.effects = log.map(|l| l.effects()).unwrap_or_default();
+        Ok(outcome)
     }
 
     pub(super) fn stored_question(

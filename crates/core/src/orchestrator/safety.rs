@@ -13,8 +13,8 @@ use super::Orchestrator;
 use crate::events::CoreEvent;
 use crate::log::LogSink;
 use crate::safety::{
-    AuditEvent, AuditLog, AuditLogOptions, AuditSetup, Channel, DEFAULT_MAX_BYTES, KillSwitch,
-    SwitchCommand, SwitchState,
+    ABORT_WAIT_BOUND, ApprovedBy, AuditEvent, AuditLog, AuditLogOptions, AuditSetup, Channel,
+    DEFAULT_MAX_BYTES, KillSwitch, Sections, SwitchCommand, SwitchState,
 };
 use crate::sessions::SessionStore;
 
@@ -28,6 +28,8 @@ const HALT_STOP_GRACE: Duration = Duration::from_secs(2);
 /// What the orchestrator keeps for the safety layer.
 pub(crate) struct Safety {
     switch: KillSwitch,
+    /// The sections an abort waits for (`crate::safety::Sections`).
+    sections: Sections,
     audit: Option<AuditLog>,
     dry_run: AtomicBool,
     /// One command at a time (an abort's cut and a halt's stop are not interleaved).
@@ -59,6 +61,7 @@ impl Safety {
         };
         Self {
             switch: KillSwitch::default(),
+            sections: Sections::default(),
             audit,
             dry_run: AtomicBool::new(false),
             commands: tokio::sync::Mutex::new(()),
@@ -67,6 +70,10 @@ impl Safety {
 
     pub(super) fn switch(&self) -> &KillSwitch {
         &self.switch
+    }
+
+    pub(super) fn sections(&self) -> &Sections {
+        &self.sections
     }
 
     pub(super) fn dry_run(&self) -> bool {
@@ -125,7 +132,7 @@ impl Orchestrator {
     /// nothing. Returns the state after the command.
     pub async fn control(&self, command: SwitchCommand, channel: Channel) -> SwitchState {
         let safety = self.inner.safety();
-        let _one = safety.commands.lock().await;
+        let one = safety.commands.lock().await;
         let t = safety.switch().apply(command);
         if !t.changed() {
             // Nothing to do, nothing to audit: a repeated command is not a second change.
@@ -141,14 +148,19 @@ impl Orchestrator {
         match t.to {
             SwitchState::Aborting => {
                 self.cut_turns();
+                // A halt may come in while the abort waits for its sections: it waits for
+                // nothing, and the abort's wait ends there.
+                drop(one);
+                self.wait_for_sections().await;
                 let back = if t.from == SwitchState::Paused {
                     SwitchState::Paused
                 } else {
                     SwitchState::Running
                 };
-                safety.switch().settle(back);
-                self.said(command, channel, SwitchState::Aborting, back)
-                    .await;
+                if safety.switch().settle(back) {
+                    self.said(command, channel, SwitchState::Aborting, back)
+                        .await;
+                }
             }
             SwitchState::Halted => {
                 // The emergency stop: every child group gets SIGKILL now, no grace (a `run`
@@ -162,6 +174,26 @@ impl Orchestrator {
             _ => {}
         }
         safety.switch().state()
+    }
+
+    /// An abort's wait for the sections it may not cut (`crate::safety::Sections`): until
+    /// none is held, [`ABORT_WAIT_BOUND`] at most, or until a halt; said in an `abort wait:`
+    /// line.
+    async fn wait_for_sections(&self) {
+        let safety = self.inner.safety();
+        let started = std::time::Instant::now();
+        let held = safety.sections().held();
+        let end = tokio::select! {
+            drained = safety.sections().drained(ABORT_WAIT_BOUND) => match drained {
+                Ok(()) => "drained".to_owned(),
+                Err(left) => format!("bound left={left}"),
+            },
+            () = safety.switch().halted() => "halted".to_owned(),
+        };
+        self.inner.log(&format!(
+            "abort wait: sections={held} waited_ms={} end={end}",
+            started.elapsed().as_millis()
+        ));
     }
 
     /// Cuts every turn running now — its model call and tool in flight, and its next call
@@ -191,7 +223,8 @@ impl Orchestrator {
             },
         );
         let event = AuditEvent::new("-", "-", "kill_switch", t, c.as_bytes())
-            .with_outcome(channel.as_str());
+            .with_outcome(channel.as_str())
+            .approved_by(ApprovedBy::Person(channel));
         self.inner
             .safety()
             .record(event, &*self.inner.log_sink())
@@ -210,8 +243,9 @@ impl Orchestrator {
     /// The audit line of a human's decision that changes what agents may do (an approval mode,
     /// the plan-review switch, a plan dispatched or discarded), written without waiting: the
     /// callers are synchronous, and the decision itself has no side effect outside memory.
-    pub(super) fn audit_human(&self, action: &str, target: &str, args: &[u8]) {
-        let event = AuditEvent::new("-", "-", action, target, args);
+    pub(super) fn audit_human(&self, action: &str, target: &str, args: &[u8], by: Channel) {
+        let event =
+            AuditEvent::new("-", "-", action, target, args).approved_by(ApprovedBy::Person(by));
         self.inner.safety().record_detached(event);
     }
 
@@ -275,15 +309,20 @@ pub(super) async fn audit_tool(
     };
     let (inner, agent, root) = turn.audit_context();
     let args_text = args.to_string();
-    if let Some(note) = output.approval {
+    if let Some(note) = output.approval.filter(|n| n.is_decision()) {
         // The approval first: `pending` (recorded for a human) or `auto_approved` (an allow
         // line added to run.json), then the call itself.
         let event = AuditEvent::new(agent, root, "run_approval", &target, args_text.as_bytes())
-            .with_outcome(note.as_str());
+            .with_outcome(note.as_str())
+            .approved_by(note.approved_by());
         inner.safety().record(event, &*inner.log_sink()).await;
     }
-    let event =
-        AuditEvent::new(agent, root, &action, &target, args_text.as_bytes()).with_outcome(outcome);
+    let by = output
+        .approval
+        .map_or(ApprovedBy::Nobody, |n| n.approved_by());
+    let event = AuditEvent::new(agent, root, &action, &target, args_text.as_bytes())
+        .with_outcome(outcome)
+        .approved_by(by);
     inner.safety().record(event, &*inner.log_sink()).await;
 }
 

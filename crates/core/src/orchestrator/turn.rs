@@ -118,6 +118,9 @@ pub(crate) struct Turn<'a> {
     /// The kill switch's cut token as this turn began: an abort cancels it, so this turn (and
     /// none started after the abort) ends at its next call.
     cut: tokio_util::sync::CancellationToken,
+    /// Held from the turn's first paid model call until its record is on disk: an abort
+    /// waits for it (`crate::safety::SectionKind::PaidCallRecord`).
+    paid: Option<crate::safety::Section>,
     /// The turn's trace span, inside its causal root's (nothing when tracing is off).
     pub(super) span: crate::trace::Span,
 }
@@ -141,6 +144,7 @@ impl<'a> Turn<'a> {
             started: Instant::now(),
             started_ms: now_ms(),
             cut: inner.safety().switch().cut_token(),
+            paid: None,
             span: trace_spans::turn_span(inner, agent_id, delivery),
         }
     }
@@ -168,7 +172,8 @@ impl<'a> Turn<'a> {
                 active: true,
             },
         );
-        let ran = match prepare(inner, &world, agent_id, self.mcp) {
+        let dry_run = delivery.route.dry_run.is_some();
+        let ran = match prepare(inner, &world, agent_id, self.mcp, dry_run) {
             Err(failure) => {
                 let stop = failure.stop();
                 self.tally.failure = Some(*failure);
@@ -338,6 +343,10 @@ impl<'a> Turn<'a> {
         let round = self.tally.rounds + 1;
         let intent = intent(self.agent_id, p, round, reservation.amount());
         self.inner.record(vec![intent]).await;
+        if self.paid.is_none() {
+            let section = crate::safety::SectionKind::PaidCallRecord;
+            self.paid = Some(self.inner.safety().sections().enter(section));
+        }
         let asked = Instant::now();
         let mut span = trace_spans::call_span(&self.span, p);
         let result = self.inner.llm().chat(&p.endpoint, &request).await;
@@ -469,6 +478,7 @@ impl<'a> Turn<'a> {
             question
         });
         let session = self.inner.record(batch).await;
+        drop(self.paid.take());
         let question = asked.map(|q| {
             self.inner.log(&format!(
                 "question asked: agent={} id={} chars={} choices={} waiting=stored",

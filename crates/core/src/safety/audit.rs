@@ -1,16 +1,19 @@
 //! The audit log's line (`workspace/audit.jsonl`): one JSON object per side effect and per
 //! safety event, `{seq, tsMs, agent, causalRoot, action, target, argsSha256, outcome,
-//! prevSha256, sha256, mac?}`, hash-chained — `sha256` is the SHA-256 of the line's own text up
+//! approvedBy?, prevSha256, sha256, mac?}`, hash-chained — `sha256` is the SHA-256 of the line's own text up
 //! to (without) the `sha256` field, and `prevSha256` is the previous line's `sha256` (64 zeros
 //! for the first line of the village) — and keyed: `mac`, when the writer has the key, is the
 //! HMAC-SHA256 of the `sha256` under the [`AuditKey`] (absent in lines written without one,
-//! so that old logs still read). No bodies, no secrets: hashes, names and counts.
+//! so that old logs still read). `approvedBy` (who let the effect happen, [`ApprovedBy`]) is
+//! on every line written now and absent from lines written before it existed: an absent field
+//! is not in the hashed text, so those lines still verify. No bodies, no secrets: hashes, names and counts.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::approver::ApprovedBy;
 use super::key::AuditKey;
 
 /// The `prevSha256` of the first line.
@@ -33,6 +36,8 @@ pub struct AuditEvent {
     pub args_sha256: String,
     /// How it ended: `ok`, `failed`, `dry_run`, `cut`, or the change's channel.
     pub outcome: String,
+    /// Who let it happen (`none` unless said).
+    pub approved_by: ApprovedBy,
 }
 
 impl AuditEvent {
@@ -45,7 +50,15 @@ impl AuditEvent {
             target: cut_target(target),
             args_sha256: sha256_hex(args),
             outcome: "ok".to_owned(),
+            approved_by: ApprovedBy::Nobody,
         }
+    }
+
+    /// The same event with who approved it.
+    #[must_use]
+    pub fn approved_by(mut self, by: ApprovedBy) -> Self {
+        self.approved_by = by;
+        self
     }
 
     /// The same event with another outcome.
@@ -76,6 +89,9 @@ pub struct AuditEntry {
     pub args_sha256: String,
     /// See [`AuditEvent`].
     pub outcome: String,
+    /// Who let it happen (absent on lines written before the field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<String>,
     /// The previous line's `sha256`.
     pub prev_sha256: String,
     /// The SHA-256 of this line's text without this field.
@@ -97,6 +113,8 @@ struct Body<'a> {
     target: &'a str,
     args_sha256: &'a str,
     outcome: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    approved_by: Option<&'a str>,
     prev_sha256: &'a str,
 }
 
@@ -112,6 +130,7 @@ impl AuditEntry {
             target: event.target,
             args_sha256: event.args_sha256,
             outcome: event.outcome,
+            approved_by: Some(event.approved_by.as_str().to_owned()),
             prev_sha256: prev_sha256.to_owned(),
             sha256: String::new(),
             mac: None,
@@ -137,6 +156,7 @@ impl AuditEntry {
             target: &self.target,
             args_sha256: &self.args_sha256,
             outcome: &self.outcome,
+            approved_by: self.approved_by.as_deref(),
             prev_sha256: &self.prev_sha256,
         })
         .unwrap_or_default()
@@ -163,6 +183,7 @@ impl AuditEntry {
             target: &event.target,
             args_sha256: &event.args_sha256,
             outcome: &event.outcome,
+            approved_by: Some(event.approved_by.as_str()),
             prev_sha256,
         };
         if serde_json::to_writer(&mut *out, &body).is_err() {
@@ -216,6 +237,8 @@ pub(crate) struct EntryRef<'a> {
     args_sha256: Cow<'a, str>,
     #[serde(borrow)]
     outcome: Cow<'a, str>,
+    #[serde(borrow, default)]
+    approved_by: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub(crate) prev_sha256: Cow<'a, str>,
     #[serde(borrow)]
@@ -238,6 +261,7 @@ impl EntryRef<'_> {
             target: &self.target,
             args_sha256: &self.args_sha256,
             outcome: &self.outcome,
+            approved_by: self.approved_by.as_deref(),
             prev_sha256: &self.prev_sha256,
         };
         if serde_json::to_writer(&mut *scratch, &body).is_err() {
@@ -332,6 +356,33 @@ mod tests {
         let hash = AuditEntry::push_line(&e, 3, 5, GENESIS, None, &mut out);
         assert_eq!(hash, entry.sha256);
         assert_eq!(out, format!("x\n{line}\n").into_bytes());
+    }
+
+    /// A line written before `approvedBy` existed still reads, holds and re-serialises to
+    /// the same text; a line written now carries it inside the hashed text.
+    #[test]
+    fn a_line_without_approved_by_still_holds_and_a_new_line_hashes_it() {
+        let old = AuditEntry {
+            approved_by: None,
+            ..AuditEntry::chain(AuditEvent::new("a", "r", "run", "sh", b"{}"), 1, 5, GENESIS)
+        };
+        let old = AuditEntry {
+            sha256: sha256_hex(old.body().as_bytes()),
+            ..old
+        };
+        let text = old.line();
+        assert!(!text.contains("approvedBy"));
+        let mut scratch = Vec::new();
+        let read: EntryRef<'_> = serde_json::from_str(&text).unwrap();
+        assert!(read.holds(&text, &mut scratch));
+        let event = AuditEvent::new("a", "r", "run", "sh", b"{}").approved_by(ApprovedBy::RunRule);
+        let new = AuditEntry::chain(event, 1, 5, GENESIS).line();
+        assert!(new.contains(r#""outcome":"ok","approvedBy":"rule:run.json","prevSha256""#));
+        let read: EntryRef<'_> = serde_json::from_str(&new).unwrap();
+        assert!(read.holds(&new, &mut scratch));
+        let forged = new.replace("rule:run.json", "person:gui");
+        let read: EntryRef<'_> = serde_json::from_str(&forged).unwrap();
+        assert!(!read.holds(&forged, &mut scratch), "approvedBy is hashed");
     }
 
     #[test]

@@ -180,8 +180,9 @@ impl KillSwitch {
         Transition { from, to }
     }
 
-    /// Sets the state after an abort's cut (back to where it was before, unless halted).
-    pub(crate) fn settle(&self, after_abort: SwitchState) {
+    /// Sets the state after an abort's cut (back to where it was before, unless halted);
+    /// `false` when a halt came meanwhile (nothing changed).
+    pub(crate) fn settle(&self, after_abort: SwitchState) -> bool {
         self.state.send_if_modified(|s| {
             if *s == SwitchState::Aborting {
                 *s = after_abort;
@@ -189,7 +190,14 @@ impl KillSwitch {
             } else {
                 false
             }
-        });
+        })
+    }
+
+    /// Resolves once the village is halted (a section's wait ends there: a halt waits for
+    /// nothing).
+    pub(crate) async fn halted(&self) {
+        let mut rx = self.state.subscribe();
+        let _ = rx.wait_for(|s| *s == SwitchState::Halted).await;
     }
 
     /// The token the current calls are cut by.

@@ -11,7 +11,7 @@ use super::runner::{Firing, RunnerConfig};
 use crate::budget::CausalBudget;
 use crate::orchestrator::TurnOutcome;
 use crate::probe::{Outcome, ProbeContext, Report, run_probe};
-use crate::safety::AuditEvent;
+use crate::safety::{ApprovedBy, AuditEvent};
 use crate::village::{ScheduleProbe, ScheduledTask, SessionMode};
 
 /// How a firing ended.
@@ -75,12 +75,13 @@ pub(super) async fn fire(config: &RunnerConfig, firing: Firing) -> FiringReport 
         appended = report.appended_text();
     }
     config.log.line(&format!(
-        "schedule fire: id={} target={} due={} session={} auto_approve_plans={}",
+        "schedule fire: id={} target={} due={} session={} auto_approve_plans={} dry_run={}",
         task.id,
         task.to,
         firing.due_ms,
         session_word(task.session_mode),
-        task.auto_approve_plans
+        task.auto_approve_plans,
+        task.dry_run
     ));
     if task.session_mode == SessionMode::Fresh {
         config.orchestrator.new_conversation();
@@ -92,7 +93,8 @@ pub(super) async fn fire(config: &RunnerConfig, firing: Firing) -> FiringReport 
         "schedule_fire",
         &task.id,
         firing.due_ms.to_string().as_bytes(),
-    );
+    )
+    .approved_by(ApprovedBy::Schedule);
     config.orchestrator.audit(fired).await;
     let first = request(config, task, appended.as_deref(), None);
     let mut report = FiringReport {
@@ -180,6 +182,9 @@ async fn deliver(
             Arc::clone(budget),
             task.auto_approve_plans,
             verifier(config, task),
+            crate::orchestrator::RequestMode {
+                dry_run: task.dry_run,
+            },
         )
         .await;
     match outcome {
@@ -273,8 +278,14 @@ async fn probe_unless_cut(
     };
     let argv = serde_json::to_string(&(&probe.command, &probe.args)).unwrap_or_default();
     let outcome = report.as_ref().map_or("aborted", |r| r.outcome.as_str());
-    let event =
-        AuditEvent::new("-", "-", "probe_run", schedule, argv.as_bytes()).with_outcome(outcome);
+    // A probe runs only when this machine's probe_approvals.json approves it.
+    let by = match &report {
+        Some(r) if r.outcome == Outcome::Unapproved => ApprovedBy::Nobody,
+        _ => ApprovedBy::ProbeApproval,
+    };
+    let event = AuditEvent::new("-", "-", "probe_run", schedule, argv.as_bytes())
+        .with_outcome(outcome)
+        .approved_by(by);
     config.orchestrator.audit(event).await;
     report
 }

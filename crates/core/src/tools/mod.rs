@@ -50,6 +50,8 @@ pub enum ApprovalNote {
     Pending,
     /// Under auto-approve, an unknown command's exact allow line was added to `run.json`.
     AutoApproved,
+    /// An allow line of `run.json` let the command run (no decision to record).
+    AllowedByRule,
 }
 
 impl ApprovalNote {
@@ -58,6 +60,22 @@ impl ApprovalNote {
         match self {
             Self::Pending => "pending",
             Self::AutoApproved => "auto_approved",
+            Self::AllowedByRule => "allowed_by_rule",
+        }
+    }
+
+    /// Whether the call made an approval decision of its own (audited as a `run_approval`
+    /// line before the call's).
+    pub fn is_decision(self) -> bool {
+        matches!(self, Self::Pending | Self::AutoApproved)
+    }
+
+    /// Who let the call run (the audit line's `approvedBy`).
+    pub fn approved_by(self) -> crate::safety::ApprovedBy {
+        match self {
+            Self::Pending => crate::safety::ApprovedBy::Nobody,
+            Self::AutoApproved => crate::safety::ApprovedBy::AutoApproveMode,
+            Self::AllowedByRule => crate::safety::ApprovedBy::RunRule,
         }
     }
 }

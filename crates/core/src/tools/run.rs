@@ -96,7 +96,8 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
                 "This command is denied by run.json.",
             ));
         }
-        (Decision::Allowed, _) | (Decision::Unknown, RunApproval::NoApproval) => {}
+        (Decision::Allowed, _) => note = Some(ApprovalNote::AllowedByRule),
+        (Decision::Unknown, RunApproval::NoApproval) => {}
         (Decision::Unknown, RunApproval::Required) => {
             if let Some(out) = ctx.would(|| {
                 format!("record `{command}` for a human's approval (run.json does not allow it)")
@@ -143,7 +144,7 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
             .collect();
         format!("run {}", serde_json::to_string(&argv).unwrap_or_default())
     }) {
-        return out;
+        return out.with_approval(note);
     }
     execute(&jail, &call, ctx).await.with_approval(note)
 }

@@ -53,6 +53,10 @@ pub struct ScheduledTask {
     /// Plan waves of this schedule's runs skip review.
     #[serde(default, skip_serializing_if = "is_false")]
     pub auto_approve_plans: bool,
+    /// Every firing is a dry-run request: side-effecting tools stop at their side effect,
+    /// and what they would have done is audited and said in `dryRunEffect` events.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
     /// Fields this version does not know.
     #[serde(flatten)]
     pub extra: Extra,

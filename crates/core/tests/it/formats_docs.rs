@@ -13,7 +13,9 @@ use fuseforks_core::llm::Wire;
 use fuseforks_core::log::{LogSink, VillageLog};
 use fuseforks_core::preflight::{env_var_name, probe_key};
 use fuseforks_core::probe::{ApprovalState, approval_state};
-use fuseforks_core::safety::{AuditEntry, AuditEvent, AuditKey, VerifyOptions, verify_keyed};
+use fuseforks_core::safety::{
+    ApprovedBy, AuditEntry, AuditEvent, AuditKey, VerifyOptions, verify_keyed,
+};
 use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::tools::run_policy::{Decision, decide};
 use fuseforks_core::village::{
@@ -548,6 +550,7 @@ fn the_audit_example_is_a_keyed_chain_that_verifies() {
             target: entry.target.clone(),
             args_sha256: entry.args_sha256.clone(),
             outcome: entry.outcome.clone(),
+            approved_by: ApprovedBy::parse(entry.approved_by.as_deref().unwrap()).unwrap(),
         };
         let rebuilt = AuditEntry::chain(event, entry.seq, entry.ts_ms, &prev).sign(&key);
         assert_eq!(rebuilt.line(), line, "the writer writes this very line");
@@ -562,7 +565,7 @@ fn the_audit_example_is_a_keyed_chain_that_verifies() {
         ..VerifyOptions::default()
     };
     let report = verify_keyed(dir.path(), &options).unwrap();
-    assert_eq!((report.lines, report.unkeyed_lines), (4, 0));
+    assert_eq!((report.lines, report.unkeyed_lines), (6, 0));
     assert!(report.keyed);
     // One changed value breaks the chain at that line, as the page says.
     let edited = text.replacen("\"outcome\":\"failed\"", "\"outcome\":\"ok\"", 1);

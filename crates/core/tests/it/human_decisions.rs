@@ -52,7 +52,7 @@ async fn pending_requests_are_decided_and_approve_and_continue_resumes_the_agent
     v.data
         .edit_world(|w| w.agents[0].enabled_tools = Some(vec!["run".into()]));
     let orch = v.open();
-    orch.set_run_approval(RunApproval::Required);
+    orch.set_run_approval(RunApproval::Required, fuseforks_core::safety::Channel::Api);
     orch.start_agent("a1").unwrap();
     orch.ask_external_outcome("t", "first").await;
     orch.ask_external_outcome("t", "second").await;
@@ -65,17 +65,30 @@ async fn pending_requests_are_decided_and_approve_and_continue_resumes_the_agent
             "echo",
             &["three".to_owned()],
             PendingDecision::ApproveExact,
+            fuseforks_core::safety::Channel::Api,
         )
         .await
         .unwrap_err();
     assert_eq!(err.code(), "RUN_PENDING_NOT_FOUND");
     let left = orch
-        .decide_pending("a1", "echo", &two, PendingDecision::Reject)
+        .decide_pending(
+            "a1",
+            "echo",
+            &two,
+            PendingDecision::Reject,
+            fuseforks_core::safety::Channel::Api,
+        )
         .await
         .unwrap();
     assert_eq!(left, 1);
     let left = orch
-        .decide_pending("a1", "echo", &one, PendingDecision::ApproveExact)
+        .decide_pending(
+            "a1",
+            "echo",
+            &one,
+            PendingDecision::ApproveExact,
+            fuseforks_core::safety::Channel::Api,
+        )
         .await
         .unwrap();
     assert_eq!(left, 0);

@@ -92,7 +92,7 @@ async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent(
     );
     let log = v.log();
     assert!(
-        log.contains("mcp: agent=a1 server=echo outcome=connected tools=1"),
+        log.contains("mcp: agent=a1 server=echo outcome=connected tools=2"),
         "{log}"
     );
     assert!(

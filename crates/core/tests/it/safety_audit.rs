@@ -178,3 +178,45 @@ proptest! {
         prop_assert_eq!(kind_at(dir.path(), &head).0, BreakKind::Truncated);
     }
 }
+
+/// A line as written before `approvedBy` existed: the field and its hash taken out.
+fn without_approved_by(line: &str) -> String {
+    let body =
+        line[..line.find(",\"sha256\"").unwrap()].replacen(",\"approvedBy\":\"none\"", "", 1);
+    let hash = fuseforks_core::safety::sha256_hex(format!("{body}}}").as_bytes());
+    format!("{body},\"sha256\":\"{hash}\"}}")
+}
+
+/// A log whose first lines were written before `approvedBy` existed: the writer goes on after
+/// them with the field, and the whole chain verifies.
+#[tokio::test]
+async fn old_lines_without_approved_by_and_new_lines_with_it_verify_as_one_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut lines, mut prev) = (Vec::new(), GENESIS.to_owned());
+    for i in 0..3 {
+        let new = AuditEntry::chain(event(i), i as u64 + 1, 1_700_000_000_000, &prev).line();
+        let old = without_approved_by(&new);
+        assert!(!old.contains("approvedBy"));
+        prev = serde_json::from_str::<AuditEntry>(&old).unwrap().sha256;
+        lines.push(old);
+    }
+    write(dir.path(), &lines);
+    assert_eq!(
+        verify_chain(dir.path(), None).unwrap().lines,
+        3,
+        "old lines alone"
+    );
+    {
+        let log = AuditLog::open(dir.path(), None, 1 << 20).unwrap();
+        let by = fuseforks_core::safety::ApprovedBy::RunRule;
+        assert_eq!(log.append(event(3).approved_by(by)).await.unwrap(), 4);
+    }
+    let text = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains("\"approvedBy\":\"rule:run.json\"")
+    );
+    assert_eq!(verify_chain(dir.path(), None).unwrap().lines, 4);
+}

@@ -46,6 +46,9 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// A `run` child that outlives its section's grace after an abort
+/// (`fuseforks_core::safety::RUN_ABORT_GRACE`, docs/threat-model.md) is killed then, the abort
+/// answers once it is, and the turn ends interrupted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_cuts_the_running_turn_and_its_child_and_the_agent_takes_new_work() {
     let script = "echo $$ > sleeper.pid; exec sleep 30";
@@ -59,7 +62,10 @@ async fn abort_cuts_the_running_turn_and_its_child_and_the_agent_takes_new_work(
     v.data
         .edit_world(|w| w.agents[0].enabled_tools = Some(vec!["run".into()]));
     let orch = v.open();
-    orch.set_run_approval(RunApproval::NoApproval);
+    orch.set_run_approval(
+        RunApproval::NoApproval,
+        fuseforks_core::safety::Channel::Api,
+    );
     orch.start_agent("a1").unwrap();
     // An abort while nothing runs touches no later turn.
     assert_eq!(
@@ -91,6 +97,12 @@ async fn abort_cuts_the_running_turn_and_its_child_and_the_agent_takes_new_work(
         orch.control(SwitchCommand::Abort, Channel::Api).await,
         SwitchState::Running
     );
+    let waited = started.elapsed();
+    let grace = fuseforks_core::safety::RUN_ABORT_GRACE;
+    assert!(
+        waited >= grace && waited < grace + Duration::from_secs(3),
+        "the abort waited {waited:?} for a child inside its section"
+    );
     let (_, state) = tokio::time::timeout(Duration::from_secs(5), asking)
         .await
         .unwrap()
@@ -102,7 +114,7 @@ async fn abort_cuts_the_running_turn_and_its_child_and_the_agent_takes_new_work(
     })
     .await;
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < grace + Duration::from_secs(3),
         "{:?}",
         started.elapsed()
     );
@@ -173,33 +185,36 @@ async fn approvals_and_their_mode_are_audit_lines() {
         .edit_world(|w| w.agents[0].enabled_tools = Some(vec!["run".into()]));
     let orch = v.open();
     orch.start_agent("a1").unwrap();
-    orch.set_run_approval(RunApproval::Required);
+    orch.set_run_approval(RunApproval::Required, fuseforks_core::safety::Channel::Api);
     let (answer, _) = orch.ask_external_outcome("t", "run it").await;
     assert_eq!(answer.as_deref(), Some("recorded for approval"));
-    orch.set_run_approval(RunApproval::AutoApprove);
+    orch.set_run_approval(
+        RunApproval::AutoApprove,
+        fuseforks_core::safety::Channel::Api,
+    );
     let (answer, _) = orch.ask_external_outcome("t", "run it again").await;
     assert_eq!(answer.as_deref(), Some("ran"));
     orch.close(Duration::from_secs(1)).await;
     drop(orch);
     let audit = std::fs::read_to_string(v.data.workspace().join("audit.jsonl")).unwrap();
-    let lines: Vec<(String, String, String)> = audit
+    let lines: Vec<[String; 4]> = audit
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
             let s = |k: &str| v[k].as_str().unwrap().to_owned();
-            (s("action"), s("target"), s("outcome"))
+            [s("action"), s("target"), s("outcome"), s("approvedBy")]
         })
         .collect();
-    let t = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+    let t = |a: &str, b: &str, c: &str, d: &str| [a, b, c, d].map(str::to_owned);
     assert_eq!(
         lines,
         vec![
-            t("run_approval_mode", "required", "ok"),
-            t("run_approval", "true", "pending"),
-            t("run", "true", "failed"),
-            t("run_approval_mode", "auto_approve", "ok"),
-            t("run_approval", "true", "auto_approved"),
-            t("run", "true", "ok"),
+            t("run_approval_mode", "required", "ok", "person:api"),
+            t("run_approval", "true", "pending", "none"),
+            t("run", "true", "failed", "none"),
+            t("run_approval_mode", "auto_approve", "ok", "person:api"),
+            t("run_approval", "true", "auto_approved", "mode:auto_approve"),
+            t("run", "true", "ok", "mode:auto_approve"),
         ],
         "{audit}"
     );

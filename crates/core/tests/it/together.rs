@@ -330,7 +330,8 @@ async fn plan_review_proposes_and_a_human_dispatches_or_discards() {
             Some(vec![PlanTask {
                 to: "zzz".into(),
                 message: "m".into()
-            }])
+            }]),
+            fuseforks_core::safety::Channel::Api
         )
         .unwrap_err()
         .code(),
@@ -342,6 +343,7 @@ async fn plan_review_proposes_and_a_human_dispatches_or_discards() {
             to: "b".into(),
             message: "edited".into(),
         }]),
+        fuseforks_core::safety::Channel::Api,
     )
     .unwrap();
     // The bundle comes back to the coordinator as a new message from System.
@@ -362,9 +364,13 @@ async fn plan_review_proposes_and_a_human_dispatches_or_discards() {
         "{back}"
     );
     assert_eq!(
-        orch.dispatch_plan(&proposed.plan_id, None)
-            .unwrap_err()
-            .code(),
+        orch.dispatch_plan(
+            &proposed.plan_id,
+            None,
+            fuseforks_core::safety::Channel::Api
+        )
+        .unwrap_err()
+        .code(),
         "PLAN_WAVE_NOT_PENDING"
     );
 
@@ -376,9 +382,12 @@ async fn plan_review_proposes_and_a_human_dispatches_or_discards() {
         .into_iter()
         .find(|w| w.status == WaveStatus::Proposed)
         .unwrap();
-    orch.discard_plan(&second.plan_id).unwrap();
+    orch.discard_plan(&second.plan_id, fuseforks_core::safety::Channel::Api)
+        .unwrap();
     assert_eq!(
-        orch.discard_plan(&second.plan_id).unwrap_err().code(),
+        orch.discard_plan(&second.plan_id, fuseforks_core::safety::Channel::Api)
+            .unwrap_err()
+            .code(),
         "PLAN_WAVE_NOT_PENDING"
     );
     assert_eq!(
@@ -387,7 +396,7 @@ async fn plan_review_proposes_and_a_human_dispatches_or_discards() {
         "a discarded wave sends nothing"
     );
 
-    orch.set_plan_review_bypass(true);
+    orch.set_plan_review_bypass(true, fuseforks_core::safety::Channel::Api);
     let third = orch
         .deliver_and_wait("a", Endpoint::User, "quick")
         .await

@@ -11,7 +11,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use fuseforks_core::log::LogSink;
-use fuseforks_core::orchestrator::{PendingDecision, PlanTask};
+use fuseforks_core::orchestrator::{PendingDecision, PlanTask, RequestMode};
 use fuseforks_core::safety::{Channel, SwitchCommand};
 use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::tools::RunApproval;
@@ -67,6 +67,10 @@ pub enum Command {
     SendMessage {
         agent_id: String,
         text: String,
+        /// A dry-run request (the page's Dry-run switch); the effects come as `dryRunEffect`
+        /// events.
+        #[serde(default)]
+        dry_run: bool,
     },
     Interrupt {
         agent_id: String,
@@ -200,7 +204,11 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
         Command::SetGroupBatchStart { group_id, enabled } => {
             set_group(state, &group_id, enabled).await?
         }
-        Command::SendMessage { agent_id, text } => send(state, agent_id, text)?,
+        Command::SendMessage {
+            agent_id,
+            text,
+            dry_run,
+        } => send(state, agent_id, text, RequestMode { dry_run })?,
         Command::Interrupt { agent_id } => {
             known_agent(state, &agent_id)?;
             orch.interrupt(&agent_id);
@@ -227,7 +235,7 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
                 Scope::Pattern => PendingDecision::ApprovePattern,
             };
             let left = orch
-                .decide_pending(&agent_id, &command, &args, decision)
+                .decide_pending(&agent_id, &command, &args, decision, Channel::Gui)
                 .await?;
             if and_continue {
                 orch.resume_after_approval(&agent_id).await?;
@@ -239,7 +247,7 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
             command,
             args,
         } => {
-            json!({"pendingLeft": orch.decide_pending(&agent_id, &command, &args, PendingDecision::Reject).await?})
+            json!({"pendingLeft": orch.decide_pending(&agent_id, &command, &args, PendingDecision::Reject, Channel::Gui).await?})
         }
         Command::DispatchPlan { plan_id, tasks } => {
             let edited = tasks.map(|t| {
@@ -250,9 +258,12 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
                     })
                     .collect()
             });
-            orch.dispatch_plan(&plan_id, edited).map(|()| json!({}))?
+            orch.dispatch_plan(&plan_id, edited, Channel::Gui)
+                .map(|()| json!({}))?
         }
-        Command::DiscardPlan { plan_id } => orch.discard_plan(&plan_id).map(|()| json!({}))?,
+        Command::DiscardPlan { plan_id } => orch
+            .discard_plan(&plan_id, Channel::Gui)
+            .map(|()| json!({}))?,
         Command::AnswerQuestion {
             question_id,
             answer,
@@ -264,11 +275,11 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
                 .map(|()| json!({}))?
         }
         Command::SetRunApproval { mode } => {
-            orch.set_run_approval(approval_mode(&mode)?);
+            orch.set_run_approval(approval_mode(&mode)?, Channel::Gui);
             json!({})
         }
         Command::SetPlanReviewBypass { enabled } => {
-            orch.set_plan_review_bypass(enabled);
+            orch.set_plan_review_bypass(enabled, Channel::Gui);
             json!({})
         }
         Command::KillSwitch { command } => kill_switch(state, &command).await?,
@@ -394,8 +405,14 @@ async fn set_position(state: &GuiState, id: &str, x: f64, y: f64) -> Result<Valu
     Ok(json!({}))
 }
 
-/// Sends the user's text as a new causal root; the reply comes as a `messageSent` event.
-fn send(state: &GuiState, agent_id: String, text: String) -> Result<Value, ApiError> {
+/// Sends the user's text as a new causal root in `mode`; the reply comes as a `messageSent`
+/// event (a dry-run's effects as `dryRunEffect` events).
+fn send(
+    state: &GuiState,
+    agent_id: String,
+    text: String,
+    mode: RequestMode,
+) -> Result<Value, ApiError> {
     known_agent(state, &agent_id)?;
     if text.trim().is_empty() {
         return Err(ApiError::bad_request("the message is empty"));
@@ -412,7 +429,7 @@ fn send(state: &GuiState, agent_id: String, text: String) -> Result<Value, ApiEr
     tokio::spawn(async move {
         // The outcome reaches the page as events (messageSent, agentFailed, turnInterrupted).
         let _ = orch
-            .deliver_and_wait(&agent_id, Endpoint::User, &text)
+            .deliver_and_wait_in_mode(&agent_id, Endpoint::User, &text, mode)
             .await;
     });
     Ok(json!({}))

@@ -389,3 +389,72 @@ async fn a_proposed_plan_is_edited_and_dispatched_or_discarded_from_the_page() {
         "a discarded wave sends nothing"
     );
 }
+
+/// The chat's Dry-run switch (a labelled checkbox on the page) sends `sendMessage` with
+/// `dryRun: true`: the request is a dry-run (`Memory.md` unchanged) and each effect it would
+/// have had comes as a `dryRunEffect` event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_dry_run_switch_makes_the_request_a_dry_run_with_its_effects_as_events() {
+    let page = {
+        let (_, _, bytes) = fuseforks_host::gui::ASSETS
+            .iter()
+            .find(|(p, _, _)| *p == "/index.html")
+            .unwrap();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    };
+    assert!(
+        page.contains(r#"<label class="check"><input type="checkbox" id="chat-dry-run""#)
+            && page.contains(r#"data-i18n="chat.dryRun">Dry-run</span></label>"#),
+        "the switch is a checkbox named by its label"
+    );
+    let call = fuseforks_testkit::wire_replies::ScriptCall {
+        id: "c1".into(),
+        name: "remember".into(),
+        args: json!({"note": "dry"}),
+    };
+    let stub = StubServer::start(vec![
+        fuseforks_testkit::wire_replies::tool_calls(Wire::OpenAiCompat, &[call], U),
+        text(Wire::OpenAiCompat, "Noted.", U),
+    ])
+    .await;
+    let fx = Fx::new_with(&stub, |w| {
+        w.agents[0].enabled_tools = Some(vec!["remember".into()]);
+    })
+    .await;
+    let memory = fx.data.workspace().join("agents/rec/Memory.md");
+    let before = std::fs::read(&memory).ok();
+    let mut events = fx.state.orchestrator.events();
+    fx.command(json!({"type": "startAgent", "agentId": "rec"}))
+        .await;
+    let (status, _) = fx
+        .command(
+            json!({"type": "sendMessage", "agentId": "rec", "text": "note it", "dryRun": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let mut effects = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .expect("no messageSent")
+            .unwrap();
+        match event {
+            fuseforks_core::events::CoreEvent::DryRunEffect { agent_id, effect } => {
+                effects.push((agent_id, effect));
+            }
+            fuseforks_core::events::CoreEvent::MessageSent { .. } => break,
+            _ => {}
+        }
+    }
+    assert_eq!(effects.len(), 1, "{effects:?}");
+    assert_eq!(effects[0].0, "rec");
+    assert_eq!(
+        (effects[0].1.tool.as_str(), effects[0].1.target.as_str()),
+        ("remember", "Memory.md")
+    );
+    assert_eq!(
+        std::fs::read(&memory).ok(),
+        before,
+        "a dry-run wrote Memory.md"
+    );
+}

@@ -103,12 +103,23 @@ impl Turn<'_> {
         } else {
             take_reason(&mut args)
         };
+        // A side effect under way is a section an abort waits for (held until its audit line
+        // is on disk); a dry-run call has none to protect.
+        let section = (synthetic.is_none() && !p.tools.dry_run)
+            .then(|| crate::safety::side_effect(&call.name, &args, is_mcp))
+            .flatten()
+            .map(|_| {
+                let kind = crate::safety::SectionKind::of_tool(&call.name, is_mcp);
+                inner.safety().sections().enter(kind)
+            });
+        let kind = section.as_ref().map(crate::safety::Section::kind);
         let output = match synthetic {
-            None if self.mcp.has(&call.name) && p.tools.dry_run => {
+            None if is_mcp && p.tools.dry_run => {
                 ToolOutput::ok(super::super::safety::would_call_mcp(&call.name, &args))
             }
-            None if self.mcp.has(&call.name) => {
-                self.cut_at_abort(self.mcp.call(&call.name, &args)).await
+            None if is_mcp => {
+                self.cut_at_abort(self.mcp.call(&call.name, &args), kind)
+                    .await
             }
             None if crate::tools::answered_by_person(&call.name) => {
                 match self.ask_person(call, &args).await {
@@ -117,7 +128,7 @@ impl Turn<'_> {
                 }
             }
             None => {
-                self.cut_at_abort(run_tool(&call.name, &args, &p.tools))
+                self.cut_at_abort(run_tool(&call.name, &args, &p.tools), kind)
                     .await
             }
             Some(Synthetic::Transfer(target)) => {
@@ -149,6 +160,10 @@ impl Turn<'_> {
         drop(span);
         super::super::safety::audit_tool(self, &call.name, &args, is_mcp, &output, p.tools.dry_run)
             .await;
+        drop(section);
+        if p.tools.dry_run && output.ok {
+            self.would_have(&call.name, &args, is_mcp);
+        }
         // Kept before the event, so that a surface that reads it on the event finds it.
         inner.tool_ring().push(super::super::ToolCallDetail {
             agent_id: agent_id.into(),
@@ -190,6 +205,21 @@ impl Turn<'_> {
         }))
     }
 
+    /// A dry-run call stopped at its side effect: its effect joins the request's list (when
+    /// the request asked for dry-run) and is said in a `dryRunEffect` event.
+    fn would_have(&self, name: &str, args: &serde_json::Value, is_mcp: bool) {
+        let Some(effect) = crate::safety::DryRunEffect::of_call(name, args, is_mcp) else {
+            return;
+        };
+        if let Some(log) = &self.delivery.route.dry_run {
+            log.push(effect.clone());
+        }
+        self.inner.event(CoreEvent::DryRunEffect {
+            agent_id: self.agent_id.into(),
+            effect,
+        });
+    }
+
     /// Answers the calls of an answer past [`MAX_CALLS_PER_ANSWER`] without running them
     /// (every call id needs a result), and says how many in the log.
     fn answer_skipped(&self, skipped: &[ToolCall], results: &mut Vec<ContentBlock>) {
@@ -216,18 +246,32 @@ impl Turn<'_> {
 
     /// Runs a tool unless the agent's hard stop (`abort`: its stop's or the close's) comes
     /// first (then the tool is cut: a child of `run` dies with its dropped handle, an MCP call
-    /// is abandoned).
+    /// is abandoned). The kill switch's abort cuts a call at once, unless it is inside a
+    /// section (`section`: its kind): then the call goes on for the kind's grace
+    /// (docs/threat-model.md). A halt cuts every call at once.
     async fn cut_at_abort(
         &self,
         tool: impl std::future::Future<Output = ToolOutput>,
+        section: Option<crate::safety::SectionKind>,
     ) -> ToolOutput {
         let cut = self.cut.clone();
         let language = self.inner.language();
+        let switch = self.inner.safety().switch();
+        let abort_cut = async {
+            cut.cancelled().await;
+            if let Some(kind) = section {
+                tokio::time::sleep(kind.grace()).await;
+            }
+        };
         tokio::select! {
             output = cut_at_abort(&self.control.abort, tool, language) => output,
-            () = cut.cancelled() => ToolOutput::fail(language.pick(
+            () = abort_cut => ToolOutput::fail(language.pick(
                 "中止（キルスイッチ）のため道具を止めました。",
                 "The tool was stopped: aborted by the kill switch.",
+            )),
+            () = switch.halted() => ToolOutput::fail(language.pick(
+                "停止（キルスイッチ）のため道具を止めました。",
+                "The tool was stopped: halted by the kill switch.",
             )),
         }
     }

@@ -38,12 +38,14 @@ impl Prepared {
     }
 }
 
-/// Reads what a turn needs; an `Err` says why a turn cannot run.
+/// Reads what a turn needs (`dry_run`: the request is a dry-run); an `Err` says why a turn
+/// cannot run.
 pub(super) fn prepare(
     inner: &Inner,
     world: &World,
     agent_id: &str,
     mcp: &McpConnections,
+    dry_run: bool,
 ) -> Result<Prepared, Box<TurnFailure>> {
     let missing = || {
         TurnFailure::setup(
@@ -129,7 +131,7 @@ pub(super) fn prepare(
         approval,
         language,
         trash: inner.trash().clone(),
-        dry_run: inner.safety().dry_run(),
+        dry_run: dry_run || inner.safety().dry_run(),
     };
     Ok(Prepared {
         wire: Wire::of_template(&template),
