@@ -300,29 +300,9 @@ impl Orchestrator {
         from: Endpoint,
         content: &str,
     ) -> Result<TurnOutcome, CoreError> {
-        let ceiling = self.inner.world().token_budget;
-        let (tx, rx) = oneshot::channel();
-        // The person at the GUI is there: a turn's `ask_user` waits for their answer.
-        let person = if from == Endpoint::User {
-            question::Presence::Waits
-        } else {
-            question::Presence::Absent
-        };
-        let route = Route {
-            person,
-            ..Route::default()
-        };
-        self.inner
-            .deliver(
-                to,
-                from,
-                content,
-                CausalBudget::new(ceiling),
-                route,
-                Some(tx),
-            )
-            .await?;
-        rx.await.map_err(|_| CoreError::NotRunning(to.to_owned()))
+        self.deliver_and_wait_in_mode(to, from, content, RequestMode::default())
+            .await
+            .map(|(outcome, _)| outcome)
     }
 
     /// [`Self::deliver_and_wait`] in `mode`, with the effects a dry-run would have had (empty
@@ -336,7 +316,14 @@ impl Orchestrator {
     ) -> Result<(TurnOutcome, Vec<crate::safety::DryRunEffect>), CoreError> {
         let budget = CausalBudget::new(self.inner.world().token_budget);
         let log = mode.dry_run.then(crate::safety::DryRunLog::default);
+        // The person at the GUI is there: a turn's `ask_user` waits for their answer.
+        let person = if from == Endpoint::User {
+            question::Presence::Waits
+        } else {
+            question::Presence::Absent
+        };
         let route = Route {
+            person,
             dry_run: log.clone(),
             ..Route::default()
         };
