@@ -8,6 +8,7 @@ pub mod file;
 pub mod rag;
 mod remember;
 pub mod run;
+mod run_output;
 pub mod run_policy;
 mod sandbox;
 pub mod search;

@@ -17,9 +17,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
+use super::run_output::{Captured, read_ends};
 use super::run_policy::{Decision, decide, exact_allow_line, record_pending};
 use super::specs::{prop, schema};
-use super::{ApprovalNote, RunApproval, ToolContext, ToolOutput, cap, str_arg};
+use super::{ApprovalNote, RunApproval, ToolContext, ToolOutput, str_arg};
 use crate::process::{self, Confinement};
 use crate::village::Language;
 
@@ -218,12 +219,12 @@ async fn execute(jail: &super::WorkDir, call: &Call<'_>, ctx: &ToolContext) -> T
     let child = group.child_mut();
     let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
     let stdin = child.stdin.take().zip(call.stdin.as_deref());
-    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let (mut out, mut err) = (Captured::default(), Captured::default());
     let status = {
         let reading = async {
             tokio::join!(
-                read_capped(&mut stdout, &mut out),
-                read_capped(&mut stderr, &mut err),
+                read_ends(&mut stdout, &mut out),
+                read_ends(&mut stderr, &mut err),
                 feed(stdin),
             );
             child.wait().await
@@ -241,8 +242,8 @@ async fn execute(jail: &super::WorkDir, call: &Call<'_>, ctx: &ToolContext) -> T
             group.terminate().await;
             let _ = tokio::time::timeout(DRAIN_AFTER_KILL, async {
                 tokio::join!(
-                    read_capped(&mut stdout, &mut out),
-                    read_capped(&mut stderr, &mut err)
+                    read_ends(&mut stdout, &mut out),
+                    read_ends(&mut stderr, &mut err)
                 )
             })
             .await;
@@ -251,8 +252,8 @@ async fn execute(jail: &super::WorkDir, call: &Call<'_>, ctx: &ToolContext) -> T
     };
     let mut body = format!(
         "exit: {code}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        cap(&String::from_utf8_lossy(&out), STDOUT_MAX_CHARS),
-        cap(&String::from_utf8_lossy(&err), STDERR_MAX_CHARS)
+        out.render(STDOUT_MAX_CHARS),
+        err.render(STDERR_MAX_CHARS)
     );
     if code == "timeout" {
         body.push_str(&format!(

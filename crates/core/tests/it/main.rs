@@ -33,6 +33,7 @@ mod llm_stream_breaks;
 mod llm_stream_fixtures;
 mod llm_support;
 mod mcp_client;
+mod not_offered;
 mod orch_support;
 mod orchestrator;
 mod original_village;

@@ -440,3 +440,46 @@ async fn stdin_feeds_the_command_and_is_capped() {
         .await;
     assert!(!out.ok && out.body.contains("stdin"), "{}", out.body);
 }
+
+/// A script's exit code and what it wrote both reach the model: exit 1 with its outputs still
+/// written (they stay in the work folder), exit 2 with none; the `E-`/`W-` lines of a long
+/// stderr are kept at its end, where a script says its verdict (the middle is cut, said).
+#[tokio::test]
+async fn a_scripts_exit_code_and_its_last_stderr_lines_reach_the_model() {
+    let agent = Agent::new();
+    allow(&agent, &["sh *"], &[], 20);
+    let gaps =
+        "echo '{\"a\":null}' > out.json; echo 'E-EXTRACT-UNRECOVERABLE /a no marker' >&2; exit 1";
+    let out = agent
+        .call("run", json!({"command": "sh", "args": ["-c", gaps]}))
+        .await;
+    assert!(!out.ok && out.body.starts_with("exit: 1"), "{}", out.body);
+    assert!(
+        out.body.contains("E-EXTRACT-UNRECOVERABLE /a"),
+        "{}",
+        out.body
+    );
+    assert!(
+        agent.data.data_dir().join("work/out.json").exists(),
+        "exit 1 keeps its outputs"
+    );
+    let usage = "echo 'usage: --html is required' >&2; exit 2";
+    let out = agent
+        .call("run", json!({"command": "sh", "args": ["-c", usage]}))
+        .await;
+    assert!(!out.ok && out.body.starts_with("exit: 2"), "{}", out.body);
+    // 20,000 warning lines, then the verdict: the head and the verdict are both shown.
+    let long = "echo 'W-FIRST first line' >&2; i=0; while [ $i -lt 20000 ]; do echo \"W-EXTRACT-CATALOG-DRIFT /k/$i drift\" >&2; i=$((i+1)); done; echo 'E-ROUNDTRIP-DIFF /sections/3 expected x actual y' >&2; exit 1";
+    let out = agent
+        .call("run", json!({"command": "sh", "args": ["-c", long]}))
+        .await;
+    assert!(out.body.contains("W-FIRST first line"), "the head is kept");
+    assert!(
+        out.body
+            .contains("E-ROUNDTRIP-DIFF /sections/3 expected x actual y"),
+        "the last line is kept: {}",
+        &out.body[out.body.len().saturating_sub(600)..]
+    );
+    assert!(out.body.contains("omitted"), "the cut is said");
+    assert!(out.body.chars().count() < 14_000, "still bounded");
+}

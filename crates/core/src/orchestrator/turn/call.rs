@@ -93,6 +93,15 @@ impl Turn<'_> {
         if !p.skill.allows(&call.name) {
             return Ok(not_allowed(call, inner.language()));
         }
+        // Only what this turn offered runs: a bundled tool `enabledTools` left out, or a name a
+        // model made up, is answered without running anything.
+        if !p.specs.iter().any(|spec| spec.name == call.name) {
+            inner.log(&format!(
+                "tool unknown: agent={agent_id} round={} name={}",
+                self.tally.rounds, call.name
+            ));
+            return Ok(not_offered(call, inner.language()));
+        }
         let mut args = call.args.clone();
         let synthetic = p.synthetic.get(&call.name).cloned();
         let is_mcp = synthetic.is_none() && self.mcp.has(&call.name);
@@ -447,6 +456,18 @@ fn held(call: &ToolCall, language: Language) -> ContentBlock {
 
 /// The result of a call to a tool that `SKILL.md`'s `allowed-tools` leaves out (never
 /// offered; a model that names it anyway is told, and nothing runs).
+fn not_offered(call: &ToolCall, language: Language) -> ContentBlock {
+    ContentBlock::ToolResult(ToolResult {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        content: language.pick(
+            "この道具はこのエージェントに提供されていないため、呼び出しは実行していません。提供された道具だけを使ってください。",
+            "This tool is not offered to this agent; the call did not run. Use only the tools offered.",
+        ),
+        is_error: true,
+    })
+}
+
 fn not_allowed(call: &ToolCall, language: Language) -> ContentBlock {
     ContentBlock::ToolResult(ToolResult {
         call_id: call.id.clone(),
