@@ -229,19 +229,7 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
             args,
             scope,
             and_continue,
-        } => {
-            let decision = match scope {
-                Scope::Exact => PendingDecision::ApproveExact,
-                Scope::Pattern => PendingDecision::ApprovePattern,
-            };
-            let left = orch
-                .decide_pending(&agent_id, &command, &args, decision, Channel::Gui)
-                .await?;
-            if and_continue {
-                orch.resume_after_approval(&agent_id).await?;
-            }
-            json!({"pendingLeft": left})
-        }
+        } => approve_run(state, &agent_id, &command, &args, scope, and_continue).await?,
         Command::RejectRun {
             agent_id,
             command,
@@ -249,31 +237,14 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
         } => {
             json!({"pendingLeft": orch.decide_pending(&agent_id, &command, &args, PendingDecision::Reject, Channel::Gui).await?})
         }
-        Command::DispatchPlan { plan_id, tasks } => {
-            let edited = tasks.map(|t| {
-                t.into_iter()
-                    .map(|t| PlanTask {
-                        to: t.to,
-                        message: t.message,
-                    })
-                    .collect()
-            });
-            orch.dispatch_plan(&plan_id, edited, Channel::Gui)
-                .map(|()| json!({}))?
-        }
+        Command::DispatchPlan { plan_id, tasks } => dispatch(state, &plan_id, tasks)?,
         Command::DiscardPlan { plan_id } => orch
             .discard_plan(&plan_id, Channel::Gui)
             .map(|()| json!({}))?,
         Command::AnswerQuestion {
             question_id,
             answer,
-        } => {
-            if answer.trim().is_empty() {
-                return Err(ApiError::bad_request("the answer is empty"));
-            }
-            orch.answer_question(&question_id, &answer)
-                .map(|()| json!({}))?
-        }
+        } => answer_question(state, &question_id, &answer)?,
         Command::SetRunApproval { mode } => {
             orch.set_run_approval(approval_mode(&mode)?, Channel::Gui);
             json!({})
@@ -307,18 +278,80 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
         Command::SetVillageLimits {
             token_budget,
             ask_timeout_secs,
-        } => {
-            orch.update_world(|w| {
-                w.token_budget = token_budget;
-                w.ask_timeout_secs = ask_timeout_secs;
-                Ok(())
-            })
-            .map_err(at_world_field)?;
-            saved(state, "world.json").await;
-            json!({})
-        }
+        } => set_limits(state, token_budget, ask_timeout_secs).await?,
     };
     Ok(answer)
+}
+
+/// `approveRun`: the person's decision on a pending command, written to `run.json`, and with
+/// `andContinue` the agent told to go on.
+async fn approve_run(
+    state: &GuiState,
+    agent_id: &str,
+    command: &str,
+    args: &[String],
+    scope: Scope,
+    and_continue: bool,
+) -> Result<Value, ApiError> {
+    let orch = &state.orchestrator;
+    let decision = match scope {
+        Scope::Exact => PendingDecision::ApproveExact,
+        Scope::Pattern => PendingDecision::ApprovePattern,
+    };
+    let left = orch
+        .decide_pending(agent_id, command, args, decision, Channel::Gui)
+        .await?;
+    if and_continue {
+        orch.resume_after_approval(agent_id).await?;
+    }
+    Ok(json!({"pendingLeft": left}))
+}
+
+/// `dispatchPlan`: a proposed wave sent, as proposed or with the person's edits.
+fn dispatch(
+    state: &GuiState,
+    plan_id: &str,
+    tasks: Option<Vec<TaskEdit>>,
+) -> Result<Value, ApiError> {
+    let edited = tasks.map(|t| {
+        t.into_iter()
+            .map(|t| PlanTask {
+                to: t.to,
+                message: t.message,
+            })
+            .collect()
+    });
+    state
+        .orchestrator
+        .dispatch_plan(plan_id, edited, Channel::Gui)?;
+    Ok(json!({}))
+}
+
+/// `answerQuestion`: the person's answer to a question a turn waits on.
+fn answer_question(state: &GuiState, question_id: &str, answer: &str) -> Result<Value, ApiError> {
+    if answer.trim().is_empty() {
+        return Err(ApiError::bad_request("the answer is empty"));
+    }
+    state.orchestrator.answer_question(question_id, answer)?;
+    Ok(json!({}))
+}
+
+/// `setVillageLimits`: the token budget and the ask timeout, written to `world.json`.
+async fn set_limits(
+    state: &GuiState,
+    token_budget: Option<u64>,
+    ask_timeout_secs: Option<u64>,
+) -> Result<Value, ApiError> {
+    state
+        .orchestrator
+        .update_world(|w| {
+            w.token_budget = token_budget;
+            w.ask_timeout_secs = ask_timeout_secs;
+            Ok(())
+        })
+        .map_err(at_world_field)?;
+    saved(state, "world.json").await;
+    Ok(json!({}))
 }
 
 /// A refused `world.json` value, about the command's field of the same name (the limits'

@@ -85,22 +85,8 @@ impl Turn<'_> {
         call: &ToolCall,
     ) -> Result<ContentBlock, RoundsEnd> {
         let (inner, agent_id) = (self.inner, self.agent_id);
-        // The kill switch: paused holds here; halted (or cut while held) starts nothing.
-        let stops = [&self.control.token(), &self.control.abort, &self.cut];
-        if !inner.safety().pass(stops).await {
-            return Ok(held(call, inner.language()));
-        }
-        if !p.skill.allows(&call.name) {
-            return Ok(not_allowed(call, inner.language()));
-        }
-        // Only what this turn offered runs: a bundled tool `enabledTools` left out, or a name a
-        // model made up, is answered without running anything.
-        if !p.specs.iter().any(|spec| spec.name == call.name) {
-            inner.log(&format!(
-                "tool unknown: agent={agent_id} round={} name={}",
-                self.tally.rounds, call.name
-            ));
-            return Ok(not_offered(call, inner.language()));
+        if let Some(refused) = self.refused(p, call).await {
+            return Ok(refused);
         }
         let mut args = call.args.clone();
         let synthetic = p.synthetic.get(&call.name).cloned();
@@ -173,6 +159,47 @@ impl Turn<'_> {
         if p.tools.dry_run && output.ok {
             self.would_have(&call.name, &args, is_mcp);
         }
+        self.say_call(call, &args, &output, reason);
+        Ok(ContentBlock::ToolResult(ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            // Every tool bounds its own answer; this is the last net for one that forgets.
+            content: crate::tools::cap_chars(output.body, TOOL_RESULT_MAX_CHARS),
+            is_error: !output.ok,
+        }))
+    }
+
+    /// The answer to a call that must not run, if it must not: held by the kill switch (paused
+    /// holds here; halted, or cut while held, starts nothing), left out by `allowed-tools`, or
+    /// not offered by this turn at all (a bundled tool `enabledTools` left out, a made-up name).
+    async fn refused(&self, p: &Prepared, call: &ToolCall) -> Option<ContentBlock> {
+        let inner = self.inner;
+        let stops = [&self.control.token(), &self.control.abort, &self.cut];
+        if !inner.safety().pass(stops).await {
+            return Some(held(call, inner.language()));
+        }
+        if !p.skill.allows(&call.name) {
+            return Some(not_allowed(call, inner.language()));
+        }
+        if !p.specs.iter().any(|spec| spec.name == call.name) {
+            inner.log(&format!(
+                "tool unknown: agent={} round={} name={}",
+                self.agent_id, self.tally.rounds, call.name
+            ));
+            return Some(not_offered(call, inner.language()));
+        }
+        None
+    }
+
+    /// The call's detail for the surfaces, its `tool:` line and its `toolInvoked` event.
+    fn say_call(
+        &self,
+        call: &ToolCall,
+        args: &serde_json::Value,
+        output: &ToolOutput,
+        reason: ReasonState,
+    ) {
+        let (inner, agent_id) = (self.inner, self.agent_id);
         // Kept before the event, so that a surface that reads it on the event finds it.
         inner.tool_ring().push(super::super::ToolCallDetail {
             agent_id: agent_id.into(),
@@ -205,13 +232,6 @@ impl Turn<'_> {
                 call_id: call.id.clone(),
             },
         );
-        Ok(ContentBlock::ToolResult(ToolResult {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            // Every tool bounds its own answer; this is the last net for one that forgets.
-            content: crate::tools::cap_chars(output.body, TOOL_RESULT_MAX_CHARS),
-            is_error: !output.ok,
-        }))
     }
 
     /// A dry-run call stopped at its side effect: its effect joins the request's list (when
