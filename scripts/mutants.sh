@@ -13,6 +13,7 @@ GUARDS=(
   crates/core/src/budget.rs
   crates/core/src/sessions/fork_point.rs
   crates/core/src/safety/switch.rs
+  crates/core/src/tools/run_output.rs
   crates/core/src/tools/sandbox/open.rs
   crates/core/src/village/atomic.rs
 )

@@ -35,20 +35,19 @@ impl Captured {
     /// The text the model reads, at most about `max_chars` characters: the whole when it fits,
     /// else its first and last halves around a line that says how much was left out.
     pub(crate) fn render(&self, max_chars: usize) -> String {
-        let mut tail: Vec<u8> = self.tail.iter().copied().collect();
-        if self.dropped > 0 {
-            // A cut may fall inside a character: its continuation bytes go.
-            let start = tail
-                .iter()
-                .position(|b| b & 0xC0 != 0x80)
-                .unwrap_or(tail.len());
-            tail.drain(..start);
-        }
-        let head = String::from_utf8_lossy(&self.head);
-        let tail = String::from_utf8_lossy(&tail);
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
         if self.dropped == 0 {
-            return ends(&format!("{head}{tail}"), max_chars);
+            // Nothing fell out: the two ends are one text (a character may straddle them).
+            let whole = [self.head.as_slice(), &tail].concat();
+            return ends(&String::from_utf8_lossy(&whole), max_chars);
         }
+        // The cut may fall inside a character: its bytes on either side of the cut go.
+        let start = tail
+            .iter()
+            .position(|b| b & 0xC0 != 0x80)
+            .unwrap_or(tail.len());
+        let head = String::from_utf8_lossy(complete(&self.head));
+        let tail = String::from_utf8_lossy(&tail[start..]);
         let (h, t) = (head.chars().count(), tail.chars().count());
         let half = max_chars / 2;
         let shown_head: String = head.chars().take(half).collect();
@@ -58,6 +57,14 @@ impl Captured {
             "{shown_head}\n… [{left_out} characters and {} bytes omitted] …\n{shown_tail}",
             self.dropped
         )
+    }
+}
+
+/// `bytes` without a character cut short at their end.
+fn complete(bytes: &[u8]) -> &[u8] {
+    match std::str::from_utf8(bytes) {
+        Err(e) if e.error_len().is_none() => &bytes[..e.valid_up_to()],
+        _ => bytes,
     }
 }
 
@@ -105,18 +112,32 @@ mod tests {
     }
 
     #[test]
-    fn a_long_stream_keeps_both_ends_and_says_the_cut() {
+    fn a_stream_within_both_ends_is_whole_even_with_a_character_across_them() {
+        let text = format!("{}あ{}", "x".repeat(KEEP_EACH_END - 1), "y".repeat(8_000));
+        let mut c = Captured::default();
+        for piece in text.as_bytes().chunks(5_000) {
+            c.push(piece);
+        }
+        assert_eq!(c.render(1_000_000), text);
+    }
+
+    #[test]
+    fn a_long_stream_keeps_both_ends_and_counts_the_cut() {
         let mut c = Captured::default();
         c.push(b"FIRST\n");
-        for _ in 0..50_000 {
-            c.push(b"middle line\n");
-        }
-        c.push("E-LAST é\n".as_bytes());
+        c.push(&[b'm'; 100_000]);
+        c.push(b"LAST");
         let shown = c.render(1_000);
-        assert!(shown.starts_with("FIRST\n"), "{shown}");
-        assert!(shown.ends_with("E-LAST é\n"), "{shown}");
-        assert!(shown.contains("omitted"), "{shown}");
-        assert!(shown.chars().count() < 1_100, "{}", shown.chars().count());
+        let dropped = 100_010 - 2 * KEEP_EACH_END;
+        let left_out = 2 * (KEEP_EACH_END - 500);
+        assert_eq!(
+            shown,
+            format!(
+                "FIRST\n{}\n… [{left_out} characters and {dropped} bytes omitted] …\n{}LAST",
+                "m".repeat(494),
+                "m".repeat(496)
+            )
+        );
     }
 
     #[test]
@@ -124,21 +145,44 @@ mod tests {
         let mut c = Captured::default();
         c.push("a".repeat(300).as_bytes());
         c.push(b"END");
-        let shown = c.render(100);
-        assert!(
-            shown.starts_with(&"a".repeat(50)) && shown.ends_with("END"),
-            "{shown}"
+        assert_eq!(
+            c.render(100),
+            format!(
+                "{}\n… [203 characters omitted] …\n{}END",
+                "a".repeat(50),
+                "a".repeat(47)
+            )
         );
-        assert!(shown.contains("[203 characters omitted]"), "{shown}");
     }
 
     #[test]
     fn a_cut_inside_a_character_drops_its_broken_bytes() {
         let mut c = Captured::default();
-        c.push(&vec![b'x'; KEEP_EACH_END]);
-        // Enough 3-byte characters to push the tail past its bound at a character's middle.
-        c.push("あ".repeat(KEEP_EACH_END / 3 + 7).as_bytes());
-        let shown = c.render(200);
+        c.push(&[b'x'; KEEP_EACH_END - 1]);
+        // The head ends inside a character, and the tail's bound falls inside another.
+        c.push("あ".repeat(KEEP_EACH_END / 3 + 20).as_bytes());
+        let shown = c.render(1_000_000);
         assert!(!shown.contains('\u{FFFD}'), "{shown}");
+        assert!(shown.ends_with('あ'), "{shown}");
+    }
+
+    #[test]
+    fn a_bad_byte_early_in_a_long_stream_costs_only_itself() {
+        let mut c = Captured::default();
+        c.push(b"A\xffB");
+        c.push(&[b'm'; 3 * KEEP_EACH_END]);
+        let shown = c.render(1_000_000);
+        assert!(shown.starts_with("A\u{FFFD}Bmmm"), "{}", &shown[..20]);
+    }
+
+    #[tokio::test]
+    async fn a_stream_is_read_to_its_end_once() {
+        let mut stream = Some(&b"all of it"[..]);
+        let mut c = Captured::default();
+        read_ends(&mut stream, &mut c).await;
+        assert_eq!(c.render(100), "all of it");
+        assert!(stream.is_none());
+        read_ends(&mut stream, &mut c).await;
+        assert_eq!(c.render(100), "all of it");
     }
 }
