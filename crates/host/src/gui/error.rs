@@ -106,6 +106,13 @@ fn status_of(code: &str) -> StatusCode {
             StatusCode::UNPROCESSABLE_ENTITY
         }
         "PRICING_SOURCE_INSECURE" | "PRICING_SOURCE_INVALID" => StatusCode::UNPROCESSABLE_ENTITY,
+        // What the person can fix in the template or its key.
+        "LLM_KEY_MISSING" | "LLM_REQUEST_INVALID" | "CAPABILITY_UNSUPPORTED" => {
+            StatusCode::UNPROCESSABLE_ENTITY
+        }
+        // The model's side failed, or answered nothing usable: not this server's fault.
+        "ASSIST_EMPTY" => StatusCode::BAD_GATEWAY,
+        c if c.starts_with("LLM_") => StatusCode::BAD_GATEWAY,
         "PRICING_TIMED_OUT" => StatusCode::GATEWAY_TIMEOUT,
         c if c.starts_with("PRICING_") => StatusCode::BAD_GATEWAY,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -146,5 +153,33 @@ impl IntoResponse for ApiError {
 impl<E: Coded> From<E> for ApiError {
     fn from(e: E) -> Self {
         Self::coded(&e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_models_failure_is_a_bad_gateway_and_a_template_problem_is_unprocessable() {
+        for code in [
+            "ASSIST_EMPTY",
+            "LLM_HTTP",
+            "LLM_DECODE",
+            "LLM_STREAM_INTERRUPTED",
+        ] {
+            assert_eq!(status_of(code), StatusCode::BAD_GATEWAY, "{code}");
+        }
+        for code in [
+            "LLM_KEY_MISSING",
+            "CAPABILITY_UNSUPPORTED",
+            "SECRET_MISSING",
+        ] {
+            assert_eq!(status_of(code), StatusCode::UNPROCESSABLE_ENTITY, "{code}");
+        }
+        assert_eq!(
+            status_of("SOMETHING_NEW"),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
     }
 }
