@@ -1,4 +1,4 @@
-//! Judge figures (issue 14): parse + validate a 200-rule `judge.toml` (target ≤ 1 ms), and
+//! Judge figures: parse + validate a 200-rule `judge.toml` (target ≤ 1 ms), and
 //! evaluate 200 rules on answers where only `[otherwise]` matches, so every rule is tried
 //! (target ≤ 20 µs). Median and p99 of many runs.
 //!

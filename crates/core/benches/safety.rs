@@ -1,4 +1,4 @@
-//! The audit log's figures (issue 15): the append cost per tool call, amortised, when 1, 8 and
+//! The audit log's figures: the append cost per tool call, amortised, when 1, 8 and
 //! 64 calls are in flight at once (group commit: one `write` + one fsync per batch, the head
 //! committed non-durably; target ≤ 50 µs amortised = wall time of all appends / lines), and `verify` speed on a 200,000-line log (target ≥
 //! 200,000 lines/s). Real files in a temporary folder; `sessions.redb` holds the head.

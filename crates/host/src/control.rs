@@ -1,4 +1,4 @@
-//! The kill switch's channels into a running process (issue 15): the control folder
+//! The kill switch's channels into a running process: the control folder
 //! `DATA_DIR/control/` (creating `pause`, `resume`, `abort` or `halt` there triggers it,
 //! noticed within [`POLL`]; the file is consumed; a folder or an unreadable file under such a
 //! name is reported once and ignored) and a Unix socket `DATA_DIR/control/fuseforks.sock`

@@ -1,4 +1,4 @@
-//! `fuseforks-cli assist`: the drafting assistant (Spec 63) from a terminal. Interactive: the
+//! `fuseforks-cli assist`: the drafting assistant from a terminal. Interactive: the
 //! model's questions on stdout, the answers from stdin (`/draft` asks for the draft now, an
 //! empty line or end of input stops), the draft on stdout or in `--out FILE`; with `--input TEXT`
 //! one exchange for scripts (`--json`: `{type, text|content, notes, validation, attempts, usage,

@@ -1,6 +1,6 @@
 //! `fuseforks-cli bake --data-dir SOURCE --out COPY [--map FROM=TO …] [--update]
 //! [--source-time-zone IANA] [--allow-plaintext-headers] [--json] [--env-out PATH]`: the
-//! container copy of a village (Spec 66; the work is `fuseforks_host::bake`).
+//! container copy of a village (the work is `fuseforks_host::bake`).
 //! Warnings go to stderr with their codes; the summary (or `--json`) to stdout. Exit 2, 3, 4,
 //! 5, 10 and 11 write nothing.
 

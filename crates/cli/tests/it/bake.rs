@@ -1,4 +1,4 @@
-//! `bake` through the binary (issue 16): every refusal exits with its code and
+//! `bake` through the binary: every refusal exits with its code and
 //! writes nothing (the destination tree hashed before and after), the first bake, the
 //! `--update` round trip keeping container state, probe approvals re-keyed (SHA-256 computed
 //! here independently), `--env-out`, and the original's fixture village baked then checked as

@@ -1,4 +1,4 @@
-//! The children of `serve` (issue 10, findings 4 and 5), with a standard-library MCP server
+//! The children of `serve`, with a standard-library MCP server
 //! (`child_stdio.py`): no secret in a child's environment, no orphan after SIGKILL or SIGTERM
 //! of `serve` — not the server, not a helper it started, not a server that ignores stdin and
 //! SIGTERM — and a SIGTERM during a connect that never completes ends `serve` at once; a
@@ -314,8 +314,8 @@ async fn escape_sequences_an_mcp_child_writes_to_stderr_never_reach_a_terminal()
 /// A hostile stdio server whose `tools/list` never ends (every page holds 1,000 tools of 1 KB
 /// and a `nextCursor`) grows `serve` without bound for the whole 30 s connect: `list_all_tools`
 /// (`crates/core/src/mcp/mod.rs`, `connect_one`) follows every cursor and keeps every tool
-/// (≈ 1.9 GB peak after 20 s on a shared 2-core machine; found by the second attack re-run of
-/// issue 10). The tool list must be bounded (pages and tools) like every other input.
+/// (≈ 1.9 GB peak after 20 s on a shared 2-core machine; found by a second attack
+/// re-run). The tool list must be bounded (pages and tools) like every other input.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_server_with_endless_tool_pages_does_not_grow_serve_without_bound() {
     let data = TempDataDir::new();

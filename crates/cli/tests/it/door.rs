@@ -433,7 +433,7 @@ async fn events_jsonl_wraps_the_stderr_of_mcp_children() {
 
 /// Door sessions are not capped: each `initialize` opens an MCP session (and a conversation)
 /// that lives until its 5-minute idle timeout, ≈ 55 KB each; 20,000 initializes took 17 s and
-/// grew `serve` to 1.1 GB (found by the second attack re-run of issue 10; `door.rs`, `open`:
+/// grew `serve` to 1.1 GB (found by a second attack re-run; `door.rs`, `open`:
 /// `LocalSessionManager::default()`, no limit). A token holder (or a buggy client that never
 /// reuses its session) exhausts the machine's memory in minutes. A cap on open sessions (the
 /// oldest idle one evicted, or new ones refused) keeps `serve` bounded.

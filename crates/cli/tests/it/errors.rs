@@ -1,4 +1,4 @@
-//! One rendering of an error everywhere (issue 11 item 4): `level: [CODE] message` and then
+//! One rendering of an error everywhere: `level: [CODE] message` and then
 //! `Fix: …` on its own line; under `--events jsonl`, `{"type":"cli",level,code,message,fix}`
 //! with the message free of `[CODE]` and of the fix. This file drives every error path of the
 //! binary (usage, missing village, a workspace given as data dir, locked village, preflight

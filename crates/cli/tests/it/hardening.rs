@@ -1,5 +1,5 @@
-//! Regressions of issue 10 through the binary: the close grace is a hard bound (finding 6),
-//! and untrusted text can neither forge a log line nor drive a terminal (finding 7).
+//! Hardening regressions through the binary: the close grace is a hard bound,
+//! and untrusted text can neither forge a log line nor drive a terminal.
 
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -236,7 +236,7 @@ async fn escape_sequences_in_an_answer_never_reach_a_terminal() {
 /// folder lies in) lets the model rewrite its own rights: `file write` of
 /// `workspace/agents/<id>/run.json` turned a `deny` into an `allow` (read again at the next
 /// `run` call) and a written `mcp.json` names an unconfined command for the next start (found
-/// by the re-run of issue 10's attack; only `blackboard/` and `judges/` are fenced, and
+/// by an attack re-run; only `blackboard/` and `judges/` are fenced, and
 /// `check` says nothing). Either the preflight refuses such a work folder or the village is
 /// fenced: in both cases the files stay as they were.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -292,7 +292,7 @@ async fn a_work_folder_containing_the_village_cannot_rewrite_its_rights() {
 /// holds the data folder (`crates/host/src/preflight_view.rs`, `holds`), and the file tools'
 /// fence refuses their writes, but Landlock gives `run` read-write on the whole work folder, so
 /// an allowed command rewrites the shared `mcp.json` (an unconfined command for the next
-/// start) or an agent's `run.json` (found by the second attack re-run of issue 10).
+/// start) or an agent's `run.json` (found by a second attack re-run).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_work_folder_inside_the_village_cannot_rewrite_its_rights_through_run() {
     let wire = fuseforks_core::llm::Wire::OpenAiCompat;

@@ -180,7 +180,7 @@ fn version_and_help_with_examples() {
     );
 }
 
-/// `--events jsonl` covers `init` too (issue 12): its refusals are `{"type":"cli",…}` lines
+/// `--events jsonl` covers `init` too: its refusals are `{"type":"cli",…}` lines
 /// with the code and the fix apart, and its summary stays on stdout.
 #[test]
 fn init_refusals_are_json_lines_under_events_jsonl() {

@@ -1,4 +1,4 @@
-//! Money and endpoints through the binary (issue 10, findings 8-10): a 100 MB model answer
+//! Money and endpoints through the binary: a 100 MB model answer
 //! fails with `LLM_RESPONSE_TOO_LARGE` in little memory and leaves `sessions.redb` small; a
 //! budget below the first estimate sends nothing; a SIGKILL between payment and the turn
 //! record leaves an intent that stats count as unknown usage; `check` refuses bad endpoints.
@@ -289,8 +289,8 @@ async fn tool_arguments_that_expand_in_memory_stay_under_100_mb() {
 /// applying the endpoint rule to where they lead: an endpoint that answers 307 sends the
 /// request, the conversation and, on the Anthropic wire, the `x-api-key` header to another
 /// host (reqwest drops only `Authorization`/`Cookie` across hosts), so a redirect to a plain
-/// `http://` address elsewhere defeats `ENDPOINT_INSECURE` (found by the re-run of issue 10's
-/// attack, shown here with a second loopback host only). No key may reach the other host.
+/// `http://` address elsewhere defeats `ENDPOINT_INSECURE` (found by an attack re-run,
+/// shown here with a second loopback host only). No key may reach the other host.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redirect_never_carries_the_key_to_another_host() {
     use fuseforks_core::village::Provider;
@@ -323,7 +323,7 @@ async fn a_redirect_never_carries_the_key_to_another_host() {
 /// The 500,000-value budget is per arguments string, not per answer: one answer (under the
 /// 16 MiB body cap) with 16 tool calls whose arguments are each `[0,0,…]` of 490,000 values
 /// passes every check (`llm/adapters/mod.rs`, `parse_args`, called once per call) and `ask`
-/// peaks at ≈ 1.7 GB (found by the second attack re-run of issue 10). The budget must hold for
+/// peaks at ≈ 1.7 GB (found by a second attack re-run). The budget must hold for
 /// the whole answer (all its arguments together).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_tool_calls_cannot_multiply_the_json_value_budget() {

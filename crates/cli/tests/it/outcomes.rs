@@ -1,4 +1,4 @@
-//! Honest outcomes through the binary (issue 11, items 1, 2 and 10): a failed model call says
+//! Honest outcomes through the binary: a failed model call says
 //! why on stderr, in `--events jsonl` and at the door (code, status or network class, template,
 //! host; never the key); the tool-round cap and the repeat guard are their own outcomes with
 //! their own line and exit 6; the session named in the log and on stderr is the one recorded.

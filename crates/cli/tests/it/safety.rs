@@ -1,4 +1,4 @@
-//! The safety layer through the binary (issue 15): the kill switch's channels (control file,
+//! The safety layer through the binary: the kill switch's channels (control file,
 //! socket via `fuseforks-cli pause|resume|abort|halt`, signals) at each level, halt killing a
 //! `run` child and its SIGTERM-ignoring grandchild and surviving a restart, pause holding a
 //! tool round, dry-run leaving the work folder and the village byte-identical, the audit line

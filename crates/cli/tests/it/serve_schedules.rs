@@ -1,4 +1,4 @@
-//! `serve` runs the schedules (issue 13): an overdue-within-grace daily
+//! `serve` runs the schedules: an overdue-within-grace daily
 //! schedule fires through the stub within a second of the scheduler's start, `ask` never
 //! touches `lastConsumedDueMs`, and a kill between the consume and the delivery loses that
 //! firing and never doubles it (real child processes).

@@ -263,7 +263,7 @@ fn path_with_python() -> String {
     )
 }
 
-/// Seed 003's kind of skill end to end: the model writes the goal, appends two rows with the
+/// A goal-seeking skill end to end: the model writes the goal, appends two rows with the
 /// goal's SHA-256 and runs the skill's own check through `run` after each (exit 0). The
 /// front matter is honoured (tools offered: `file` and `run`; 5 loops of 12 calls; a fresh
 /// context) and said in the turn record; it never reaches the model.

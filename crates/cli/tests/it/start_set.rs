@@ -1,4 +1,4 @@
-//! `--start` (issue 11 item 3): an agent whose id is `reception` (as `init` names it) is that
+//! `--start`: an agent whose id is `reception` (as `init` names it) is that
 //! agent, on `serve` and `ask`; the keyword wins only when no agent has the id; an id named
 //! twice is refused (exit 2), never folded.
 

@@ -1,4 +1,4 @@
-//! Goal loops for one-off requests (issue 13 item 5): a request,
+//! Goal loops for one-off requests: a request,
 //! then an acceptance command the person typed, re-sending the request with the command's
 //! output while it does not match, up to `maxAttempts`, all within one causal budget.
 //!

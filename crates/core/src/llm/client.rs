@@ -1,7 +1,7 @@
 //! The one HTTP client of the LLM layer: checks the endpoint rule and capabilities, encodes
 //! through the wire's adapter, sends with the wire's auth, reads answers incrementally up to a
 //! cap (the template's `maxResponseBytes`; error bodies up to 64 KiB), classifies failures,
-//! retries with backoff (original Spec 52) and honours cancellation. Logs carry counts and
+//! retries with backoff and honours cancellation. Logs carry counts and
 //! codes only, never bodies or keys.
 
 use std::sync::{Arc, Once};
@@ -214,8 +214,8 @@ impl LlmClient {
         self
     }
 
-    /// Sends one request, retrying as Spec 52 says (a stream whose connection broke as a
-    /// network failure). A cancelled call returns
+    /// Sends one request, retrying as docs/decisions/0004-llm-layer.md says (a stream whose
+    /// connection broke as a network failure). A cancelled call returns
     /// [`StopReason::Aborted`](super::StopReason::Aborted) with the usage its streams reported
     /// so far (`None` when none did).
     pub async fn chat(

@@ -1,4 +1,4 @@
-//! Errors of the LLM layer, each with a stable code, and the retry classes of original Spec 52.
+//! Errors of the LLM layer, each with a stable code, and the retry classes.
 
 use std::time::Duration;
 

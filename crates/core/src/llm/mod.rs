@@ -1,5 +1,5 @@
 //! The LLM layer: one canonical interface (a superset with capability flags;
-//! docs/decisions/0004-llm-layer.md), thin adapters per wire, one HTTP client with Spec 52 retries
+//! docs/decisions/0004-llm-layer.md), thin adapters per wire, one HTTP client with retries
 //! and mandatory cancellation.
 //!
 //! Nothing outside `adapters/` reads a provider's raw JSON (`ChatResponse::raw` is for logs).

@@ -1,4 +1,4 @@
-//! Retry timing (original Spec 52): exponential backoff with jitter, the provider's own hint
+//! Retry timing: exponential backoff with jitter, the provider's own hint
 //! (`Retry-After`, `retry-after-ms`, Gemini `RetryInfo.retryDelay`) when it asks for longer, and
 //! a ceiling on hints beyond which the call stops instead of waiting.
 

@@ -348,7 +348,7 @@ impl Orchestrator {
             .await
     }
 
-    /// A schedule's firing (issue 13): `content` delivered to `to` from System under
+    /// A schedule's firing: `content` delivered to `to` from System under
     /// `budget` (one budget for a firing and its acceptance retries), plan waves of the chain
     /// skipping review when `auto_approve_plans` and checked by `verify_with` (an agent id);
     /// waits for the turn's outcome.

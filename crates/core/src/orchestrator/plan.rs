@@ -211,7 +211,7 @@ pub(crate) async fn run_wave(
     }
 }
 
-/// A scheduled chain's default verifier (issue 13): the bundle goes to `verifier` as a normal
+/// A scheduled chain's default verifier: the bundle goes to `verifier` as a normal
 /// request from the planner, and its answer (or a fixed line saying it could not check) is
 /// appended to the bundle. Never blocks the wave beyond the ask timeout.
 async fn verify(

@@ -1,4 +1,4 @@
-//! `summarizeAfter` (issue 13): after a schedule's chain, one model call through the target
+//! `summarizeAfter`: after a schedule's chain, one model call through the target
 //! agent's own template asks for a concise summary of its exchanges in the current
 //! conversation (no tools, the firing's budget, an `intent` record before and a `turn` record
 //! after like any paid call) over what the agent's window holds, then a `summary` record

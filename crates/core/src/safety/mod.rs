@@ -1,4 +1,4 @@
-//! The safety layer (issue 15; docs/formats/audit.jsonl.md): the kill switch (`switch.rs`, one
+//! The safety layer (docs/formats/audit.jsonl.md): the kill switch (`switch.rs`, one
 //! state machine and the one command every channel sends), the `halt` marker on the shelf
 //! (`marker.rs`), the sections an abort waits for (`section.rs`), and the hash-chained, keyed audit log (`audit.rs` — the line —, `key.rs` — the
 //! key and its marks —, `head.rs` — the recorded heads in `sessions.redb` and on the shelf —,

@@ -1,4 +1,4 @@
-//! The scheduler's calendar (issue 13; docs/formats/schedules.json.md): when a schedule of
+//! The scheduler's calendar (docs/formats/schedules.json.md): when a schedule of
 //! `schedules.json` is due, in which time zone, and what one tick does about it — pure
 //! functions of the schedule, the zone and an instant, so that every rule is tested in virtual
 //! time; `runner.rs` and `firing.rs` are the tick loop that calls them.

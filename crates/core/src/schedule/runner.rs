@@ -1,4 +1,4 @@
-//! The tick loop of `serve` (issue 13): each tick (every second, or sooner: at the earliest
+//! The tick loop of `serve`: each tick (every second, or sooner: at the earliest
 //! due instant ahead, so a firing leaves within milliseconds of its due) re-reads `schedules.json` through the village
 //! store, [`decide`]s every enabled schedule, writes `lastConsumedDueMs` of everything fired or
 //! consumed **atomically, before any delivery** (at most once: a crash between the write and

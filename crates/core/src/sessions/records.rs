@@ -274,7 +274,7 @@ pub struct QuestionRecord {
     pub budget_left: Option<u64>,
 }
 
-/// A drafting-assistant call (Spec 63): what it cost and how it ended, never the text.
+/// A drafting-assistant call: what it cost and how it ended, never the text.
 /// Unknown fields are kept, so that an original's record is written back whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -422,7 +422,7 @@ fn every_broken_file_gives_its_code_names_the_file_and_stays_unchanged() {
         if !text.contains(&path.display().to_string()) {
             problems.push(format!("message lacks the file: {text}"));
         }
-        // The code comes from `code()`; the edge prints it once (issue 11).
+        // The code comes from `code()`; the edge prints it once.
         if text.contains(&format!("[{}]", case.code)) {
             problems.push(format!("message holds its code: {text}"));
         }
@@ -437,7 +437,7 @@ fn every_broken_file_gives_its_code_names_the_file_and_stays_unchanged() {
                 problems.push("no fix".into());
             }
         }
-        // The fix comes from `fix()`, apart from the message (issue 12).
+        // The fix comes from `fix()`, apart from the message.
         if text.contains("Fix:") {
             problems.push(format!("message holds its fix: {text}"));
         }

@@ -311,7 +311,7 @@ async fn stopping_an_agent_cancels_a_connect_in_progress() {
 /// tool silently replaces the earlier one (`mcp/naming.rs`, `qualified`, and
 /// `McpConnections::connect`: `tools.insert` overwrites, the spec too). A hostile server listed
 /// after a trusted one receives the calls (and arguments) the model meant for the trusted
-/// one; the model is offered one tool, not two. Found by the second attack re-run of issue 10.
+/// one; the model is offered one tool, not two. Found by a second attack re-run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_cannot_take_over_another_servers_tool_by_its_name() {
     let long = "search_the_company_knowledge_base_for_documents_matching_a_query";

@@ -1,4 +1,4 @@
-//! The scheduler's calendar in virtual time (issue 13): a [`ManualClock`] drives a minimal tick
+//! The scheduler's calendar in virtual time: a [`ManualClock`] drives a minimal tick
 //! loop that applies each [`Decision`] the way the real one will (write the consumed due, then
 //! fire or log the skip), through every recurrence kind, the grace edge, downtime, DST in New
 //! York and Berlin, a zone change between runs, clock jumps, and the `TZ` rules with the

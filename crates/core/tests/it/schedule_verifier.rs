@@ -1,4 +1,4 @@
-//! The default verifier of a scheduled chain (issue 13) in virtual time over a real
+//! The default verifier of a scheduled chain in virtual time over a real
 //! orchestrator and the stub LLM: a firing with `autoApprovePlans` whose target plans one wave
 //! sends the bundle to the world's `defaultVerifier` and hands its verdict back to the planner;
 //! no verifier without `defaultVerifier`, a fixed line when the verifier is not running or

@@ -1,4 +1,4 @@
-//! Stopping agents and closing conversations while turns run (the review of issue 10's close):
+//! Stopping agents and closing conversations while turns run :
 //! one agent's overrun cuts only that agent, a stopped agent's task really ends, messages
 //! queued behind a stop start no turn, an interrupt during an MCP connect keeps the tools, and
 //! a door conversation closed under a running turn keeps its records in one stored

@@ -546,6 +546,28 @@ fn no_file_over_800_lines() {
     fail(&problems, "no file over 800 lines");
 }
 
+/// A comment gives its reason itself or cites the repository's `docs/`: an issue, a seed or a
+/// spec of the original by number is a document a reader of the repository does not have.
+#[test]
+fn no_comment_cites_an_issue_a_seed_or_a_spec_by_number() {
+    let citation = regex::Regex::new(r"//.*\b(?:[Ii]ssue|[Ss]eed|Spec) [0-9]+").unwrap();
+    let problems: Vec<String> = rust_files()
+        .into_iter()
+        .flat_map(|f| {
+            read(&f)
+                .lines()
+                .enumerate()
+                .filter(|(_, line)| citation.is_match(line))
+                .map(|(i, _)| format!("{f}:{}", i + 1))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    fail(
+        &problems,
+        "no comment cites an issue, a seed or a spec by number",
+    );
+}
+
 #[test]
 fn no_production_function_over_120_lines() {
     let mut problems = Vec::new();

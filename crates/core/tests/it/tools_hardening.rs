@@ -1,6 +1,5 @@
-//! Regressions of the attacker's findings against the work-folder tools (issue 10, findings
-//! 1–3, the FIFO of 6 and the tool half of 8): a dangling link is never written through, the
-//! blackboard follows no link, a folder/link swap race creates nothing outside, a FIFO never
+//! Regressions of an attacker's findings against the work-folder tools: a dangling link is
+//! never written through, the blackboard follows no link, a folder/link swap race creates nothing outside, a FIFO never
 //! blocks a read, and reads/greps/replacements stay bounded.
 
 use std::os::unix::fs::symlink;
@@ -323,7 +322,7 @@ async fn a_folder_that_holds_a_fence_cannot_be_moved_or_removed() {
 }
 
 /// A hard link in the work folder (or on the blackboard) to a file outside it is a link too:
-/// writing through it changes the outside file (found by the re-run of issue 10's attack; the
+/// writing through it changes the outside file (found by an attack re-run; the
 /// `fstat` of `regular()` sees `st_nlink > 1` but does not refuse). Writes, appends, a
 /// replacing copy and `sd` apply must all refuse it and leave the outside file unchanged.
 #[tokio::test]
@@ -367,7 +366,7 @@ async fn writes_never_go_through_a_hard_link_to_an_outside_file() {
 /// `file copy` copies without bound and without holes: a sparse file of 512 MiB (which costs
 /// nothing on disk and can come with hostile files, or from an allowed `truncate`) became
 /// 512 MiB of real blocks; a sparse terabyte fills the whole file system, and the 60 s tool
-/// limit does not stop the blocking thread (found by the re-run of issue 10's attack). The
+/// limit does not stop the blocking thread (found by an attack re-run). The
 /// copy must either keep the holes or refuse a source past a cap.
 #[tokio::test]
 async fn copying_a_sparse_file_does_not_fill_the_disk() {
@@ -395,7 +394,7 @@ async fn copying_a_sparse_file_does_not_fill_the_disk() {
 /// A hostile TOML file (one unterminated 1 MiB line, under `yq`'s 1 MiB read bound) makes the
 /// parse error quote the whole line: the answer the model sees is ≈ 2 MB, not the 12,000
 /// characters every other tool answer is cut to (`text_edit.rs`, `toml_op`: `TOML: {e}` is not
-/// capped; found by the second attack re-run of issue 10). The tool answer is what the next
+/// capped; found by a second attack re-run). The tool answer is what the next
 /// paid request carries.
 #[tokio::test]
 async fn a_toml_parse_error_does_not_quote_a_megabyte_line() {
@@ -417,8 +416,8 @@ async fn a_toml_parse_error_does_not_quote_a_megabyte_line() {
 /// names up to 255 bytes) comes back whole — 2.1 MB for 20,000 notes of 200-character names —
 /// where every other tool answer is cut to 12,000 characters (`tools/blackboard.rs`, `run`:
 /// `lines.join("\n")` without `cap`). The blackboard is shared: any agent, or a `run` command
-/// (Landlock lets it write `blackboard/`), fills the next lister's paid context. Found by the
-/// second attack re-run of issue 10.
+/// (Landlock lets it write `blackboard/`), fills the next lister's paid context. Found by a
+/// second attack re-run.
 #[tokio::test]
 async fn a_blackboard_listing_is_bounded() {
     let agent = Agent::new();

@@ -342,7 +342,7 @@ fn cap_for_message(body: &str) -> String {
 
 /// A confined command must not signal processes outside its own Landlock domain: with
 /// `bash *` allowed, `kill -STOP <pid>` stopped an unrelated process of the same user (and
-/// could stop or kill `serve` itself) in the re-run of issue 10's attack. Landlock ABI 6
+/// could stop or kill `serve` itself) in an attack re-run. Landlock ABI 6
 /// (Linux 6.12) scopes signals (`LANDLOCK_SCOPE_SIGNAL`); the ruleset asks for file-system
 /// ABI 5 and network ABI 4 only.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! `bake --env-out PATH` (Spec 66): the container's `.env` from this machine's secret store —
+//! `bake --env-out PATH`: the container's `.env` from this machine's secret store —
 //! `TZ` from the source's time zone and one `FUSEFORKS_SECRET_*` line per key the village
 //! uses — written owner-only (0600) through the core's atomic writer, never printed. Without
 //! `--update` the file must not exist (11); with it, the file's other lines are kept and what

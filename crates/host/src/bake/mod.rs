@@ -1,4 +1,4 @@
-//! `bake` (Spec 66): a path-rewritten copy of a GUI village for a container.
+//! `bake`: a path-rewritten copy of a GUI village for a container.
 //!
 //! - `table.rs`: the D1 file table — the one place that says what is copied, merged, seeded
 //!   or never touched.

@@ -1,4 +1,4 @@
-//! The local web GUI (issue 17): an HTTP server on `127.0.0.1` in the process that holds the
+//! The local web GUI: an HTTP server on `127.0.0.1` in the process that holds the
 //! village, serving the pages of `gui/` (embedded) and the API they use (docs/gui-api.md):
 //! `guard.rs` (loopback Host, token → cookie, same Origin, security headers), `routes.rs` (the
 //! route table), `views.rs` (reads), `commands.rs` (the one command type), `live.rs` (the

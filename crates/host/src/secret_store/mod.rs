@@ -1,4 +1,4 @@
-//! Which OS store the keyring uses (issue 11): the macOS Keychain, the Windows Credential
+//! Which OS store the keyring uses: the macOS Keychain, the Windows Credential
 //! Manager, and on Linux the Secret Service over D-Bus when a session bus answers, else the
 //! kernel keyutils store (with a notice: its keys do not survive a reboot). There is no
 //! plaintext file store. `FUSEFORKS_KEYRING=secret-service|keyutils` forces a Linux store (no

@@ -69,7 +69,7 @@ async fn a_missing_village_creates_nothing() {
     assert!(matches!(err, HostError::VillageMissing(_)));
     assert_eq!(snapshot(data.data_dir()), before);
     assert!(!data.workspace().exists());
-    // Code, message and fix apart (issue 12): no `[CODE]`, no `Fix:` in the text.
+    // Code, message and fix apart: no `[CODE]`, no `Fix:` in the text.
     let text = err.to_string();
     assert!(!text.starts_with('[') && !text.contains("Fix:"), "{text}");
     assert_eq!(Coded::code(&err), "VILLAGE_MISSING");

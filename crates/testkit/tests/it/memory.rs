@@ -1,4 +1,4 @@
-//! Peak memory of one tool call on hostile inputs (issue 10, finding 8), each measured in its
+//! Peak memory of one tool call on hostile inputs, each measured in its
 //! own process (`tool-call` prints its `VmHWM`): a 1 GiB file read, a 1 GiB line searched, an
 //! empty-pattern replacement preview. Each stays under 100 MB.
 
@@ -70,7 +70,7 @@ fn hostile_inputs_stay_under_100_mb() {
 
 /// The `sd` preview over `paths` (up to 20 files, the same one allowed) builds every diff in
 /// full before the 12,000-character cap: 20 × a 1 MiB file whose replacement stays under the
-/// 4 MiB cap took 430 MB and 55 s in the re-run of issue 10's attack. Bounded like one path.
+/// 4 MiB cap took 430 MB and 55 s in an attack re-run. Bounded like one path.
 #[test]
 fn an_sd_preview_over_twenty_paths_stays_under_100_mb() {
     let data = TempDataDir::new();
@@ -85,7 +85,7 @@ fn an_sd_preview_over_twenty_paths_stays_under_100_mb() {
 }
 
 /// A `yq set` whose key has 10,000 levels (`a.a.a…`, a 20 KB argument) aborted the whole
-/// process with a stack overflow in the re-run of issue 10's attack (JSON and TOML alike):
+/// process with a stack overflow in an attack re-run (JSON and TOML alike):
 /// `parse_key` takes any number of steps, `set` builds the nesting, and serialising or
 /// dropping it recurses once per level on a 2 MiB blocking thread. In `serve` that ends every
 /// agent. The call must fail cleanly (a refused key) and the process live on.
