@@ -12,6 +12,7 @@ use fuseforks_testkit::{KillOnDrop, free_port, mcp_script};
 use serde_json::json;
 
 use crate::orch_support::Village;
+use crate::orchestrator::last_message;
 
 const U: ScriptUsage = ScriptUsage {
     prompt: 300,
@@ -113,14 +114,6 @@ async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!alive(&pid), "the MCP child died with its agent");
-}
-
-/// The content of the last message a request sent to the model (the tool result).
-fn last_message(request: &fuseforks_testkit::stub::Captured) -> String {
-    request.body["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 async fn http_server(port: u16) -> KillOnDrop {

@@ -9,7 +9,7 @@ use fuseforks_testkit::wire_replies;
 use serde_json::json;
 
 use crate::orch_support::Village;
-use crate::orchestrator::{U1, call};
+use crate::orchestrator::{U1, call, last_message};
 
 const WIRE: Wire = Wire::OpenAiCompat;
 
@@ -44,14 +44,7 @@ async fn a_bundled_tool_left_out_of_enabled_tools_never_runs() {
         .filter_map(|t| t["function"]["name"].as_str())
         .collect();
     assert!(!offered.contains(&"remember"), "{offered:?}");
-    let result = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let result = last_message(&requests[1]);
     assert!(result.contains("not offered"), "{result}");
     let memory = store
         .agent_files(&AgentId::new("a1").unwrap())

@@ -33,6 +33,14 @@ const U3: ScriptUsage = ScriptUsage {
     reasoning: 0,
 };
 
+/// The content of the last message a request sent to the model (the tool result).
+pub(crate) fn last_message(request: &fuseforks_testkit::stub::Captured) -> String {
+    request.body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 pub(crate) fn call(id: &str, name: &str, args: serde_json::Value) -> ScriptCall {
     ScriptCall {
         id: id.into(),

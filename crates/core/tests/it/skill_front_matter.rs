@@ -11,7 +11,7 @@ use fuseforks_testkit::wire_replies;
 use serde_json::{Value, json};
 
 use crate::orch_support::Village;
-use crate::orchestrator::{U1, call, records};
+use crate::orchestrator::{U1, call, last_message, records};
 
 const WIRE: Wire = Wire::OpenAiCompat;
 
@@ -119,14 +119,7 @@ async fn allowed_tools_narrow_what_is_offered_and_what_runs() {
         !system.contains("allowed-tools") && !system.contains("name: narrow"),
         "{system}"
     );
-    let result = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let result = last_message(&requests[1]);
     assert!(result.contains("allowed-tools"), "{result}");
     let memory = v
         .store()
