@@ -1,16 +1,20 @@
-//! Adapter overhead per wire: encode a 50-message conversation to wire bytes, and parse + decode
-//! a tool-call answer, in microseconds (median of many runs). Run with
+//! Adapter overhead per wire, through the public API (the adapters are not public): encode a
+//! 50-message conversation to wire bytes (`Endpoint::request_bytes`, which is the encoder and
+//! the serialisation), and a tool-call answer taken by `LlmClient::chat` from a loopback stub
+//! (HTTP on loopback + parse + decode), in microseconds (median of many runs). Run with
 //! `cargo bench -p fuseforks-core --bench adapters` (release profile).
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use fuseforks_core::llm::adapters::{CacheTtl, EncodeContext, decode, encode};
 use fuseforks_core::llm::{
-    CancellationToken, ChatMessage, ChatRequest, ContentBlock, Role, ToolCall, ToolResult,
-    ToolSpec, Wire,
+    ApiKey, ChatMessage, ChatRequest, ContentBlock, Endpoint, LlmClient, Role, ToolCall,
+    ToolResult, ToolSpec, Wire,
 };
-use serde_json::json;
+use fuseforks_testkit::stub::{StubReply, StubServer};
+use fuseforks_testkit::stub_template;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 fn conversation() -> ChatRequest {
     let mut messages = vec![ChatMessage::text(
@@ -59,8 +63,8 @@ fn conversation() -> ChatRequest {
     request
 }
 
-fn answer(wire: Wire) -> Vec<u8> {
-    let body = match wire {
+fn answer(wire: Wire) -> Value {
+    match wire {
         Wire::OpenAiCompat => {
             json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "grep", "arguments": "{\"pattern\":\"x\"}"}}]}}], "usage": {"prompt_tokens": 9000, "completion_tokens": 40, "total_tokens": 9040, "prompt_tokens_details": {"cached_tokens": 8000}}})
         }
@@ -76,8 +80,43 @@ fn answer(wire: Wire) -> Vec<u8> {
         _ => {
             json!({"status": "completed", "output": [{"type": "reasoning", "id": "rs", "encrypted_content": "e", "summary": []}, {"type": "function_call", "id": "fc", "call_id": "c", "name": "grep", "arguments": "{\"pattern\":\"x\"}"}], "usage": {"input_tokens": 9000, "output_tokens": 40}})
         }
-    };
-    body.to_string().into_bytes()
+    }
+}
+
+/// The endpoint of a non-streaming template of `wire` at `base` (a stub's, or one never called).
+fn endpoint(wire: Wire, base: &str) -> Endpoint {
+    let mut template = stub_template(wire, base);
+    template.streaming = false;
+    Endpoint::for_template(&template, Some(ApiKey::new("k"))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The median time of `runs` calls answered by `reply` from a loopback stub, in µs.
+fn answered_micros(wire: Wire, reply: &Value, runs: usize) -> f64 {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    runtime.block_on(async {
+        let stub = StubServer::start(Vec::new()).await;
+        stub.push((0..runs).map(|_| StubReply::json(200, reply)));
+        let (client, endpoint) = (
+            LlmClient::new().unwrap_or_else(|e| panic!("{e}")),
+            endpoint(wire, stub.base_url()),
+        );
+        let request = ChatRequest::new(
+            "model-x",
+            vec![ChatMessage::text(Role::User, "go")],
+            CancellationToken::new(),
+        );
+        let mut samples = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let start = Instant::now();
+            black_box(client.chat(&endpoint, &request).await.ok());
+            samples.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+        samples.sort_by(f64::total_cmp);
+        samples[samples.len() / 2]
+    })
 }
 
 fn median_micros(runs: usize, mut f: impl FnMut()) -> f64 {
@@ -94,30 +133,20 @@ fn median_micros(runs: usize, mut f: impl FnMut()) -> f64 {
 
 fn main() {
     let request = conversation();
-    println!("| wire | encode 50 messages → bytes (µs) | bytes | parse + decode answer (µs) |");
+    println!(
+        "| wire | encode 50 messages → bytes (µs) | bytes | answer on loopback: HTTP + decode (µs) |"
+    );
     println!("|---|---|---|---|");
     for wire in Wire::ALL {
-        let ctx = EncodeContext {
-            wire,
-            base_url: "https://api.example.com/v1",
-            cache_ttl: CacheTtl::OneHour,
-        };
-        let bytes =
-            serde_json::to_vec(&encode(&request, &ctx).unwrap_or_default()).unwrap_or_default();
+        let at = endpoint(wire, "https://api.example.com");
+        let bytes = at.request_bytes(&request).unwrap_or_default();
         let encode_us = median_micros(300, || {
-            let body = encode(black_box(&request), &ctx).unwrap_or_default();
-            black_box(serde_json::to_vec(&body).unwrap_or_default());
+            black_box(at.request_bytes(black_box(&request)));
         });
-        let reply = answer(wire);
-        let decode_us = median_micros(3000, || {
-            let value: serde_json::Value =
-                serde_json::from_slice(black_box(&reply)).unwrap_or_default();
-            black_box(decode(wire, value).ok());
-        });
+        let decode_us = answered_micros(wire, &answer(wire), 1000);
         println!(
-            "| {} | {encode_us:.1} | {} | {decode_us:.1} |",
-            wire.as_str(),
-            bytes.len()
+            "| {} | {encode_us:.1} | {bytes} | {decode_us:.1} |",
+            wire.as_str()
         );
     }
 }

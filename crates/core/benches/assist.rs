@@ -7,13 +7,12 @@
 use std::time::Instant;
 
 use fuseforks_core::assist::{AssistRequest, AssistTarget, DraftKind};
-use fuseforks_core::llm::{
-    ApiKey, CancellationToken, ChatMessage, ChatRequest, Endpoint, LlmClient, Role, Wire,
-};
+use fuseforks_core::llm::{ApiKey, ChatMessage, ChatRequest, Endpoint, LlmClient, Role, Wire};
 use fuseforks_core::village::{EditableFile, VillageStore};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptUsage};
 use fuseforks_testkit::{TempDataDir, TestVillage, stub_template};
+use tokio_util::sync::CancellationToken;
 
 const U: ScriptUsage = ScriptUsage {
     prompt: 900,

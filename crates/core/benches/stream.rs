@@ -1,19 +1,24 @@
-//! Streaming figures: the decode throughput of an OpenAI chat stream (the testkit fixture
-//! `wire/openai-chat/text.sse`, 163 chunks and `[DONE]`: SSE framing + folding into the whole
-//! body + the one decoder), and what our pipeline adds before the first piece is handed out
-//! (framing and folding the first event: the latency a person sees added to the provider's
-//! first byte; target ≤ 2 ms). Median and p99.
+//! Streaming figures, through the public API (the assemblers are not public): a streamed call
+//! answered from a loopback stub with the testkit fixture `wire/openai-chat/text.sse` (163
+//! chunks and `[DONE]`: HTTP on loopback + SSE framing + folding into the whole body + the one
+//! decoder), and how long after the call starts the first piece is handed out (the latency a
+//! person sees added to the provider's first byte, loopback included; target ≤ 2 ms). Median
+//! and p99.
 //!
 //! Run with `cargo bench -p fuseforks-core --bench stream`.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::hint::black_box;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fuseforks_core::llm::adapters::openai_chat::decode;
-use fuseforks_core::llm::adapters::openai_chat_stream::ChatStream;
-use fuseforks_core::llm::sse::SseParser;
+use fuseforks_core::llm::{
+    ApiKey, ChatMessage, ChatRequest, DeltaSink, Endpoint, LlmClient, Piece, Role, Wire,
+};
+use fuseforks_testkit::stub::{StubReply, StubServer};
+use fuseforks_testkit::stub_template;
+use tokio_util::sync::CancellationToken;
 
 fn summary(name: &str, mut samples: Vec<Duration>, bytes: Option<usize>) {
     samples.sort();
@@ -28,51 +33,49 @@ fn summary(name: &str, mut samples: Vec<Duration>, bytes: Option<usize>) {
     );
 }
 
+/// `runs` streamed calls of the fixture: (whole call, first piece after the call starts).
+async fn calls(runs: usize) -> (Vec<Duration>, Vec<Duration>) {
+    let stub = StubServer::start(Vec::new()).await;
+    stub.push((0..runs).map(|_| StubReply::sse_fixture("openai-chat/text.sse")));
+    let mut template = stub_template(Wire::OpenAiCompat, stub.base_url());
+    template.streaming = true;
+    let endpoint = Endpoint::for_template(&template, Some(ApiKey::new("k"))).unwrap();
+    let client = LlmClient::new().unwrap();
+    let first: Arc<Mutex<Option<Instant>>> = Arc::default();
+    let mut request = ChatRequest::new(
+        "stub-model",
+        vec![ChatMessage::text(Role::User, "go")],
+        CancellationToken::new(),
+    );
+    let seen = Arc::clone(&first);
+    request.on_delta = Some(DeltaSink(Arc::new(move |piece| {
+        if let Piece::Text(_) = piece {
+            seen.lock().unwrap().get_or_insert_with(Instant::now);
+        }
+    })));
+    let (mut whole, mut to_first) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        *first.lock().unwrap() = None;
+        let began = Instant::now();
+        black_box(client.chat(&endpoint, &request).await.unwrap());
+        whole.push(began.elapsed());
+        to_first.push(first.lock().unwrap().unwrap().duration_since(began));
+    }
+    (whole, to_first)
+}
+
 fn main() {
     let body = fuseforks_testkit::fixture_bytes("wire/openai-chat/text.sse");
     let chunks = body.windows(6).filter(|w| w == b"data: ").count();
-    let whole: Vec<Duration> = (0..300)
-        .map(|_| {
-            let began = Instant::now();
-            let (mut parser, mut stream) = (SseParser::default(), ChatStream::default());
-            // 1 KiB network reads, as a socket would hand them over.
-            for piece in black_box(&body).chunks(1024) {
-                for event in parser.push(piece).unwrap() {
-                    black_box(stream.push(&event.data).unwrap());
-                }
-            }
-            black_box(decode(stream.finish().unwrap()).unwrap());
-            began.elapsed()
-        })
-        .collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (whole, first) = runtime.block_on(calls(300));
     summary(
-        &format!("decode a stream ({chunks} events, {} bytes)", body.len()),
+        &format!("a streamed call ({chunks} events, {} bytes)", body.len()),
         whole,
         Some(body.len()),
     );
-    let first_event_end = body.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
-    let second_event_end = first_event_end
-        + body[first_event_end..]
-            .windows(2)
-            .position(|w| w == b"\n\n")
-            .unwrap()
-        + 2;
-    let first = &body[..second_event_end];
-    let added: Vec<Duration> = (0..5_000)
-        .map(|_| {
-            let began = Instant::now();
-            let (mut parser, mut stream) = (SseParser::default(), ChatStream::default());
-            let mut handed = 0;
-            for event in parser.push(black_box(first)).unwrap() {
-                handed += stream.push(&event.data).unwrap().len();
-            }
-            black_box(handed);
-            began.elapsed()
-        })
-        .collect();
-    summary(
-        "added before the first piece (frame + fold 2 events)",
-        added,
-        None,
-    );
+    summary("first piece after the call starts (loopback)", first, None);
 }

@@ -48,5 +48,5 @@ pub mod trace;
 pub mod version;
 pub mod village;
 
-pub use budget::{BudgetStop, CausalBudget, RESERVATION_FLOOR, effective_tokens};
+pub use budget::{BudgetStop, CausalBudget, RESERVATION_FLOOR, Reservation, effective_tokens};
 pub use error::{Coded, CoreError};

@@ -14,11 +14,12 @@ use fuseforks_core::Coded;
 use fuseforks_core::assist::{
     AssistError, AssistOutcome, AssistReply, AssistRequest, AssistTarget, DraftKind, total_usage,
 };
-use fuseforks_core::llm::{CancellationToken, ChatMessage};
+use fuseforks_core::llm::ChatMessage;
 use fuseforks_core::orchestrator::Orchestrator;
 use fuseforks_core::village::{AgentId, VillageStore};
 use fuseforks_host::{HostBootOptions, HostPaths, build_host};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::headless::SecretsArg;
 use crate::exit;

@@ -10,11 +10,12 @@ use std::sync::Arc;
 use fuseforks_core::judge::{
     Action, Answers, BackendSetup, JudgeRules, QuestionKind, ask_backend, evaluate, uses_jev,
 };
-use fuseforks_core::llm::{CancellationToken, LlmClient};
+use fuseforks_core::llm::LlmClient;
 use fuseforks_core::village::Language;
 use fuseforks_host::HostPaths;
 use fuseforks_host::secrets::{EnvSecretStore, KeyringSecretStore, SecretStore};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::headless::SecretsArg;
 use super::judge::{open_judges, pick, print_findings};

@@ -2,22 +2,25 @@
 //! `remember`, `run`, `rag`, `ask_user`, each behind its safety boundary, all named in one table (`table.rs`).
 //! A tool never panics on model input; every failure is an `ok: false` body the model can read.
 
-pub mod ask_user;
-pub mod blackboard;
-pub mod file;
-pub mod rag;
+pub(crate) mod ask_user;
+pub(crate) mod blackboard;
+mod file;
+mod rag;
 mod remember;
-pub mod run;
+pub(crate) mod run;
 mod run_output;
-pub mod run_policy;
+pub(crate) mod run_policy;
 mod sandbox;
-pub mod search;
+mod search;
 mod specs;
 mod table;
-pub mod text_edit;
+mod text_edit;
 mod toolchains;
 mod trash;
 mod walk;
+
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 
@@ -26,6 +29,7 @@ use serde_json::Value;
 use crate::llm::ToolSpec;
 use crate::village::{AgentFiles, AgentSpec, Language};
 pub use remember::MAX_NOTE_CHARS;
+pub use run_policy::{Decision, decide};
 pub use sandbox::{BoundedText, Entry, EntryKind, ReadError, SandboxError, WorkDir, WriteMode};
 pub use specs::{RunApproval, golden, spec};
 pub use table::{BUNDLED_TOOL_NAMES, DEFAULT_ENABLED_TOOLS, WORK_DIR_TOOL_NAMES};

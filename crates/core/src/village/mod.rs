@@ -55,17 +55,21 @@ pub use agent::AgentSpec;
 pub use attachments::AttachmentSurvey;
 pub use editable::{EditError, EditableFile, MAX_EDIT_BYTES, TextFinding};
 pub use error::{InvalidFile, RuleCode, RuleViolation, VillageError};
-pub use files::AgentFiles;
+pub use files::{AgentFiles, JudgeFile};
 pub use founding::{FoundingPlan, FoundingReport, found_village, found_village_with};
+pub use group::AgentGroup;
 pub use ids::{AgentId, InvalidIdError, TemplateId};
 pub use judge::JudgeSpec;
 pub use language::{Language, LanguageTag};
-pub use mcp_config::{McpConfig, McpServerEntry};
+pub use mcp_config::{HttpServer, McpConfig, McpServerEntry, StdioServer};
 pub use notice::{Loaded, Notice, NoticeCode};
 pub use presets::{PRESETS, ProviderPreset, preset};
-pub use role::RoleColor;
-pub use run_policy::CommandPolicy;
-pub use schedule::{Recurrence, ScheduleProbe, ScheduledTask, Schedules, SessionMode, Weekday};
+pub use role::{AgentRole, RoleColor, RoleDefaults};
+pub use run_policy::{CommandPolicy, PendingCommand};
+pub use schedule::{
+    AcceptanceProbe, ClockTime, Interval, Recurrence, ScheduleProbe, ScheduledTask, Schedules,
+    SessionMode, Weekday, WeeklyTime,
+};
 pub use shelf::{
     BakeRecord, DEFAULT_DOOR_PORT, DEFAULT_PRICING_URL, DoorSettings, JevSettings, PathMap,
     PricingSource, ProbeApprovals,
@@ -79,7 +83,7 @@ pub use template::{
     MAX_RESPONSE_BYTES_LIMIT, ModelTemplate, Provider, endpoint_security,
 };
 pub use template::{DEMO_BASE_URL_FORM, demo_port, loopback_origin};
-pub use world::World;
+pub use world::{Position, World};
 /// File names, one constant each: in an agent's or judge's folder, in the workspace, on the shelf.
 pub use {
     files::names as agent_files, shelf_store::names as shelf_files, store::names as workspace_files,

@@ -6,12 +6,13 @@
 
 use fuseforks_core::Coded;
 use fuseforks_core::assist::{AssistReply, AssistRequest, AssistTarget, DraftKind};
-use fuseforks_core::llm::{CancellationToken, Wire};
+use fuseforks_core::llm::Wire;
 use fuseforks_core::orchestrator::Orchestrator;
 use fuseforks_core::sessions::{Record, StoredRecord};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::orch_support::Village;
 

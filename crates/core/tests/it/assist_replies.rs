@@ -5,11 +5,12 @@
 
 use fuseforks_core::Coded;
 use fuseforks_core::assist::{AssistReply, DraftKind};
-use fuseforks_core::llm::{CancellationToken, Wire};
+use fuseforks_core::llm::Wire;
 use fuseforks_core::sessions::Record;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use crate::assist::{U, ask, open, records, request, submit, with_gate};
 use crate::orch_support::Village;

@@ -17,7 +17,7 @@ use fuseforks_core::safety::{
     ApprovedBy, AuditEntry, AuditEvent, AuditKey, VerifyOptions, verify_keyed,
 };
 use fuseforks_core::sessions::Endpoint;
-use fuseforks_core::tools::run_policy::{Decision, decide};
+use fuseforks_core::tools::{Decision, decide};
 use fuseforks_core::village::{
     AgentId, AgentSpec, JudgeSpec, LanguageTag, McpServerEntry, ModelTemplate, Recurrence,
     SessionMode, ShelfStore, TemplateId, VillageStore, Weekday, World, agent_files,

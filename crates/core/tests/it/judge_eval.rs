@@ -240,9 +240,10 @@ fn verdict_undecided_and_log_lines() {
 #[tokio::test]
 async fn a_wire_that_cannot_force_gets_auto_and_the_fixed_line_and_still_answers() {
     use fuseforks_core::judge::{ask_model, judge_request};
-    use fuseforks_core::llm::{CancellationToken, LlmClient, Role, ToolChoice, Wire};
+    use fuseforks_core::llm::{LlmClient, Role, ToolChoice, Wire};
     use fuseforks_testkit::stub::StubServer;
     use fuseforks_testkit::wire_replies::{ScriptCall, ScriptUsage, tool_calls};
+    use tokio_util::sync::CancellationToken;
     let rules = parse_judge(
         "[questions.kind]\ntype = \"choice\"\nask = \"What?\"\noptions = { bug = \"b\", other = \"o\" }\n\n[otherwise]\ndo = \"return\"\n",
     )

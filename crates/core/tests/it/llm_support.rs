@@ -2,13 +2,14 @@
 //! task, and usage expectations.
 
 use fuseforks_core::llm::{
-    ApiKey, Attachment, AttachmentKind, CancellationToken, ChatMessage, ChatRequest, ContentBlock,
-    Endpoint, Role, ToolSpec, Wire,
+    ApiKey, Attachment, AttachmentKind, ChatMessage, ChatRequest, ContentBlock, Endpoint, Role,
+    ToolSpec, Wire,
 };
 use fuseforks_core::village::ModelTemplate;
 use fuseforks_testkit::stub_template;
 use fuseforks_testkit::wire_replies::ScriptUsage;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 /// The key every test endpoint uses; it must never appear in an error.
 pub const KEY: &str = "sk-test-0123456789abcdef";

@@ -5,7 +5,6 @@
 
 mod assist;
 mod assist_replies;
-mod blackboard;
 mod broken_files;
 mod budget;
 mod cast;
@@ -22,12 +21,10 @@ mod judge_route;
 mod llm_cache;
 mod llm_capability;
 mod llm_conformance;
-mod llm_encoding;
 mod llm_fixtures;
 mod llm_limits;
 mod llm_probe;
 mod llm_retry;
-mod llm_shared;
 mod llm_stream;
 mod llm_stream_breaks;
 mod llm_stream_fixtures;

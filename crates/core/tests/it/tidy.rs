@@ -95,12 +95,14 @@ fn read(path: &str) -> String {
     fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// Whether `path` is production code of a product crate (not testkit, not tests).
+/// Whether `path` is production code of a product crate (not testkit, not tests: a `tests.rs`
+/// or a file of a `tests/` folder beside the code).
 fn production(path: &str) -> bool {
     ["crates/core/src/", "crates/host/src/", "crates/cli/src/"]
         .iter()
         .any(|p| path.starts_with(p))
         && !path.ends_with("/tests.rs")
+        && !path.contains("/tests/")
 }
 
 /// A source split into code (comments removed, string and char literals emptied; lines kept)

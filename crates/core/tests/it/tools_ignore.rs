@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use fuseforks_core::tools::{ToolContext, ToolOutput, rag, search};
+use fuseforks_core::tools::{ToolContext, ToolOutput, run_tool};
 use serde_json::{Value, json};
 
 use crate::tools_support::Agent;
@@ -32,12 +32,14 @@ fn status_kib(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// `tool` called through the public entry on this thread's own runtime: the walk runs on its
+/// blocking pool, as in a turn.
 fn call(tool: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
-    match tool {
-        "grep" => search::grep(args, ctx),
-        "fd" => search::fd(args, ctx),
-        _ => rag::run(args, ctx),
-    }
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(run_tool(tool, args, ctx))
 }
 
 /// Runs `tool` on a thread; returns its answer and how long it took. No answer within

@@ -3,7 +3,7 @@
 //! the source, `pending` from the copy, lines the new rules settle pruned). What a merge drops
 //! is named in a [`Warning`].
 
-use fuseforks_core::tools::run_policy::{Decision, decide};
+use fuseforks_core::tools::{Decision, decide};
 use fuseforks_core::village::{CommandPolicy, Schedules};
 
 use super::Warning;

@@ -4,10 +4,11 @@
 //! backend on a text, nothing delivered, the rule it would take.
 
 use fuseforks_core::judge::{BackendSetup, ask_backend, evaluate, judge_states};
-use fuseforks_core::llm::{CancellationToken, LlmClient};
+use fuseforks_core::llm::LlmClient;
 use fuseforks_core::safety::Channel;
 use fuseforks_core::village::{Language, VillageStore};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 pub use crate::world_edit::CastEdit;
 use crate::world_edit::{EditDone, apply_cast};

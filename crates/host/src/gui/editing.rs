@@ -11,11 +11,11 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri};
 use fuseforks_core::assist::{AssistRequest, total_usage};
 use fuseforks_core::events::AgentStatus;
-use fuseforks_core::llm::CancellationToken;
 use fuseforks_core::log::LogSink as _;
 use fuseforks_core::stats::{AssistRow, Period, TimeZone, aggregate, daily_tokens};
 use fuseforks_core::village::{EditError, EditableFile, VillageStore};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::GuiState;
 use super::error::ApiError;

@@ -26,7 +26,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use assets::ASSETS;
-pub use commands::{Command, execute};
+pub use commands::{Command, Scope, TaskEdit, execute};
 pub use error::ApiError;
 pub use guard::{COOKIE, CSP, Keys, random_secret};
 pub use routes::router;
@@ -57,7 +57,7 @@ pub struct GuiState {
     /// The door's URL when it is open.
     pub door_url: Option<String>,
     /// The live facts.
-    pub live: Arc<live::Live>,
+    pub(crate) live: Arc<live::Live>,
     /// Cancelled when the GUI closes (ends the event streams).
     pub stop: CancellationToken,
 }

@@ -16,6 +16,9 @@ use std::time::Duration;
 
 use keyring_core::CredentialStore;
 
+#[cfg(target_os = "linux")]
+pub use keyutils::KeyutilsStore;
+
 use crate::secrets::SecretError;
 
 /// The variable that forces a Linux store: `secret-service` or `keyutils`.

@@ -220,6 +220,19 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    // The adapters' own tests from inside the crate (the adapters are not public), in
+    // `tests/`: per-wire encoding, the wire fixtures decoded, streams framed and folded at any
+    // cut, the optional cross-checks against outside recordings. What goes through `LlmClient`
+    // over HTTP stays in `crates/core/tests/it/`, on the public API alone.
+    mod encoding;
+    mod fixtures;
+    mod shared;
+    mod stream;
+    mod support;
+    // Also included by `tests/it/llm_fixtures.rs`: it names its types through this `llm`.
+    mod wire_cases;
+    use crate::llm;
+
     #[test]
     fn error_envelopes() {
         let openai = json!({"error": {"message": "m", "type": "invalid_request_error", "code": "unsupported_parameter"}});

@@ -1,11 +1,12 @@
 //! Blackboard ownership: everyone reads, an agent writes only its own notes, write only
 //! creates, done is frozen, size is capped, and the other write tools are fenced out.
 
-use fuseforks_core::tools::blackboard::{Outcome, run};
-use fuseforks_core::tools::{RunApproval, ToolContext, TrashTarget, WorkDir};
-use fuseforks_core::village::{AgentId, Language, VillageStore};
-use fuseforks_testkit::TempDataDir;
 use serde_json::json;
+
+use super::support::TempDataDir;
+use crate::tools::blackboard::{Outcome, run};
+use crate::tools::{RunApproval, ToolContext, TrashTarget, WorkDir};
+use crate::village::{AgentId, Language, VillageStore};
 
 fn ctx(data: &TempDataDir, agent: &str) -> ToolContext {
     ToolContext {
@@ -106,7 +107,7 @@ async fn ownership_creation_freezing_and_caps() {
     );
 
     // The file tool cannot write there.
-    let out = fuseforks_core::tools::run_tool(
+    let out = crate::tools::run_tool(
         "file",
         &json!({"op": "write", "path": "blackboard/doing/a1 - forged.md", "content": "x"}),
         &a,

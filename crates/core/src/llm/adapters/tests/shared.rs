@@ -2,22 +2,24 @@
 //! holding `reference/wire-fixtures/` (one folder per wire, as the in-repo fixtures): every JSON
 //! body there decodes (or reads as an error) and every recorded stream folds into a response
 //! the decoders read, with the token counts each recording states. Without the variable each
-//! test says `skipped` and passes: the in-repo fixtures (`llm_fixtures`, `llm_stream*`) cover
-//! the same features always.
+//! test says `skipped` and passes: the in-repo fixtures (`fixtures.rs` and `stream.rs` here,
+//! `llm_stream*` of `tests/it/`) cover the same features always.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use fuseforks_core::llm::adapters::anthropic_stream::MessagesStream;
-use fuseforks_core::llm::adapters::gemini_stream::GeminiStream;
-use fuseforks_core::llm::adapters::openai_chat_stream::{ChatStream, Delta};
-use fuseforks_core::llm::adapters::responses_stream::ResponsesStream;
-use fuseforks_core::llm::adapters::{decode, error_fields};
-use fuseforks_core::llm::sse::SseParser;
-use fuseforks_core::llm::{ChatResponse, LlmError, Wire};
+// The one reader of `FUSEFORKS_SHARED` is testkit's; it deals in paths only.
 use fuseforks_testkit::shared_reference;
 use serde_json::Value;
 use yaml_rust2::YamlLoader;
+
+use crate::llm::adapters::anthropic_stream::MessagesStream;
+use crate::llm::adapters::gemini_stream::GeminiStream;
+use crate::llm::adapters::openai_chat_stream::{ChatStream, Delta};
+use crate::llm::adapters::responses_stream::ResponsesStream;
+use crate::llm::adapters::{decode, error_fields};
+use crate::llm::sse::SseParser;
+use crate::llm::{ChatResponse, LlmError, Wire};
 
 /// `(file, prompt, completion)` the recordings state, after each wire's usage mapping.
 const JSON_USAGE: &[(&str, u64, u64)] = &[

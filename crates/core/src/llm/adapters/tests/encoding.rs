@@ -2,18 +2,14 @@
 //! skills as the wire's own tools, Gemini grounding, and the OpenAI-compatible Gemini endpoint's
 //! `extra_content` returned on the replayed call.
 
-use fuseforks_core::llm::adapters::{CacheTtl, EncodeContext, decode, encode};
-use fuseforks_core::llm::{ChatMessage, ContentBlock, ProviderSkills, Role, ToolResult, Wire};
-use fuseforks_core::village::Effort;
 use serde_json::{Value, json};
 
-use crate::llm_support::task_request;
+use super::support::task_request;
+use crate::llm::adapters::{CacheTtl, EncodeContext, decode, encode};
+use crate::llm::{ChatMessage, ContentBlock, ProviderSkills, Role, ToolResult, Wire};
+use crate::village::Effort;
 
-fn body(
-    wire: Wire,
-    base_url: &str,
-    edit: impl FnOnce(&mut fuseforks_core::llm::ChatRequest),
-) -> Value {
+fn body(wire: Wire, base_url: &str, edit: impl FnOnce(&mut crate::llm::ChatRequest)) -> Value {
     let mut request = task_request();
     edit(&mut request);
     encode(
@@ -29,7 +25,7 @@ fn body(
 
 #[test]
 fn output_caps_and_effort_in_each_wires_words() {
-    let high = |r: &mut fuseforks_core::llm::ChatRequest| r.effort = Some(Effort::High);
+    let high = |r: &mut crate::llm::ChatRequest| r.effort = Some(Effort::High);
     let b = body(Wire::OpenAiCompat, "https://api.openai.com/v1", high);
     assert_eq!(
         (
@@ -116,7 +112,7 @@ fn output_caps_and_effort_in_each_wires_words() {
 
 #[test]
 fn tool_choice_none_and_auto_on_wires_without_those_values() {
-    use fuseforks_core::llm::ToolChoice;
+    use crate::llm::ToolChoice;
     for wire in [
         Wire::OpenAiResponses,
         Wire::XaiResponses,
@@ -235,7 +231,7 @@ fn gemini_grounding_comes_back_as_sources() {
         json!({"promptFeedback": {"blockReason": "SAFETY"}}),
     )
     .unwrap();
-    assert_eq!(blocked.stop, fuseforks_core::llm::StopReason::Refusal);
+    assert_eq!(blocked.stop, crate::llm::StopReason::Refusal);
 }
 
 #[test]
