@@ -1,5 +1,43 @@
 //! `fuseforks-cli`: the Fuseforks command line. Parses arguments, runs one subcommand, and maps
 //! its outcome to the exit codes of `exit.rs`. Owns the tokio runtime.
+//!
+//! # Parts
+//!
+//! The binary:
+//!
+//! - `main.rs`: grammar, `--events jsonl` even for argument errors, the runtime, the trace exporter
+//!   around it
+//! - `help.rs`: **the table of each subcommand's `--help` examples and exit codes**, attached to
+//!   the grammar by `with_help`; its test parses every example with the real grammar
+//! - `cmd/`: `init`, `check`, `assist` (the drafting assistant on a terminal, or one exchange with
+//!   `--input`; writes the village only with `--save` and a yes), `ask` (with `--accept`: the
+//!   core's goal loop, exit 12; a question from the reception, `ask_user`, ends it with exit 15 and
+//!   the question on stdout, and `--resume ID` on that conversation answers it), `serve`,
+//!   `secrets`, `schedules` (list, `approve`), `servants` and `templates` (lists from `world.json`;
+//!   changes through `fuseforks_host::world_edit`, shared in `world_edit.rs`: exit 11 for an id
+//!   taken, 2 for a refused field, 4 while the village is locked), `bake` (over
+//!   `fuseforks_host::bake`; exit 10 and 11), `pricing` (`pricing fetch` over
+//!   `fuseforks_host::pricing`, under the village lock through `open_for_edit`: exit 2 for a source
+//!   the rule refuses, 7 timed out, 1 a table that does not come or read, 4 locked), `headless.rs`
+//!   for what they share, `probe.rs`: `check --probe-endpoints` — the start set's templates probed
+//!   at once on a small runtime of its own, each result a finding
+//! - `exit.rs`: every exit code
+//! - `output.rs`: stdout for results, stderr for diagnostics, JSON lines under `--events jsonl`
+//! - `signals.rs`: SIGINT/SIGTERM registered before the boot; the kill switch's SIGUSR1 —
+//!   pause/resume toggle — and SIGUSR2 — abort — are registered by `cmd/control.rs` after the boot;
+//!   SIGTERM stays the graceful close; halt has no signal
+//! - `terminal.rs`: escape sequences, control characters and invisible bidi/format controls
+//!   stripped from untrusted text on stderr whatever it is — a terminal, a pipe, a log file — and
+//!   on stdout when it is a TTY
+//! - `orphans.rs`: the binary made a child subreaper inside its runtime, `end_orphans` on every
+//!   SIGCHLD and at exit
+//! - `flag_order.rs`: `--data-dir`, `--json`, `--secrets` given before a subcommand moved to the
+//!   leaf command before parsing
+//! - `build.rs` (the version: the workspace's plus the commit, handed to `fuseforks_core::version`
+//!   at start, so `--version`, the User-Agent, the MCP client's and the door's `serverInfo` and the
+//!   traces say one version). Stdout is written through `output::stdout_write` (`outln!`): a reader
+//!   that closed the pipe ends the output quietly. **Invariant: exit codes are defined only in
+//!   `exit.rs`; stdout carries results only.**
 
 mod cmd;
 mod exit;

@@ -3,6 +3,16 @@
 //! codes as attributes — never a prompt, an answer, an argument or a secret (the attribute
 //! values are typed so that only those reach it). Off by default: a [`Span`] of a village
 //! without a tracer holds nothing, and building one costs a branch.
+//!
+//! # Parts
+//!
+//! `trace.rs` — spans behind one trait (`Tracer`, `OpenSpan`; `Span` is nothing when off, and names
+//! and values are built only when on): a causal root's span (held by its `CausalBudget`, ended when
+//! the chain lets go), a turn's, a model call's and a tool call's, set in
+//! `orchestrator/turn/trace_spans.rs` with the GenAI attributes. **Invariant: a span carries names,
+//! ids, counts and codes only — never a prompt, answer, argument, result or key** (a tool name the
+//! turn does not offer is `unknown`; `cli/tests/it/traces.rs` searches the exported bytes for a
+//! canary).
 
 use std::sync::Arc;
 

@@ -4,6 +4,15 @@
 //! protobuf by a batch processor on a thread of its own. Installed once per process before the
 //! async runtime starts, and shut down (the last spans sent) after it ends; off, nothing here
 //! runs and the core's spans are nothing.
+//!
+//! # Parts
+//!
+//! `telemetry.rs` — OpenTelemetry traces when `OTEL_EXPORTER_OTLP_ENDPOINT` (or `_TRACES_ENDPOINT`)
+//! is set (`OTEL_SDK_DISABLED=true` wins): `Telemetry` puts the core's `trace::Tracer` over the
+//! `opentelemetry` SDK, a batch processor exporting OTLP/HTTP protobuf on a thread of its own (its
+//! blocking client: the exporter is installed by the CLI before the runtime starts and shut down —
+//! the last spans sent — after it ends); `build_host` hands the installed tracer to the
+//! orchestrator. Another protocol is `TELEMETRY_PROTOCOL_UNSUPPORTED` (warned; the work goes on).
 
 use std::sync::{Arc, OnceLock};
 

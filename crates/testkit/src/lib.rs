@@ -4,6 +4,28 @@
 //! stub servers for every LLM wire (scripted replies in each wire's JSON, the wire fixtures,
 //! captured requests), a log capture, and the MCP peers in `mcp/` (Python). A dev-dependency
 //! only.
+//!
+//! # Parts
+//!
+//! Test support, a dev-dependency only: the fixtures in `fixtures/` (a village in the original's
+//! format, every wire's replies and streams; `fixture`, `original_village`) and the optional
+//! cross-check material (`shared_reference`: only where `FUSEFORKS_SHARED` names it), temporary
+//! `data_dir`s, snapshots of a folder, the maximal `world.json`, the helper binaries in `bin/`:
+//! `village-writer`, which the crash test kills, and `tool-call` (one bundled tool call in its own
+//! process, printing its peak memory, for the memory tests), the loopback stub server for every LLM
+//! wire (`stub.rs`: scripted replies with delays and retry hints, the wire fixtures, captured
+//! requests, a body cut short — the connection broken or stalled — with `stop_at`), replies in each
+//! wire's JSON (`wire_replies.rs`) and the same replies cut into each wire's stream
+//! (`wire_streams.rs`, for the streamed-equals-whole conformance), an OTLP/HTTP receiver in Python
+//! (`otlp/receiver.py`, decoding with `opentelemetry-proto`), Jev's replies and a `jev.json`
+//! pointing at the stub (`jev.rs`), a log capture (`log_capture.rs`), the stub village
+//! (`village.rs`: `TestVillage::builder()` with `stub_template(wire, base)`, agents, reception,
+//! budget and a work folder, used by every test and bench that needs a village on a stub;
+//! `TempDataDir::edit_world` for later changes), and MCP peers written with the official Python SDK
+//! (`mcp/echo_stdio.py`, `mcp/echo_http.py` servers; `mcp/door_client.py`, a client of the door),
+//! plus `mcp/child_stdio.py`, a standard-library stdio server for the child-process tests (dumps
+//! its environment, starts a helper, ignores stdin, or never answers). **Invariant: no product
+//! crate depends on testkit.**
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -4,6 +4,26 @@
 //! the real parser, up to three rounds, the finding fed back with its place. The exchange is
 //! stateless: the caller keeps the `history` the replies `append` to. Never charged to the village
 //! budget; each model call is one `assist` record and one `assist:` log line.
+//!
+//! # Parts
+//!
+//! The drafting assistant (decision 0010):
+//!
+//! - `mod.rs`: the request, the reply — `question`, or `draft` with `validation` and `attempts` —,
+//!   `AssistError`: `INVALID_ASSIST_REQUEST` with the field, `SECRET_MISSING`, `ASSIST_EMPTY`
+//!   (neither text nor a draft, and no draft before it)
+//! - `prompt.rs`: the fixed texts in both languages: guidance per kind — the stable head of the
+//!   system prompt —, the forced-draft line, the tool results, `submit_draft`
+//! - `context.rs`: the two sections: the village's facts gathered from the target alone, then the
+//!   editor's unsaved text
+//! - `history.rs`: the shape a history must have
+//! - `exchange.rs`: one exchange: forced or fallback by wire — never forced on Anthropic —, the
+//!   answer read by its type, an empty answer giving back the last refused draft, a judge draft
+//!   checked by `judge::validate_judge` up to three rounds with its finding fed back, every call
+//!   answered.
+//! - `orchestrator/assist.rs` runs it on the village's client and keys: one `assist:` line per call
+//!   and, with a conversation open, one typed `assist` record (no text). **Invariants: nothing is
+//!   saved; nothing is charged to a budget; no text in a record or a line.**
 
 mod context;
 mod exchange;

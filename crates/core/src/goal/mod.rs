@@ -2,10 +2,20 @@
 //! then an acceptance command the person typed, re-sending the request with the command's
 //! output while it does not match, up to `maxAttempts`, all within one causal budget.
 //!
-//! - `run.rs`: [`run_goal`], the loop (the request to the reception in the current
-//!   conversation, [`crate::probe::execute_probe`] after each answer, the follow-up wording).
-//! - `journal.rs`: the goal id and the append-only `workspace/goals/<goal-id>.jsonl` (one line
-//!   per attempt: `goalSha256`, `attempt`, `outcome`, `excerptChars`, `tsMs`; folder 0700).
+//! # Parts
+//!
+//! `goal/` — goal loops for one-off requests, for `ask --accept` now and the GUI later: `run.rs`
+//! (`run_goal`: each attempt a request to the reception in the current conversation through the
+//! crate-private `Orchestrator::deliver`, all under **one** `CausalBudget`, waiting
+//! `askTimeoutSecs`; then `probe::execute_probe` in the workspace; `no_match` re-sends the request
+//! with the excerpt in fixed ja/en wording, `error`/`timeout` end it, a turn without an answer ends
+//! it unchecked; the `goal:` log line; a callback per attempt for the surface), `journal.rs` (the
+//! goal id `<tsMs>-<hash8>-<rand6>`, `workspace/goals/<id>.jsonl` created new in a 0700 folder, one
+//! fsynced line per attempt `{goalSha256, attempt, outcome, excerptChars, tsMs}`). Invariants: the
+//! goals log never holds the request or the output (hash and counts only); the loop never reports
+//! reached unless the check matched. Unlike `ask_external`, it does not take the orchestrator's
+//! one-outside-request-at-a-time gate (the CLI sends one request; a GUI calling it beside the door
+//! should add the gate to the orchestrator's API).
 
 mod journal;
 mod run;

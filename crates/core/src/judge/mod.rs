@@ -2,6 +2,37 @@
 //! (located `INVALID_JUDGE_FILE` findings), the `when` grammar, answers validated and normalised,
 //! rules evaluated top-down, the verdict and log lines, the starter template, and the two backends
 //! (Jev, a model template).
+//!
+//! # Parts
+//!
+//! Judges (`docs/formats/judge.toml.md`):
+//!
+//! - `parse.rs`: `judge.toml` → `JudgeRules` through `toml_edit`'s `Document`, spans kept; every
+//!   problem a located `INVALID_JUDGE_FILE` finding, all of them, sorted; 256 KiB, 64 questions,
+//!   1,000 rules at most
+//! - `expr.rs`: the hand-written lexer and recursive-descent parser of `when`: `or` < `and` < `not`
+//!   < comparison, 4 KiB and 32 levels at most
+//! - `check.rs`: type, key, level and range checks; `to` against the village's servants and judges
+//! - `model.rs`
+//! - `answers.rs`: a backend's distributions validated — negative, NaN, infinite or a sum off 1 by
+//!   more than 0.05 refused, else scaled — and what rules read: value, p, margin, mean
+//! - `eval.rs`: top-down, first match; verdict, undecided and `judge:` lines
+//! - `template.rs`: the starter file
+//! - `error.rs`: `Finding`, `Locator`
+//! - `village.rs`: each judge's file read bounded — a regular file only — and checked:
+//!   `judge_states`, used by `judge validate`/`try` and the preflight's `JUDGE_INVALID`
+//! - `backend.rs`: `ask_backend`: Jev when `modelTemplateId` is absent, else the template;
+//!   `Undecided` reasons
+//! - `model_backend.rs`: the forced `judge_answers` tool, `Specific` where the wire can force, else
+//!   auto + a fixed line
+//! - `jev.rs` (Workers AI `typesafe/jev`: request, reply, 1 MiB, 30 s, token hidden). Shapes in
+//!   `docs/judges.md`. The engine side is `orchestrator/judge_route.rs`: the `judge_<id>` tool for
+//!   servants connected to a usable judge, one backend call, then relay (the `ask_<id>` delivery
+//!   path), fan-out + bundle, return or the undecided line; the `judge:` log line; a turn record
+//!   under the judge's id; a model-template judge reserved from and settled once against the
+//!   caller's causal-root budget (Jev uncharged). Invariants: no input panics (proptest); an
+//!   undecided judge never uses `[otherwise]`; backend numbers are validated before any rule reads
+//!   them; a judge call is charged once.
 
 pub(crate) mod answers;
 pub(crate) mod backend;

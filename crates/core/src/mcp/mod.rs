@@ -6,6 +6,19 @@
 //! SIGKILL 2 s later). A connect in progress ends at once when the context's token is cancelled.
 //! A server that fails leaves the agent running without its tools, and says why in one `mcp:`
 //! line.
+//!
+//! # Parts
+//!
+//! `mcp/` — the MCP client through rmcp (decision 0007): `mod.rs` (`McpConnections`: one agent's
+//! servers from the shared and its own `mcp.json`, stdio children without a shell started through
+//! `process/` — minimal environment, own process group, group ended on close or drop — Streamable
+//! HTTP with `${secret:NAME}` headers resolved right before connecting, all or nothing; 30 s
+//! connect timeout, cancelled at once when the agent is stopped (not by a turn's interrupt); one
+//! `mcp:` log line per server; `ChildOutput` receives children's stderr line by line, each capped
+//! at 64 KiB; never inherited, so a server's escape sequences cannot reach a terminal), `naming.rs`
+//! (`<server>__<tool>` within 64 characters, the reference's rule). Invariants: a failed server
+//! leaves the agent running without its tools; header values never reach a log, error or event; an
+//! agent's children end with the agent.
 
 pub(crate) mod naming;
 

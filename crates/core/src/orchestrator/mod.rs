@@ -2,6 +2,65 @@
 //! bounded mailbox each; turns of one agent in sequence, agents in parallel), delivers
 //! messages under a causal root's budget, takes outside requests through the reception, and
 //! interrupts turns. Opening a village starts nobody.
+//!
+//! # Parts
+//!
+//! - `mod.rs`: the `Orchestrator` handle: bootstrap, start/stop, batch start, deliveries,
+//!   interrupts, outside requests, plan dispatch/discard
+//! - `inner.rs`: `Inner`, what the handle and the agent tasks share: private fields behind narrow
+//!   methods — agent slots, current conversation and records, modes — and `emit`, the one way a log
+//!   line and its event leave together
+//! - `agent.rs`: an agent's task and history
+//! - `cast.rs`: a person's edits of the cast: create, rename, delete — stopped first, its folder to
+//!   the trash, every reference in `world.json` cleared; what names it elsewhere, schedule tasks
+//!   and judge routes, told (`servant_references`), never rewritten —, connect, settings
+//!   (`servant_settings.rs`: name, template, work folder — apart from the village's own, links
+//!   resolved —, tools, rounds, group, switches; applied in a create's own write too), a judge's
+//!   switch; each one `update_world`
+//! - `templates.rs`: a person's edits of the model templates: add — an id taken is `IdTaken` —,
+//!   set, remove unless a servant or judge uses it; the endpoint rule checked
+//! - `assist.rs`: the drafting assistant on the village's client and keys; its facts name a running
+//!   agent's connected MCP tools, which the agent's task notes in `Inner` after its connect and
+//!   forgets at its stop
+//! - `conversation.rs`: conversations apart from the current one — one per door MCP session — with
+//!   their own per-agent histories and stored conversation; and the flag that makes an agent
+//!   re-read its history after a summary
+//! - `summary.rs`: `summarizeAfter`: one call through the agent's template after a schedule's chain
+//!   — no tools, the firing's budget, `intent` before, a `turn` record after, then `summary
+//!   {agentId, text, coversUpToSeq}`; history restore puts the latest summary in place of the
+//!   records it covers as one leading exchange, a fixed user line "(Summary of the conversation so
+//!   far)" and the summary as the assistant's reply, so the system prompt stays byte-identical
+//! - `turn.rs` + `turn/`: the turn: `turn.rs` — `Turn` with `run`, `round` (one model call),
+//!   `finish` (records, reply, events) and `RoundsEnd`, how its rounds ended; `call.rs` —
+//!   `call_tool` and the synthetic tools' runs, the `waves` a turn ran counted there; `prepare.rs`
+//!   — what a turn reads before its first round, `SKILL.md`'s terms included: the round cap times
+//!   `max_loops`, the tools offered narrowed by `allowed-tools` (a call outside them runs nothing,
+//!   `call.rs`), no earlier exchanges with `fork: subagent`
+//! - `delegation.rs`: the synthetic tools `ask_<id>`, `transfer_to_<id>`, `plan`, `room_log`,
+//!   `blackboard`; chains, hop limit, waits
+//! - `plan.rs`: waves, review proposals, the ring of 50; a scheduled chain's default verifier
+//! - `square.rs`: the public square
+//! - `repeat_guard.rs`
+//! - `outcome.rs`: `TurnOutcome`, `PlanTaskState` — the reference's states plus `tool_limit`,
+//!   `repeat` and `needs_input` —, `ExternalOutcome` for `ask` and the door
+//! - `question.rs` + `turn/ask.rs`: `ask_user`, decision 0012: `Presence` on the delivery's route —
+//!   the GUI's person **waits** (memory only: `questionAsked`, `answer_question`), headless `ask`
+//!   **suspends** (the turn ends `needs_input` with a `question` record; `answer_external` takes it
+//!   up in a later process, the answer as the call's result, under what the asking root had left of
+//!   its budget), everything else is **absent** (an error result; the turn goes on) —; only the
+//!   turn a person started may ask
+//! - `failure.rs`: `TurnFailure`: why a turn gave no answer — code, HTTP status or network class,
+//!   template, host, fix; never a key or a body — and the fixed lines of the cap and the repeat
+//!   guard
+//! - `stopping.rs`: stopping one agent, all, or the close: grace, cut, record, end.
+//! - `approvals.rs`: a human's decisions on pending `run` requests — approve exactly, by pattern,
+//!   reject — written to `run.json` and audited; "approve and continue" as one fixed System message
+//! - `watch.rs`: what a surface shows of work in progress, memory only: the ring of the last 200
+//!   tool calls' arguments and results, each cut at 8,000 characters, and the causal roots still
+//!   running with their budgets, held weakly from `Inner::deliver`
+//! - `world_edit.rs`: `update_world`: a change of `world.json` applied to a copy, written through
+//!   the store, then put in effect, one at a time; a refused change leaves file and memory as they
+//!   were.
 
 mod agent;
 mod approvals;

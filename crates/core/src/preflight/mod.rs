@@ -4,11 +4,20 @@
 //! language, sorted heaviest first, then in the table's order. It calls no model, connects no
 //! MCP server, writes nothing and takes no lock.
 //!
-//! The checks are a table ([`CHECKS`]) of small functions, each naming the codes it may give,
-//! grouped by what they look at: `model.rs` (templates: keys, endpoints), `village.rs` (who
-//! runs and answers), `folders.rs`, `schedules.rs`, `commands.rs` (MCP and `run` commands).
-//! What a read of the files adjusted (their notices) becomes a warning through
-//! [`notice_finding`] (`notices.rs`).
+//! # Parts
+//!
+//! The pure headless preflight and probe-approval keys:
+//!
+//! - `mod.rs`: `HostView`, `Finding`, and `CHECKS`, the table of small check functions, each row
+//!   naming the codes it may give, in the order findings are listed within a level
+//! - `model.rs`: keys, missing templates, endpoints, a budget below one call
+//! - `village.rs`: plan review, reception, door token, Jev token
+//! - `folders.rs`: work folders, RAG sources
+//! - `schedules.rs`
+//! - `commands.rs`: MCP and `run` commands, Landlock
+//! - `notices.rs` (the read notices of the files the preflight loads, as warnings naming file and
+//!   field). Findings about a folder or a command come once per folder or command with the agents
+//!   listed.
 
 mod commands;
 mod folders;

@@ -1,6 +1,6 @@
 //! Probe approvals on this machine (`probe_approvals.json` on the shelf; key =
-//! [`crate::preflight::probe_key`]). [`approve_probe`] is the one writer: a human's action in
-//! the CLI today, the GUI and `bake` later.
+//! [`crate::preflight::probe_key`]). [`approve_probe`] is the one writer: the CLI's `schedules
+//! approve`, and `bake`, which re-keys a copy's approvals through [`approve_probes`].
 
 use crate::preflight::probe_key;
 use crate::village::{ScheduleProbe, ShelfStore, VillageError};

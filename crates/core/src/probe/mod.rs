@@ -2,15 +2,20 @@
 //! command run before a firing (pre-check) or after it (acceptance), whose first stdout line,
 //! trimmed, must equal `expect`.
 //!
-//! - `runner.rs`: [`run_probe`] (checks the approval on this machine, then runs) and
-//!   [`execute_probe`] (runs without the check: for a command the person typed, `ask
-//!   --accept`). No shell; `cwd` defaults to the workspace; the environment is cleared like the
-//!   `run` tool's (`PATH`, and `TMPDIR` at a temp folder of the call); its own process group,
-//!   ended on the timeout; Landlock where `run` uses it; output bounded. Every way it can go
-//!   wrong is an [`Outcome`] with a reason, never a panic.
-//! - `approval.rs`: the approvals of `probe_approvals.json` — [`approval_state`] and
-//!   [`approve_probe`], **the only writer** of that file (the CLI's `schedules approve` today,
-//!   the GUI and `bake` later).
+//! # Parts
+//!
+//! Schedule probes (`docs/formats/schedules.json.md`):
+//!
+//! - `runner.rs`: `run_probe`: the approval check, then the command without a shell through
+//!   `process/` — own group ended on the timeout, the `run` tool's environment and Landlock rules
+//!   (`tools/run.rs`' `confinement`, `CallTemp`, `read_capped`), stdout bounded; the first line
+//!   trimmed against `expect`; `execute_probe` without the check, for a command the person typed
+//! - `approval.rs`: `approval_state`, and `approve_probe`, **the one writer** of
+//!   `probe_approvals.json`: 0600, atomic, unknown fields kept — the CLI's `schedules approve` and
+//!   `bake`
+//! - `mod.rs` (`Outcome` `match|no_match|error|timeout|unapproved`, `Report` with its reason, extra
+//!   lines and excerpt). Invariant: a probe that is not approved on this machine never starts; no
+//!   outcome is a panic.
 
 mod approval;
 mod plain;

@@ -25,6 +25,31 @@
 //! Caveat: the kernel sends the parent-death signal when the *thread* that forked the child
 //! exits. Spawn from a tokio worker (async code), never from a `spawn_blocking` thread, which
 //! ends after 10 s idle and would take the child with it.
+//!
+//! # Parts
+//!
+//! Every child process of the engine starts here (`spawn`):
+//!
+//! - `mod.rs`: own process group, Landlock when asked; a confined child is also *contained*
+//! - `sys.rs`: **the only `unsafe` of the workspace**: the pre-exec hook — `PR_SET_PDEATHSIG`
+//!   checked against the parent's early death, the group watchdog made there by raw `clone` and
+//!   exec'd as a `/bin/sh` script (a forked loop without one), for a contained child
+//!   `PR_SET_CHILD_SUBREAPER`, no-new-privs and the orphan mark (a one-instruction seccomp filter
+//!   allowing everything, inherited and never removable), Landlock's `restrict_self` — raw signals,
+//!   reaping and the subreaper
+//! - `orphans.rs`: the list of our live children, locked across a spawn; `kill_every_group` — the
+//!   halt's SIGKILL, no grace —; `adopt_orphans` and `end_orphans` — the binary as a child
+//!   subreaper ends the adopted processes that carry the orphan mark and reaps those that exited,
+//!   never touching a listed child —; `is_own_descendant`, the control socket's peer check
+//! - `group.rs`: `GroupChild`: SIGTERM, 2 s, SIGKILL to the whole group; dropping it or our death
+//!   wakes the watchdog, which does the same
+//! - `env.rs`: `minimal_env`: `PATH HOME USER LANG TMPDIR` + the entry's `env`, never
+//!   `FUSEFORKS_SECRET_*`
+//! - `confine.rs`: Landlock rulesets built in the parent, support probed once
+//! - `tests.rs` (the watchdog's own tests). **Invariants: no child sees our environment; no child
+//!   outlives us, SIGKILL included, unless it leaves its group on purpose — and then, for `run` and
+//!   probes, not past the next SIGCHLD of the binary; halt leaves no child a grace.** What this
+//!   gives and does not: `docs/threat-model.md`.
 
 #[cfg(target_os = "linux")]
 mod confine;

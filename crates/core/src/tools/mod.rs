@@ -1,6 +1,58 @@
 //! The bundled tools (docs/formats/world.json.md#tools): `file`, `grep`, `fd`, `diff`, `sd`, `yq`,
 //! `remember`, `run`, `rag`, `ask_user`, each behind its safety boundary, all named in one table (`table.rs`).
 //! A tool never panics on model input; every failure is an `ok: false` body the model can read.
+//!
+//! # Parts
+//!
+//! The bundled tools (decision 0005):
+//!
+//! - `sandbox/`: the work-folder jail, decision 0008: `mod.rs` — `WorkDir`, an open handle on the
+//!   folder, path rules, bounded text reads, fences, codes; `open.rs` — resolution beneath the
+//!   handle, `openat2` on Linux or a no-link walk (a jail made `with_portable_resolver` always
+//!   walks: the escape tests run against both resolvers, and once in a child whose seccomp filter
+//!   answers `openat2` with `ENOSYS`; descriptors are always close-on-exec); `ops.rs` —
+//!   create/replace/append, folders, listing, rename, copy, entries for the trash
+//! - `file.rs`
+//! - `blackboard.rs`: notes with ownership rules
+//! - `search.rs`: grep, fd
+//! - `walk.rs`: **the one folder walk** of `grep`, `fd` and `rag`: ripgrep's `ignore` walker with
+//!   every ignore source of its own off — it read them by path, following links, unbounded —; each
+//!   met folder's `.ignore` and `.gitignore` read through the jail instead, at most 64 KiB each and
+//!   256 KiB a walk, gitignore rules with the deepest folder deciding and `.ignore` before
+//!   `.gitignore`; `.gitignore` applies outside a git repository too; `.git/info/exclude`, the
+//!   global gitignore and ignore files above the jail's root never read; one that cannot be read —
+//!   a link out, not a regular file, too large, not UTF-8 — treated as absent and said in a `note:`
+//!   line of the answer; `.git` skipped, links not followed
+//! - `text_edit.rs`: diff, sd, yq
+//! - `rag.rs`
+//! - `remember.rs`
+//! - `run.rs` (optional `stdin` text up to 1 MiB; on a timeout the output so far and `exit:
+//!   timeout`; through `process/`, under Landlock: read-write in the work folder and a temp folder
+//!   of the call, read/execute in the system folders, the `PATH` folders and their toolchains
+//!   (`toolchains.rs`), optional TCP denial from `run.json`'s `network`) + `run_policy.rs`
+//! - `run_output.rs`: what `run` keeps of a child's stdout and stderr: the first and last 32 KiB,
+//!   shown as both ends around a line saying what was left out
+//! - `toolchains.rs`: what `run`'s Landlock rules add for the toolchains on `PATH`: a version
+//!   manager's root above `shims`, an installed version above its `bin`, rustup's home, the targets
+//!   of links in a home `PATH` folder; never the home, its shared folders or its secrets —
+//!   `docs/threat-model.md`
+//! - `trash.rs`
+//! - `ask_user.rs`: the question's spec, argument rules and fixed lines; the turn runs the call —
+//!   runner `Person` —, docs/decisions/0014-ask-user.md
+//! - `table.rs`: **the one bundled-tool table**: `name, needs_work_dir, default_enabled, offered,
+//!   spec, run`; the name lists, the specs, the golden files, the offered set and the dispatch
+//!   derive from it
+//! - `specs.rs`: the schema helpers, `spec`, the golden text, pinned by
+//!   `tests/fixtures/tool_specs_{en,ja}.txt`), and `mod.rs` (dispatch — synchronous tools on the
+//!   blocking pool with a 60 s limit —, the offered set). Each tool's module holds its `run` and
+//!   its bilingual `spec`. How to add a tool: (1) write `tools/<tool>.rs` with `run(args, ctx) ->
+//!   ToolOutput` and `spec(language, approval) -> (description, schema)` (schema via
+//!   `specs::schema`); (2) add one row to `TOOLS` in `table.rs`, keeping the names sorted; (3)
+//!   `UPDATE_GOLDEN=1 cargo test -p fuseforks-core --test it tools_specs` and review the golden
+//!   diff. Invariants of `tools/`: no tool opens a work-folder path except through `WorkDir`; a
+//!   write never passes through a link; only regular files are read or written; no tool reads more
+//!   of a file than it may return (plus a fixed cap for whole-file edits); no walk reads an ignore
+//!   file except through the jail (`walk.rs`.
 
 pub(crate) mod ask_user;
 pub(crate) mod blackboard;

@@ -22,8 +22,8 @@ impl Language {
         }
     }
 
-    /// Picks the Japanese or the English text: the one chooser between two texts (only the
-    /// chosen one is converted).
+    /// Picks the Japanese or the English text (only the chosen one is converted). Where several
+    /// texts or a whole table change together, a `match` on the language chooses them at once.
     pub fn pick(self, ja: impl Into<String>, en: impl Into<String>) -> String {
         match self {
             Self::Ja => ja.into(),

@@ -3,6 +3,29 @@
 //! Files are the source of truth for the village. Every write is atomic ([`atomic`]), every
 //! read keeps fields this version does not know ([`Extra`]), and every bad file yields a
 //! [`VillageError`] with a stable code, the file, the field and a fix.
+//!
+//! # Parts
+//!
+//! `village/` — the village on disk:
+//!
+//! | module | owns |
+//! |---|---|
+//! | `world.rs`, `world_rules.rs` | `World` (`world.json`) and its read rules (defaults, clamps, dropped names, notices), validity rules (ids, duplicates, template references) and stricter write rules |
+//! | `agent.rs`, `template.rs`, `role.rs`, `group.rs`, `judge.rs` | the parts of `world.json`; `template.rs` also owns the endpoint rule (`baseUrl` absolute http(s), plain http only to loopback unless `allowInsecureHttp`: `ENDPOINT_INVALID` / `ENDPOINT_INSECURE`), used by the preflight and the client — the village still opens with a bad endpoint, so that it can be fixed |
+//! | `schedule.rs` | `schedules.json` |
+//! | `run_policy.rs` | `agents/<id>/run.json` |
+//! | `mcp_config.rs` | `mcp.json` (shared and per agent), Claude Desktop format, order kept, secrets hidden from `Debug` |
+//! | `shelf.rs`, `shelf_store.rs` | the shelf files and their store |
+//! | `files.rs` | per-agent files (`Construct.md`, `SKILL.md`, `Memory.md`, `mcp.json`, `run.json`, `icon.webp`) and `judges/<id>/judge.toml` (read as text here, parsed by `judge/`) |
+//! | `skill.rs` | `SKILL.md` as a turn uses it: the front matter (`max_loops`, `fork: subagent`, `allowed-tools`, `goal_seek.engine`) read by a hand-written reader into `SkillTerms`, the procedure after it (the only part the model reads); bad input a notice (`SKILL_KEY_UNKNOWN`, `SKILL_VALUE_INVALID`, `VALUE_CLAMPED`), never a refusal (`docs/formats/skill-front-matter.md`) |
+//! | `store.rs` | `VillageStore`: `world.json`, `village_id`, `Ordinance.md`, `schedules.json`, shared `mcp.json` |
+//! | `editable.rs` | `EditableFile`: the files a person edits as text (an allowlist of workspace paths), read, checked with line and column by the parser of their kind, saved through the store |
+//! | `doc.rs` | the one read/write path of every JSON file (`JsonDoc`): parse with field path and position, normalise, validate, refuse to overwrite an unreadable file |
+//! | `atomic.rs` | atomic writes (temp + fsync + rename / link, folder fsync, stale-temp sweep) |
+//! | `error.rs`, `notice.rs` | `VillageError` with stable codes; `Notice`s for what a read adjusted |
+//! | `attachments.rs` | `AttachmentSurvey`: what `attachments/` holds (files, bytes by kind, links not followed), the startup block's `attachment gc:` line; removes nothing yet |
+//! | `ids.rs`, `names.rs`, `language.rs` | identifiers, display names, the village language (`Language::pick(ja, en)` for one text in two languages; a `match` on `Language` where a whole table of texts changes) |
+//! | `founding.rs`, `founding_text.rs`, `presets.rs` | founding a new village (all or nothing; from a preset, or `found_village_with` a template `init --base-url/--model` built and checked), its bilingual starting text, provider presets |
 
 pub(crate) mod agent;
 pub(crate) mod atomic;

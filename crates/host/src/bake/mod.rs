@@ -1,16 +1,25 @@
 //! `bake`: a path-rewritten copy of a GUI village for a container.
 //!
-//! - `table.rs`: the D1 file table — the one place that says what is copied, merged, seeded
-//!   or never touched.
-//! - `map.rs`: `--map FROM=TO` (longest whole-component prefix; Windows sources
-//!   case-insensitive, `\` → `/`).
-//! - `plan.rs`: reads the source and plans every write before any (so every refusal writes
-//!   nothing); `merge.rs`: the mixed files; `scan.rs`: plaintext headers and free-text paths.
-//! - `apply.rs`: staging beside `--out`, then one rename (first bake) or one rename per file
-//!   (`--update`).
-//! - `env_out.rs`: the container's `.env` from the secret store.
+//! # Parts
 //!
-//! Locks: the source's village lock for the whole bake; with `--update` the copy's too.
+//! `fuseforks-cli bake`:
+//!
+//! - `table.rs`: **the file table**: every file with its place — design / mixed / runtime / shelf —
+//!   and rule; a file not in it is not copied
+//! - `map.rs`: `--map`: longest whole-component prefix, Windows sources case-insensitive with `\` →
+//!   `/`
+//! - `plan.rs`: reads the source through the core's stores, rewrites the three path fields —
+//!   `agents[].workDir`, `agents[].ragSources[]`, probe `cwd` —, checks headers, plans every write
+//!   before any
+//! - `merge.rs`: `schedules.json` keeps the copy's `lastConsumedDueMs` per id; `run.json` keeps the
+//!   copy's `pending`, minus what the new rules settle
+//! - `scan.rs`: credential-like header names, free-text Windows paths
+//! - `apply.rs`: a staging folder beside `--out`; a first bake is one rename into place, `--update`
+//!   one rename per file; runtime files are never in the plan
+//! - `env_out.rs`: `--env-out`: the container's `.env` from the secret store, 0600, never printed
+//! - `source.rs` (regular files only, 16 MiB each). Probe approvals are re-keyed with the core's
+//!   `probe_key` and written only through `probe::approve_probe`. **Invariant: a bake that stops
+//!   (exit 2, 3, 4, 5, 10, 11) has written nothing; a copy at `--out` is whole or absent.**
 
 mod apply;
 mod env_out;

@@ -3,6 +3,50 @@
 //! `guard.rs` (loopback Host, token → cookie, same Origin, security headers), `routes.rs` (the
 //! route table), `views.rs` (reads), `commands.rs` (the one command type), `live.rs` (the
 //! event stream and the live facts folded from it), `assets.rs` (the files), `error.rs`.
+//!
+//! # Parts
+//!
+//! The local web GUI (API in `docs/gui-api.md`):
+//!
+//! - `mod.rs`: `Gui::open` on `127.0.0.1:<port>`, `GuiState` — the orchestrator, the secret store,
+//!   the paths, the live facts —, `close`
+//! - `guard.rs`: middleware before every route: a loopback `Host` else 403, the launch token
+//!   exchanged once for an `HttpOnly; SameSite=Strict` cookie of its own random value, the cookie
+//!   on every request else 401, an `Origin` equal to `http://<Host>` on every `POST` else 403,
+//!   SHA-256 digests compared in constant time; the security headers — CSP `default-src 'none';
+//!   script-src 'self'; …` — on every answer
+//! - `routes.rs`: **the one route table**
+//! - `views.rs`: the reads: village with live facts, chat, approvals, conversations, export,
+//!   settings with `hasKey` only, the log's tail read from its last 256 KiB
+//! - `commands.rs`: **the one command type**, `Command`, one `match` calling the core as the CLI
+//!   does: start/stop, send, interrupt, conversations, run approvals through
+//!   `Orchestrator::decide_pending`, plans, the answer to a question a turn waits on
+//!   (`answerQuestion`; `views.rs`' `GET /api/questions` lists them), modes, the kill switch
+//!   through `control::apply`, keys into the secret store, `mcp_server.json`, limits through
+//!   `Orchestrator::update_world`; file saves audited `file_save`
+//! - `live.rs`: the agents' totals, last tool and typing folded from `CoreEvent`s; `GET
+//!   /api/events` as Server-Sent Events ended at close
+//! - `assets.rs`: the files of the workspace's `gui/`, embedded by `crates/host/build.rs`
+//! - `error.rs`: `ApiError`: status + `{error: {code, message, fix[, field]}}` from any coded
+//!   error, a typed body
+//! - `decode.rs`: a command's JSON read with the path of a refused field: `GUI_FIELD_INVALID`
+//! - `editing.rs`: the editors: the editable files read, checked and saved through the core's
+//!   `EditableFile`, the `${secret:NAME}` fields of an `mcp.json`, the assistant's `assist`, and
+//!   `/api/stats`
+//! - `file_guard.rs`: what the editors protect: an `mcp.json`'s plain values masked on the way to
+//!   the page and put back on save; a save refused over a file changed since it was opened, by the
+//!   hash of its text
+//! - `cast.rs` (`/api/cast`, the `cast` edits through `world_edit.rs` over the core's
+//!   `orchestrator/cast.rs`, `tryJudge`). The pages beyond the first load come as modules of their
+//!   own: `gui/editors.js` (Files, Stats; with `gui/code.js`, the code editor — CodeMirror 6 from
+//!   the vendored `gui/vendor/codemirror.js`, in a shadow root of its own with `gui/code.css`, set
+//!   up per kind with folding, find and replace, multiple cursors and the server's problems at
+//!   their place — and `gui/forms.js`, the forms over `schedules.json` and `world.json`'s templates
+//!   that edit the same text) and `gui/cast.js` (Servants), imported when first opened, and
+//!   `gui/question.js` (a question a turn waits on, as a chat row with its choices and an answer
+//!   box), imported at the first question, with their styles in `gui/pages.css`. **Invariants: no
+//!   secret value reaches a page (keys are write-only); nothing changes state without the cookie
+//!   and a same-origin `POST`; the GUI binds loopback only.**
 
 mod assets;
 mod cast;
