@@ -266,6 +266,16 @@ impl Inner {
     pub(super) fn set_current_session(&self, session: Option<String>) {
         self.recording.set_current(session);
     }
+
+    /// Says that `agent_id` must re-read its history of the current conversation.
+    pub(super) fn reload_history(&self, agent_id: &str) {
+        self.recording.reload_history(agent_id);
+    }
+
+    /// Whether `agent_id` must re-read its history (asked once: the flag is cleared).
+    pub(super) fn take_reload(&self, agent_id: &str) -> bool {
+        self.recording.take_reload(agent_id)
+    }
 }
 
 /// The agent slots.

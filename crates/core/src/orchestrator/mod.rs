@@ -561,25 +561,14 @@ impl Orchestrator {
         client: &str,
         message: &str,
     ) -> (Option<String>, PlanTaskState) {
+        let mode = RequestMode::default();
         let outcome = self
-            .ask_external_detailed_in(conversation, client, message)
+            .ask_external_mode_in(conversation, client, message, mode)
             .await;
         (outcome.answer, outcome.state)
     }
 
-    /// [`Self::ask_external_in`], with why there is no answer.
-    pub async fn ask_external_detailed_in(
-        &self,
-        conversation: &Conversation,
-        client: &str,
-        message: &str,
-    ) -> ExternalOutcome {
-        let mode = RequestMode::default();
-        self.ask_external_mode_in(conversation, client, message, mode)
-            .await
-    }
-
-    /// [`Self::ask_external_detailed_in`] in `mode`.
+    /// [`Self::ask_external_in`] in `mode`, with why there is no answer.
     pub async fn ask_external_mode_in(
         &self,
         conversation: &Conversation,

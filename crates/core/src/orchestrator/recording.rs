@@ -1,8 +1,9 @@
 //! Where conversations are recorded: the conversation store and its writer, the current
-//! conversation together with the one the last `session:` log line named (one lock: a record
-//! that creates the current conversation names it in the same step), and the conversations
-//! apart (`conversation.rs`).
+//! conversation together with the one the last `session:` log line named and the agents that
+//! re-read their history of it (one lock: a record that creates the current conversation names
+//! it in the same step), and the conversations apart (`conversation.rs`).
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use super::conversation::{self, ConversationBook};
@@ -13,11 +14,14 @@ use crate::sessions::{Record, SessionError, SessionMeta, SessionStore, SessionWr
 use crate::sync::LockOrRecover;
 use crate::village::Language;
 
-/// The current conversation and the one last named by a `session:` log line.
+/// The current conversation, the one last named by a `session:` log line, and the agents that
+/// re-read their history of it from the store before their next turn (a summary was stored:
+/// `summary.rs`).
 #[derive(Default)]
 struct Current {
     id: Option<String>,
     named: Option<String>,
+    reload: HashSet<String>,
 }
 
 /// The stored conversations, the current one, and those apart.
@@ -74,6 +78,7 @@ impl Recording {
             current: Mutex::new(Current {
                 named: id.clone(),
                 id,
+                reload: HashSet::new(),
             }),
             conversations: Arc::default(),
         })
@@ -92,6 +97,19 @@ impl Recording {
     /// Makes `session` current (`None`: a new one, created on its first record).
     pub fn set_current(&self, session: Option<String>) {
         self.current.lock_or_recover().id = session;
+    }
+
+    /// Says that `agent_id` must re-read its history of the current conversation.
+    pub fn reload_history(&self, agent_id: &str) {
+        self.current
+            .lock_or_recover()
+            .reload
+            .insert(agent_id.to_owned());
+    }
+
+    /// Whether `agent_id` must re-read its history (asked once: the flag is cleared).
+    pub fn take_reload(&self, agent_id: &str) -> bool {
+        self.current.lock_or_recover().reload.remove(agent_id)
     }
 
     /// The conversations apart.
