@@ -137,9 +137,10 @@ pub(crate) struct TurnControl {
     /// The current turn's cut of a streamed answer in flight: cancelled with `cancel` by a
     /// person's interrupt, not by a close's (re-armed after each turn).
     pub stream_cut: Mutex<CancellationToken>,
-    /// This agent's hard stop, a child of the village-wide abort (`Inner`'s): cancelled when its
-    /// stop's grace runs out (or the close's), it cuts the agent's model calls and tools in
-    /// flight. Never reset: once cut, the agent sends nothing more.
+    /// This agent's hard stop, a child of the village-wide abort (the agent table's,
+    /// `slots.rs`): cancelled when its stop's grace runs out (or the close's), it cuts the
+    /// agent's model calls and tools in flight. Never reset: once cut, the agent sends nothing
+    /// more.
     pub abort: CancellationToken,
     /// Cancelled when the agent begins to stop (and with `abort`): a connect in progress ends,
     /// and messages still queued are answered as interrupted without a turn. Never reset.
