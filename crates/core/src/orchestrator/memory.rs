@@ -33,6 +33,8 @@ pub(super) struct JudgeNotes(Mutex<HashSet<String>>);
 impl JudgeNotes {
     /// True the first time a judge is unavailable for `why`.
     pub fn first(&self, judge: &str, why: &str) -> bool {
-        self.0.lock_or_recover().insert(format!("{judge}\u{0}{why}"))
+        self.0
+            .lock_or_recover()
+            .insert(format!("{judge}\u{0}{why}"))
     }
 }

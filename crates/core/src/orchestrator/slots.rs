@@ -139,3 +139,75 @@ impl AgentTable {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slot around a task that waits until it is aborted.
+    fn slot(abort: &CancellationToken, status: AgentStatus) -> AgentSlot {
+        let task = tokio::spawn(std::future::pending::<()>());
+        AgentSlot {
+            status,
+            sender: None,
+            agent: task.abort_handle(),
+            task: Some(task),
+            control: Arc::new(TurnControl::new(abort)),
+            mcp_tools: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_running_agent_is_not_started_twice_and_a_failed_one_keeps_its_tools() {
+        let table = AgentTable::default();
+        assert!(table.start("a1", |abort| slot(abort, AgentStatus::Running)));
+        table.note_mcp_tools("a1", Some(vec![("kid".into(), vec!["noop".into()])]));
+        let again = table.start("a1", |_| {
+            unreachable!("a running agent is not started again")
+        });
+        assert!(!again);
+        table.fail("a1");
+        assert_eq!(table.status("a1"), AgentStatus::Failed);
+        assert!(table.start("a1", |abort| slot(abort, AgentStatus::Running)));
+        assert_eq!(
+            table.mcp_tools("a1").len(),
+            1,
+            "kept until the new task notes its own"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stop_takes_the_task_once_and_its_end_forgets_the_tools() {
+        let table = AgentTable::default();
+        assert!(table.begin_stop("a1").is_none(), "no such agent");
+        table.start("a1", |abort| slot(abort, AgentStatus::Running));
+        table.note_mcp_tools("a1", Some(vec![("kid".into(), Vec::new())]));
+        let first = table.begin_stop("a1").flatten();
+        assert!(
+            first
+                .as_ref()
+                .is_some_and(|s| s.control.stop.is_cancelled())
+        );
+        assert!(table.begin_stop("a1").is_some_and(|s| s.is_none()));
+        assert_eq!(table.status("a1"), AgentStatus::Stopping);
+        assert!(table.mailbox("a1").is_none());
+        table.remove("a1");
+        assert_eq!(table.status("a1"), AgentStatus::Idle);
+        assert!(table.mcp_tools("a1").is_empty());
+        if let Some(s) = first {
+            s.agent.abort();
+        }
+    }
+
+    #[tokio::test]
+    async fn the_village_abort_cuts_every_agent_once() {
+        let table = AgentTable::default();
+        table.start("a1", |abort| slot(abort, AgentStatus::Running));
+        let said = std::cell::Cell::new(0);
+        table.abort_all(|| said.set(said.get() + 1));
+        table.abort_all(|| said.set(said.get() + 1));
+        assert_eq!(said.get(), 1);
+        let stopping = table.begin_stop("a1").flatten();
+        assert!(stopping.is_some_and(|s| s.control.abort.is_cancelled()));
+    }
+}
