@@ -15,11 +15,13 @@
 //!
 //! 1. the registry's edit lock (`Registry::update`: the copy, the save, the put), then
 //! 2. the registry's `world` lock (read for a copy; written only to put a saved change), then
-//! 3. any one leaf: the agent table (a start spawns the tasks and sends `Starting` under it),
-//!    the current conversation (a record that creates it commits the new conversation under
-//!    it), a conversation apart's slot, the modes, one memory board, a conversation book's
-//!    lock. A leaf takes no other lock, except that the log sink and the event bus are
-//!    written under some of them (neither waits on anything but its own line).
+//! 3. any one leaf: the agent table (a start spawns the tasks and sends `Starting` under it;
+//!    an interrupt re-reads, under it, the agent's turn tokens, `TurnControl`'s two locks,
+//!    which take nothing further), the current conversation (a record that creates it commits
+//!    the new conversation under it), a conversation apart's slot, the modes, one memory
+//!    board, the conversation book. A leaf takes no other lock, except that the log sink and
+//!    the event bus are written under some of them (neither waits on anything but its own
+//!    line).
 //!
 //! Two `tokio` locks are gates, not state, and are held across `.await`s on purpose: the
 //! outside-request gate (`one_external_at_a_time`) for a whole request, until its turn answers
