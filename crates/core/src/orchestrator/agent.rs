@@ -77,7 +77,7 @@ pub(crate) async fn run(
         // A conversation apart (a door session) has its own history and records.
         let apart = delivery.route.conversation;
         // A summary was stored since the last turn: the history now starts with it.
-        if apart.is_none() && inner.conversations().take_reload(&agent_id) {
+        if apart.is_none() && inner.take_reload(&agent_id) {
             history = restore_history(&inner, &agent_id);
         }
         // Held for the whole turn: its records stay in one stored conversation even if the

@@ -3,7 +3,7 @@
 //! that conversation, and its records go to a `sessions.redb` conversation of its own. Closing
 //! the handle forgets the histories (the records stay).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -59,9 +59,6 @@ struct Entry {
 pub(crate) struct ConversationBook {
     next: AtomicU64,
     open: Mutex<HashMap<ConversationKey, Entry>>,
-    /// Agents that re-read their history of the current conversation from the store before
-    /// their next turn (a summary was stored: `summary.rs`).
-    reload: Mutex<HashSet<String>>,
 }
 
 /// A turn running in a conversation apart (see [`ConversationBook::enter`]); dropping it says
@@ -139,16 +136,6 @@ impl ConversationBook {
         if let Some(entry) = open.get_mut(&key).filter(|e| !e.closed) {
             entry.histories.insert(agent_id.to_owned(), history);
         }
-    }
-
-    /// Says that `agent_id` must re-read its history of the current conversation.
-    pub fn reload_history(&self, agent_id: &str) {
-        self.reload.lock_or_recover().insert(agent_id.to_owned());
-    }
-
-    /// Whether `agent_id` must re-read its history (asked once: the flag is cleared).
-    pub fn take_reload(&self, agent_id: &str) -> bool {
-        self.reload.lock_or_recover().remove(agent_id)
     }
 
     #[cfg(test)]

@@ -7,9 +7,11 @@
 //!
 //! - `mod.rs`: the `Orchestrator` handle: bootstrap, start/stop, batch start, deliveries,
 //!   interrupts, outside requests, plan dispatch/discard
-//! - `inner.rs`: `Inner`, what the handle and the agent tasks share: private fields behind narrow
-//!   methods — agent slots, current conversation and records, modes — and `emit`, the one way a log
-//!   line and its event leave together
+//! - `inner.rs`: `Inner`, what the handle and the agent tasks share, as parts behind narrow
+//!   methods — the registry (`world_edit.rs`), the outlets (`outlets.rs`), the current
+//!   conversation and records (`recording.rs`), the agent slots (`slots.rs`), the modes
+//!   (`modes.rs`), the memory-only boards (`memory.rs`) — and `emit`, the one way a log line and
+//!   its event leave together; its `//!` gives the lock order
 //! - `agent.rs`: an agent's task and history
 //! - `cast.rs`: a person's edits of the cast: create, rename, delete — stopped first, its folder to
 //!   the trash, every reference in `world.json` cleared; what names it elsewhere, schedule tasks
@@ -20,7 +22,7 @@
 //! - `templates.rs`: a person's edits of the model templates: add — an id taken is `IdTaken` —,
 //!   set, remove unless a servant or judge uses it; the endpoint rule checked
 //! - `assist.rs`: the drafting assistant on the village's client and keys; its facts name a running
-//!   agent's connected MCP tools, which the agent's task notes in `Inner` after its connect and
+//!   agent's connected MCP tools, which the agent's task notes in its slot (`slots.rs`) after its connect and
 //!   forgets at its stop
 //! - `conversation.rs`: conversations apart from the current one — one per door MCP session — with
 //!   their own per-agent histories and stored conversation; and the flag that makes an agent
@@ -58,7 +60,7 @@
 //! - `watch.rs`: what a surface shows of work in progress, memory only: the ring of the last 200
 //!   tool calls' arguments and results, each cut at 8,000 characters, and the causal roots still
 //!   running with their budgets, held weakly from `Inner::deliver`
-//! - `world_edit.rs`: `update_world`: a change of `world.json` applied to a copy, written through
+//! - `world_edit.rs`: the `Registry` and `update_world`: a change of `world.json` applied to a copy, written through
 //!   the store, then put in effect, one at a time; a refused change leaves file and memory as they
 //!   were.
 
@@ -71,12 +73,17 @@ mod delegation;
 mod failure;
 mod inner;
 mod judge_route;
+mod memory;
+mod modes;
 mod outcome;
+mod outlets;
 mod plan;
 mod question;
+mod recording;
 mod repeat_guard;
 mod safety;
 mod servant_settings;
+mod slots;
 mod square;
 mod stopping;
 mod summary;
@@ -191,9 +198,10 @@ pub(crate) struct TurnControl {
     /// The current turn's cut of a streamed answer in flight: cancelled with `cancel` by a
     /// person's interrupt, not by a close's (re-armed after each turn).
     pub stream_cut: Mutex<CancellationToken>,
-    /// This agent's hard stop, a child of the village-wide abort (`Inner`'s): cancelled when its
-    /// stop's grace runs out (or the close's), it cuts the agent's model calls and tools in
-    /// flight. Never reset: once cut, the agent sends nothing more.
+    /// This agent's hard stop, a child of the village-wide abort (the agent table's,
+    /// `slots.rs`): cancelled when its stop's grace runs out (or the close's), it cuts the
+    /// agent's model calls and tools in flight. Never reset: once cut, the agent sends nothing
+    /// more.
     pub abort: CancellationToken,
     /// Cancelled when the agent begins to stop (and with `abort`): a connect in progress ends,
     /// and messages still queued are answered as interrupted without a turn. Never reset.
@@ -615,25 +623,14 @@ impl Orchestrator {
         client: &str,
         message: &str,
     ) -> (Option<String>, PlanTaskState) {
+        let mode = RequestMode::default();
         let outcome = self
-            .ask_external_detailed_in(conversation, client, message)
+            .ask_external_mode_in(conversation, client, message, mode)
             .await;
         (outcome.answer, outcome.state)
     }
 
-    /// [`Self::ask_external_in`], with why there is no answer.
-    pub async fn ask_external_detailed_in(
-        &self,
-        conversation: &Conversation,
-        client: &str,
-        message: &str,
-    ) -> ExternalOutcome {
-        let mode = RequestMode::default();
-        self.ask_external_mode_in(conversation, client, message, mode)
-            .await
-    }
-
-    /// [`Self::ask_external_detailed_in`] in `mode`.
+    /// [`Self::ask_external_in`] in `mode`, with why there is no answer.
     pub async fn ask_external_mode_in(
         &self,
         conversation: &Conversation,

@@ -97,7 +97,7 @@ impl Orchestrator {
     /// Stops every running agent at once; returns whether all ended within `grace` (when not,
     /// the calls and tools in flight of those that did not were cut, so the whole stop takes
     /// at most `grace` + [`CUT_GRACE`]).
-    pub async fn stop_all(&self, grace: Duration) -> bool {
+    pub(crate) async fn stop_all(&self, grace: Duration) -> bool {
         self.stop_every(grace, false, Cut::Agent).await
     }
 

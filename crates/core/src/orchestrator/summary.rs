@@ -187,7 +187,7 @@ impl Orchestrator {
             covers_up_to_seq: covers,
         };
         inner.record(vec![Record::Turn(turn), summary]).await;
-        inner.conversations().reload_history(agent_id);
+        inner.reload_history(agent_id);
         Ok(done)
     }
 
