@@ -120,8 +120,8 @@ function nameOf(id) {
 function leftBehind(named) {
   const { t } = H;
   const parts = [];
-  if (named && named.schedules.length) parts.push(t('cast.leftSchedules', { ids: named.schedules.join(', ') }));
-  if (named && named.judges.length) parts.push(t('cast.leftJudges', { ids: named.judges.map(nameOf).join(', ') }));
+  if (named?.schedules.length) parts.push(t('cast.leftSchedules', { ids: named.schedules.join(', ') }));
+  if (named?.judges.length) parts.push(t('cast.leftJudges', { ids: named.judges.map(nameOf).join(', ') }));
   return parts.join(' ');
 }
 

@@ -5,6 +5,7 @@
 
 import { bindForms, schedulesForm, templatesForm } from '/forms.js';
 import { createCodeEditor, kindOf } from '/code.js';
+import { latest } from '/latest.js';
 
 let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, fmtNum, checkFields, placeFieldError }
 let ED = null; // the code editor (code.js)
@@ -134,7 +135,7 @@ function renderTemplates() {
   const ok = new Set(usable().map((tp) => tp.id));
   const remembered = rememberedTemplate();
   if (remembered && !ok.has(remembered)) rememberTemplate(null);
-  const was = ok.has(pick.value) ? pick.value : ok.has(remembered) ? remembered : (usable()[0] || {}).id;
+  const was = ok.has(pick.value) ? pick.value : ok.has(remembered) ? remembered : usable()[0]?.id;
   pick.replaceChildren(...E.templates.map((tp) => {
     const name = tp.name || tp.id;
     const off = !ok.has(tp.id);
@@ -145,6 +146,7 @@ function renderTemplates() {
   $('assist-none').textContent = t('assist.noTemplate');
 }
 
+const fileRead = latest();
 async function openFile(path) {
   const { $, getJson, showError, clearAlert } = H;
   if (!mayLeave()) {
@@ -152,10 +154,10 @@ async function openFile(path) {
     return;
   }
   // Only the last file asked for is shown (an earlier answer that comes late is dropped).
-  const seq = (E.openSeq = (E.openSeq || 0) + 1);
+  const current = fileRead();
   try {
     const r = await getJson('/api/files/' + path.split('/').map(encodeURIComponent).join('/'));
-    if (seq !== E.openSeq) return;
+    if (!current()) return;
     E.path = r.path;
     E.hash = r.hash || null;
     E.saved = r.text || '';
@@ -165,7 +167,7 @@ async function openFile(path) {
     forgetConversation();
     clearAlert($('file-alert'));
   } catch (e) {
-    if (seq === E.openSeq) showError($('file-alert'), e);
+    if (current()) showError($('file-alert'), e);
     return;
   }
   $('file-pick').value = E.path;
@@ -303,7 +305,7 @@ async function save() {
   const text = ED.text();
   try {
     const r = await command('saveFile', { path: E.path, text, baseHash: E.hash });
-    E.hash = (r && r.hash) || null;
+    E.hash = r?.hash || null;
     E.saved = r && typeof r.text === 'string' ? r.text : text;
     // The village writes JSON in its own layout: the editor shows the file as it now is (one
     // edit, so Ctrl+Z brings the typed layout back), unless more was typed meanwhile.
@@ -322,7 +324,7 @@ async function save() {
 
 function draftKind() {
   const f = E.files.find((x) => x.path === E.path);
-  return f && f.draft ? { kind: f.draft, id: f.owner } : null;
+  return f?.draft ? { kind: f.draft, id: f.owner } : null;
 }
 
 function renderAssist() {
@@ -496,12 +498,12 @@ function renderStats(r) {
     cell(row.turns), cell(row.prompt + row.completion), cell(row.effective), cell(money(row.costUsd)))));
   // The assistant's calls: a table of their own (its "turns" are model calls), outside the
   // turns' totals but inside the money spent (`cost`).
-  const assist = (r.assist && r.assist.rows) || [];
+  const assist = r.assist?.rows || [];
   $('stats-assist').replaceChildren(...assist.map((a) => el('tr', null,
     el('th', { scope: 'row', text: a.model + ' (' + a.templateId + ')' }), cell(a.turns), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.costUsd)))));
   $('stats-assist-empty').hidden = assist.length > 0;
   const tt = r.totals || {};
-  const at = (r.assist && r.assist.total) || {};
+  const at = r.assist?.total || {};
   $('stats-total').textContent = t('stats.total', { turns: H.fmtNum(tt.turns || 0), effective: H.fmtNum(tt.effective || 0), cost: money(tt.costUsd), priced: tt.pricedRows || 0, rows: (tt.pricedRows || 0) + (tt.unpricedRows || 0) });
   // How old the prices behind ≈ $ are (the oldest date of a template that priced a row).
   $('stats-total').title = r.pricingAsOf ? t('stats.pricesAge', { asOf: r.pricingAsOf, days: r.pricingAgeDays }) : '';

@@ -30,7 +30,7 @@ function note(key, value, context) {
 
 function kept(key, value) {
   const seen = exact && sources.get(this);
-  const was = seen && seen.get(key);
+  const was = seen?.get(key);
   return was && was[0] === value ? JSON.rawJSON(was[1]) : value;
 }
 
@@ -132,7 +132,7 @@ export function templatesForm(box) {
     box.replaceChildren(el('p', { class: 'hint', text: t('forms.notWorld') }));
     return;
   }
-  const change = (i, fn) => { const w = parsed(); if (w && w.modelTemplates && w.modelTemplates[i]) { fn(w.modelTemplates[i]); write(w); } };
+  const change = (i, fn) => { const w = parsed(); if (w?.modelTemplates?.[i]) { fn(w.modelTemplates[i]); write(w); } };
   const rows = world.modelTemplates.map((tp, i) => {
     const id = tp.id || String(i + 1);
     const fields = TEMPLATE_FIELDS.map(([key, type, limits]) => el('label', { class: 'field' }, el('span', { text: t('forms.tpl.' + key) }), ' ',

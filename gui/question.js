@@ -15,7 +15,7 @@ export function on(e, helpers) {
 }
 
 function show(q) {
-  if (!q || !q.questionId) return;
+  if (!q?.questionId) return;
   const list = H.S.locals.get(q.agentId) || [];
   if (list.some((r) => r.kind === 'question' && r.q.questionId === q.questionId)) return;
   H.addLocal(q.agentId, { kind: 'question', q, state: 'open', ver: 0, draw });
@@ -54,7 +54,7 @@ function draw(it) {
     const ok = await run(alert, 'answerQuestion', { questionId: q.questionId, answer: text });
     if (ok) settle(q.questionId, true, text);
   };
-  if (q.choices && q.choices.length) {
+  if (q.choices?.length) {
     const row = el('div', { class: 'choices' });
     for (const c of q.choices) row.append(el('button', { type: 'button', onclick: () => answer(c), text: c }));
     box.append(row);
