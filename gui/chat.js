@@ -5,13 +5,12 @@
 import { clearAlert, run, showError } from '/alerts.js';
 import { getJson } from '/api.js';
 import { renderChat, updateChatControls } from '/chat-log.js';
-import { $, el, nextId } from '/dom.js';
-import { t } from '/i18n.js';
+import { $, el } from '/dom.js';
 import { latest } from '/latest.js';
 import { questionModule } from '/lazy.js';
 import { go } from '/router.js';
 import { S } from '/store.js';
-import { agentName, endpoint } from '/who.js';
+import { endpoint } from '/who.js';
 
 const order = { last: 0 }; // the arrival order of rows and messages
 // A client-side row sorts after every message known when it arrived (events carry no time).
@@ -193,7 +192,7 @@ export function bindChat() {
 
 // A question a turn waits on (ask_user): question.js, loaded at the first one.
 export const asks = (e) => questionModule()
-  .then((m) => m.on(e, { el, t, run, agentName, nextId, addLocal, renderChat, S }), (x) => showError($('chat-alert'), x));
+  .then((m) => m.on(e, { addLocal, renderChat }), (x) => showError($('chat-alert'), x));
 
 /** The chat page opened (`#chat/ID` names the agent). */
 export function showChat(arg) {

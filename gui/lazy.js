@@ -2,10 +2,10 @@
 // words of the server's codes, pages.css, and the modules of the pages beyond the first load
 // (the village page stays small; docs in gui/README.md).
 
-import { checkFields, clearAlert, flash, marked, placeFieldError, rowAlert, run, showError } from '/alerts.js';
-import { command, getJson } from '/api.js';
-import { $, el, fact, fmtNum, keepFocus, nextId } from '/dom.js';
-import { applyStatic, t } from '/i18n.js';
+import { showError } from '/alerts.js';
+import { getJson } from '/api.js';
+import { $, el } from '/dom.js';
+import { applyStatic } from '/i18n.js';
 import { S } from '/store.js';
 
 const loaded = new Map(); // name -> the promise of its first load
@@ -58,7 +58,7 @@ export const questionModule = () => once('question', () => {
 export const editors = () => pageModule('editors', () => {
   pagesStyle();
   return pageWords().then(() => import('/editors.js')).then((m) => {
-    m.bindEditors({ $, el, t, command, getJson, showError, clearAlert, flash, fmtNum, checkFields, placeFieldError });
+    m.bindEditors();
     return m;
   });
 });
@@ -67,7 +67,7 @@ export const editors = () => pageModule('editors', () => {
 export const castPage = () => pageModule('cast', () => {
   pagesStyle();
   return pageWords().then(() => import('/cast.js')).then((m) => {
-    m.bindCast({ $, el, t, command, getJson, showError, clearAlert, flash, checkFields, placeFieldError });
+    m.bindCast();
     return m;
   });
 });
@@ -75,7 +75,7 @@ export const castPage = () => pageModule('cast', () => {
 /** The Settings page read (its module loaded the first time). */
 export function loadSettings() {
   const settings = pageModule('settings', () => import('/settings.js').then((m) => {
-    m.bindSettings({ $, el, t, getJson, showError, clearAlert, keepFocus, marked, fact, nextId, rowAlert, run });
+    m.bindSettings();
     return m;
   }));
   return settings.then((m) => m.loadSettings());
