@@ -763,33 +763,13 @@ fn the_lexer_keeps_lines_and_drops_comments_and_strings() {
     assert_eq!(lexed.strings, [(2, "}{".to_owned())]);
 }
 
-/// The GUI's scripts keep the Rust sources' size rules: no file over [`MAX_FILE_LINES`], no
-/// function over [`MAX_FN_LINES`] (functions found by `tidy_js`). Split a long page into
-/// modules (gui/README.md), a long function into named steps or a table.
+/// The GUI's scripts keep the Rust sources' size rules (read by `tidy_js`). Split a long page
+/// into modules (gui/README.md), a long function into named steps or a table.
 #[test]
 fn no_gui_script_over_800_lines_or_a_function_over_120() {
-    let mut out = Vec::new();
-    walk(&root().join("gui"), &mut out);
-    let mut files: Vec<String> = out
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "js"))
-        .map(|p| rel(&root(), p))
-        .filter(|f| !f.starts_with("gui/vendor/"))
-        .collect();
-    files.sort();
-    assert!(files.iter().any(|f| f == "gui/app.js"), "{files:?}");
-    let mut problems = Vec::new();
-    for file in &files {
-        let code = read(file);
-        let n = code.lines().count();
-        if n > MAX_FILE_LINES {
-            problems.push(format!("{file}: {n} lines"));
-        }
-        for (line, len) in crate::tidy_js::functions(&code) {
-            if len > MAX_FN_LINES {
-                problems.push(format!("{file}:{line}: a function of {len} lines"));
-            }
-        }
-    }
-    fail(&problems, "no GUI script over 800 lines, no function over 120");
+    let problems = crate::tidy_js::oversized(&root(), MAX_FILE_LINES, MAX_FN_LINES);
+    fail(
+        &problems,
+        "no GUI script over 800 lines, no function over 120",
+    );
 }

@@ -2,6 +2,50 @@
 //! counting braces outside strings, template text, regular expressions and comments (enough
 //! for our scripts; not a parser).
 
+use std::path::{Path, PathBuf};
+
+/// The GUI's own scripts: every `.js` under `gui/` except `gui/vendor/` (a bundle we do not
+/// write), sorted.
+fn scripts(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.flatten().map(|e| e.path()) {
+        if path.is_dir() && !path.ends_with("vendor") {
+            scripts(&path, out);
+        } else if path.extension().is_some_and(|e| e == "js") {
+            out.push(path);
+        }
+    }
+}
+
+/// Each script of `root`'s `gui/` over `max_file` lines, and each function over `max_fn`.
+pub fn oversized(root: &Path, max_file: usize, max_fn: usize) -> Vec<String> {
+    let mut files = Vec::new();
+    scripts(&root.join("gui"), &mut files);
+    files.sort();
+    assert!(files.iter().any(|f| f.ends_with("gui/app.js")), "{files:?}");
+    let mut problems = Vec::new();
+    for path in &files {
+        let file = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        let code = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let n = code.lines().count();
+        if n > max_file {
+            problems.push(format!("{file}: {n} lines"));
+        }
+        for (line, len) in functions(&code) {
+            if len > max_fn {
+                problems.push(format!("{file}:{line}: a function of {len} lines"));
+            }
+        }
+    }
+    problems
+}
+
 /// Where the scanner is inside a line of code.
 #[derive(Clone, Copy, PartialEq)]
 enum In {
@@ -74,7 +118,7 @@ fn lines(code: &str) -> Vec<(usize, usize, bool)> {
 
 /// Each function of a script as (first line, lines): from the line that opens it to the line
 /// where the braces opened there close again.
-pub fn functions(code: &str) -> Vec<(usize, usize)> {
+fn functions(code: &str) -> Vec<(usize, usize)> {
     let lines = lines(code);
     let mut found = Vec::new();
     for (i, &(start, end, starts)) in lines.iter().enumerate() {

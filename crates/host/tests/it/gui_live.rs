@@ -160,19 +160,27 @@ fn the_village_page_weighs_under_100_kb() {
             .find(|(p, _, _)| *p == path)
             .map(|(_, _, b)| *b)
     };
-    let mut first = vec!["/index.html".to_string(), "/style.css".into(), "/i18n/en.json".into()];
+    let mut first = vec![
+        "/index.html".to_string(),
+        "/style.css".into(),
+        "/i18n/en.json".into(),
+    ];
     let mut todo = vec!["/app.js".to_string()];
     while let Some(module) = todo.pop() {
         if first.contains(&module) {
             continue;
         }
-        let bytes = asset(&module).unwrap_or_else(|| panic!("{module} is imported but not embedded"));
+        let bytes =
+            asset(&module).unwrap_or_else(|| panic!("{module} is imported but not embedded"));
         todo.extend(static_imports(&String::from_utf8_lossy(bytes)));
         first.push(module);
     }
     assert!(first.len() > 5, "{first:?}");
     let total: usize = first.iter().map(|p| asset(p).map_or(0, <[u8]>::len)).sum();
-    assert!(total > 10_000 && total <= 100 * 1024, "{total} bytes: {first:?}");
+    assert!(
+        total > 10_000 && total <= 100 * 1024,
+        "{total} bytes: {first:?}"
+    );
 }
 
 /// The map (server-side layout, a moved node saved to `topologyPositions`), a tool call's
