@@ -141,10 +141,12 @@ fn every_documented_code_has_japanese_words() {
     }
 }
 
-/// The modules a module imports statically (`… from '/x.js'`; an `import('/x.js')` loads later).
+/// The modules a module imports statically (`… from '/x.js'`, `import '/x.js'`; an
+/// `import('/x.js')` loads later).
 fn static_imports(code: &str) -> Vec<String> {
     code.split("from '")
         .skip(1)
+        .chain(code.split("import '").skip(1))
         .filter_map(|rest| rest.split_once('\'').map(|(path, _)| path.to_string()))
         .filter(|path| path.starts_with('/') && path.ends_with(".js"))
         .collect()
