@@ -1,24 +1,25 @@
 // Fuseforks web GUI: the Servants page — create a servant, rename, delete (confirmed; its
 // folder goes to the trash), connect and disconnect (only a person draws an edge), its work
 // folder, tools, tool rounds and group; the judges apart, with their switch and "Try".
-// Helpers come from app.js through bindCast; no dependencies.
+// Loaded when the page first opens (lazy.js).
 
-let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, checkFields, placeFieldError }
-let C = { servants: [], judges: [], roles: [], groups: [], tools: [] };
-let deleting = null;
+import { checkFields, clearAlert, flash, placeFieldError, showError } from '/alerts.js';
+import { command, getJson } from '/api.js';
+import { $, el } from '/dom.js';
+import { t } from '/i18n.js';
 
-export function bindCast(helpers) {
-  H = helpers;
-  const { $ } = H;
+// `cast`: the last `/api/cast`; `deleting`: the servant whose delete the dialog confirms.
+const K = { cast: { servants: [], judges: [], roles: [], groups: [], tools: [] }, deleting: null };
+
+export function bindCast() {
   $('cast-create').addEventListener('submit', (e) => { e.preventDefault(); create(); });
   $('cast-delete-confirm').addEventListener('click', confirmDelete);
   $('cast-delete-cancel').addEventListener('click', () => $('cast-delete-dialog').close());
 }
 
 export async function showCast() {
-  const { $, getJson, showError, clearAlert } = H;
   try {
-    C = await getJson('/api/cast');
+    K.cast = await getJson('/api/cast');
     clearAlert($('cast-alert'));
   } catch (e) {
     showError($('cast-alert'), e);
@@ -30,7 +31,6 @@ export async function showCast() {
 // One cast edit; with a `scope`, its fields are checked first (nothing sent while one is wrong)
 // and a field the server refuses is marked there.
 async function edit(alertBox, fields, okText, statusBox, scope) {
-  const { command, showError, clearAlert, flash, checkFields, placeFieldError } = H;
   if (scope && !checkFields(scope)) return false;
   try {
     await command('cast', { edit: fields });
@@ -46,7 +46,6 @@ async function edit(alertBox, fields, okText, statusBox, scope) {
 }
 
 async function create() {
-  const { $, t } = H;
   const agentId = $('cast-new-id').value.trim();
   const name = $('cast-new-name').value.trim();
   const roleId = $('cast-new-role').value || null;
@@ -57,20 +56,18 @@ async function create() {
 }
 
 function render() {
-  const { $, el, t } = H;
   $('cast-new-role').replaceChildren(el('option', { value: '', text: t('cast.noRole') }),
-    ...C.roles.map((r) => el('option', { value: r.id, text: r.name })));
-  $('cast-list').replaceChildren(...C.servants.map(servantRow));
-  $('cast-judges').replaceChildren(...C.judges.map(judgeRow));
-  $('cast-judges-empty').hidden = C.judges.length > 0;
+    ...K.cast.roles.map((r) => el('option', { value: r.id, text: r.name })));
+  $('cast-list').replaceChildren(...K.cast.servants.map(servantRow));
+  $('cast-judges').replaceChildren(...K.cast.judges.map(judgeRow));
+  $('cast-judges-empty').hidden = K.cast.judges.length > 0;
 }
 
 function field(label, input) {
-  return H.el('label', { class: 'field' }, H.el('span', { text: label }), ' ', input);
+  return el('label', { class: 'field' }, el('span', { text: label }), ' ', input);
 }
 
 function servantRow(s) {
-  const { el, t } = H;
   const alertBox = el('p', { class: 'alert', role: 'alert', hidden: true });
   const status = el('span', { class: 'ok-note', role: 'status' });
   const name = el('input', { type: 'text', required: true, 'data-field': 'edit.name', value: s.name, 'aria-label': t('cast.nameOf', { id: s.id }) });
@@ -79,7 +76,7 @@ function servantRow(s) {
   const tools = el('input', { type: 'text', 'data-field': 'edit.settings.enabledTools', value: (s.enabledTools || []).join(', '), 'aria-label': t('cast.tools'), placeholder: t('cast.toolsDefault') });
   const rounds = el('input', { type: 'number', min: 1, max: 255, step: 1, 'data-field': 'edit.settings.maxToolIterations', value: s.maxToolIterations || '', 'aria-label': t('cast.rounds') });
   const group = el('select', { 'data-field': 'edit.settings.groupId', 'aria-label': t('cast.group') }, el('option', { value: '', text: t('cast.noGroup') }),
-    ...C.groups.map((g) => el('option', { value: g.id, text: g.name })));
+    ...K.cast.groups.map((g) => el('option', { value: g.id, text: g.name })));
   group.value = s.groupId || '';
   const save = el('button', { type: 'button', text: t('cast.saveSettings'), onclick: () => {
     const list = tools.value.split(',').map((x) => x.trim()).filter(Boolean);
@@ -94,8 +91,8 @@ function servantRow(s) {
   const edges = el('ul', { class: 'edges', 'aria-label': t('cast.connectedOf', { name: s.name }) },
     ...s.connected.map((to) => el('li', null, el('span', { text: nameOf(to) + ' ' }),
       el('button', { type: 'button', text: t('cast.disconnect', { name: nameOf(to) }), onclick: () => edit(alertBox, { op: 'connect', from: s.id, to, connected: false }) }))));
-  const others = C.servants.filter((o) => o.id !== s.id && !s.connected.includes(o.id)).map((o) => ({ id: o.id, name: o.name }))
-    .concat(C.judges.filter((j) => !s.connected.includes(j.id)).map((j) => ({ id: j.id, name: j.name })));
+  const others = K.cast.servants.filter((o) => o.id !== s.id && !s.connected.includes(o.id)).map((o) => ({ id: o.id, name: o.name }))
+    .concat(K.cast.judges.filter((j) => !s.connected.includes(j.id)).map((j) => ({ id: j.id, name: j.name })));
   const target = el('select', { 'aria-label': t('cast.connectTo') }, ...others.map((o) => el('option', { value: o.id, text: o.name })));
   const connect = el('button', { type: 'button', text: t('cast.connect'), disabled: others.length === 0, onclick: () => edit(alertBox, { op: 'connect', from: s.id, to: target.value, connected: true }) });
   const del = el('button', { type: 'button', class: 'danger', text: t('cast.delete'), onclick: () => askDelete(s) });
@@ -112,22 +109,20 @@ function servantRow(s) {
 }
 
 function nameOf(id) {
-  const s = C.servants.find((x) => x.id === id) || C.judges.find((x) => x.id === id);
+  const s = K.cast.servants.find((x) => x.id === id) || K.cast.judges.find((x) => x.id === id);
   return s ? s.name : id;
 }
 
 // What will still name the servant once it is deleted (schedule tasks, judge routes), or ''.
 function leftBehind(named) {
-  const { t } = H;
   const parts = [];
-  if (named && named.schedules.length) parts.push(t('cast.leftSchedules', { ids: named.schedules.join(', ') }));
-  if (named && named.judges.length) parts.push(t('cast.leftJudges', { ids: named.judges.map(nameOf).join(', ') }));
+  if (named?.schedules.length) parts.push(t('cast.leftSchedules', { ids: named.schedules.join(', ') }));
+  if (named?.judges.length) parts.push(t('cast.leftJudges', { ids: named.judges.map(nameOf).join(', ') }));
   return parts.join(' ');
 }
 
 function askDelete(s) {
-  const { $, t } = H;
-  deleting = s;
+  K.deleting = s;
   $('cast-delete-h').textContent = t('cast.deleteQ', { name: s.name });
   const left = leftBehind(s.namedBy);
   $('cast-delete-left').hidden = !left;
@@ -136,17 +131,15 @@ function askDelete(s) {
 }
 
 async function confirmDelete() {
-  const { $, t } = H;
   $('cast-delete-dialog').close();
-  if (!deleting) return;
-  const s = deleting;
-  deleting = null;
+  if (!K.deleting) return;
+  const s = K.deleting;
+  K.deleting = null;
   const said = [t('cast.deleted', { name: s.name }), leftBehind(s.namedBy)].filter(Boolean).join(' ');
   await edit($('cast-alert'), { op: 'delete', agentId: s.id }, said, $('cast-status'));
 }
 
 function judgeRow(j) {
-  const { el, t, command, showError, clearAlert } = H;
   const alertBox = el('p', { class: 'alert', role: 'alert', hidden: true });
   const on = el('input', { type: 'checkbox', checked: j.enabled, onchange: () => edit(alertBox, { op: 'judgeEnabled', judgeId: j.id, enabled: on.checked }) });
   const text = el('input', { type: 'text', 'aria-label': t('cast.tryText', { name: j.name }) });

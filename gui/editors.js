@@ -1,15 +1,18 @@
 // Fuseforks web GUI: the Files page (an editor for every village file, checked by the server's
 // parsers as you type, Ctrl+S to save, and the drafting assistant beside it) and the Stats page
-// (tables and SVG charts). Helpers come from app.js through bindEditors; the editor itself is
+// (tables and SVG charts), loaded when one first opens (lazy.js); the editor itself is
 // code.js (CodeMirror).
 
 import { bindForms, schedulesForm, templatesForm } from '/forms.js';
 import { createCodeEditor, kindOf } from '/code.js';
-
-let H = null; // { $, el, t, command, getJson, showError, clearAlert, flash, fmtNum, checkFields, placeFieldError }
-let ED = null; // the code editor (code.js)
+import { clearAlert, flash, showError } from '/alerts.js';
+import { command, getJson } from '/api.js';
+import { $, el, fmtNum } from '/dom.js';
+import { t } from '/i18n.js';
+import { latest } from '/latest.js';
 
 const E = {
+  editor: null, // the code editor (code.js)
   files: [],
   path: null,
   saved: '', // the text as last read or saved
@@ -20,20 +23,15 @@ const E = {
   busy: false,
 };
 
-export function bindEditors(helpers) {
-  H = helpers;
-  const { $ } = H;
-  ED = createCodeEditor($('file-text'), {
-    t: H.t, labelKey: 'files.text', onChange: onInput, onSave: save,
+export function bindEditors() {
+  E.editor = createCodeEditor($('file-text'), {
+    t, labelKey: 'files.text', onChange: onInput, onSave: save,
   });
   bindForms({
-    el: H.el,
-    t: H.t,
-    checkFields: H.checkFields,
-    text: () => ED.text(),
+    text: () => E.editor.text(),
     // A field's change leaves the form as it is until the focus leaves it (labels may follow
     // a changed id); a change of shape rebuilds it at once.
-    setText: (s, rebuild) => { ED.replaceAll(s); if (rebuild) renderForm(); else E.formStale = true; },
+    setText: (s, rebuild) => { E.editor.replaceAll(s); if (rebuild) renderForm(); else E.formStale = true; },
     nextDue: () => E.nextDue,
     agents: () => E.files.filter((f) => f.draft === 'skill').map((f) => ({ id: f.owner, name: f.ownerName })),
   });
@@ -44,16 +42,16 @@ export function bindEditors(helpers) {
   // Leaving or reloading the page with unsaved text or an assistant conversation asks first
   // (the browser's own prompt).
   window.addEventListener('beforeunload', (e) => { if ((E.path && dirty()) || talking()) e.preventDefault(); });
-  $('file-find').addEventListener('click', () => ED.find());
-  $('file-fold').addEventListener('click', () => { ED.foldAll(); ED.focus(); });
-  $('file-unfold').addEventListener('click', () => { ED.unfoldAll(); ED.focus(); });
+  $('file-find').addEventListener('click', () => E.editor.find());
+  $('file-fold').addEventListener('click', () => { E.editor.foldAll(); E.editor.focus(); });
+  $('file-unfold').addEventListener('click', () => { E.editor.unfoldAll(); E.editor.focus(); });
   $('file-save').addEventListener('click', save);
   $('assist-send').addEventListener('click', () => ask(false));
   $('assist-draft').addEventListener('click', () => ask(true));
   $('assist-use').addEventListener('click', useDraft);
   $('assist-undo').addEventListener('click', undoDraft);
   $('assist-new').addEventListener('click', () => {
-    if (talking() && !confirm(H.t('assist.discard'))) return;
+    if (talking() && !confirm(t('assist.discard'))) return;
     forgetConversation();
     renderAssist();
   });
@@ -64,7 +62,6 @@ export function bindEditors(helpers) {
 }
 
 export async function showFiles() {
-  const { $, getJson, showError } = H;
   try {
     const [list, settings] = await Promise.all([getJson('/api/files'), getJson('/api/settings')]);
     E.files = list.files || [];
@@ -81,8 +78,8 @@ export async function showFiles() {
 
 /** The Files page in the page's language again (after the user picked another). */
 export function relabelFiles() {
-  if (!ED) return;
-  ED.relabel();
+  if (!E.editor) return;
+  E.editor.relabel();
   renderFindings();
   renderState();
   renderTemplates();
@@ -97,7 +94,6 @@ function label(f) {
 }
 
 function renderPicker() {
-  const { $, el } = H;
   const pick = $('file-pick');
   pick.replaceChildren(...E.files.map((f) => el('option', { value: f.path, text: label(f) })));
   if (E.path) pick.value = E.path;
@@ -129,12 +125,11 @@ function rememberTemplate(templateId) {
 }
 
 function renderTemplates() {
-  const { $, el, t } = H;
   const pick = $('assist-template');
   const ok = new Set(usable().map((tp) => tp.id));
   const remembered = rememberedTemplate();
   if (remembered && !ok.has(remembered)) rememberTemplate(null);
-  const was = ok.has(pick.value) ? pick.value : ok.has(remembered) ? remembered : (usable()[0] || {}).id;
+  const was = ok.has(pick.value) ? pick.value : ok.has(remembered) ? remembered : usable()[0]?.id;
   pick.replaceChildren(...E.templates.map((tp) => {
     const name = tp.name || tp.id;
     const off = !ok.has(tp.id);
@@ -145,27 +140,27 @@ function renderTemplates() {
   $('assist-none').textContent = t('assist.noTemplate');
 }
 
+const fileRead = latest();
 async function openFile(path) {
-  const { $, getJson, showError, clearAlert } = H;
   if (!mayLeave()) {
     $('file-pick').value = E.path;
     return;
   }
   // Only the last file asked for is shown (an earlier answer that comes late is dropped).
-  const seq = (E.openSeq = (E.openSeq || 0) + 1);
+  const current = fileRead();
   try {
     const r = await getJson('/api/files/' + path.split('/').map(encodeURIComponent).join('/'));
-    if (seq !== E.openSeq) return;
+    if (!current()) return;
     E.path = r.path;
     E.hash = r.hash || null;
     E.saved = r.text || '';
-    ED.load(E.saved, kindOf(E.path));
+    E.editor.load(E.saved, kindOf(E.path));
     E.findings = r.findings || [];
     E.secrets = r.secrets || [];
     forgetConversation();
     clearAlert($('file-alert'));
   } catch (e) {
-    if (seq === E.openSeq) showError($('file-alert'), e);
+    if (current()) showError($('file-alert'), e);
     return;
   }
   $('file-pick').value = E.path;
@@ -182,7 +177,6 @@ async function openFile(path) {
 // The form over schedules.json or world.json's templates (it edits the editor's text). Built
 // again, the field that had the focus gets it back (found by its accessible name).
 function renderForm() {
-  const { $, t } = H;
   const kind = E.path === 'schedules.json' ? 'schedules' : E.path === 'world.json' ? 'templates' : null;
   $('file-form-sec').hidden = !kind;
   if (!kind) return;
@@ -201,7 +195,6 @@ function renderForm() {
 
 // For schedules.json: each task's next due time, from the last check.
 function renderNextDue() {
-  const { $, el, t } = H;
   const rows = E.path === 'schedules.json' ? E.nextDue : null;
   $('file-due-sec').hidden = !rows;
   if (!rows) return;
@@ -212,7 +205,6 @@ function renderNextDue() {
 
 // One write-only field per `${secret:NAME}` the file references (the value never comes back).
 function renderSecrets() {
-  const { $, el, t, command, showError, clearAlert, flash } = H;
   const list = E.secrets || [];
   $('file-secrets-sec').hidden = list.length === 0;
   $('file-secrets').replaceChildren(...list.map((s) => {
@@ -235,7 +227,7 @@ function renderSecrets() {
 }
 
 function dirty() {
-  return ED.text() !== E.saved;
+  return E.editor.text() !== E.saved;
 }
 
 // Whether an assistant conversation is open (it lives in this page only: lost when left).
@@ -255,7 +247,7 @@ function mayLeave() {
   const unsaved = E.path && dirty();
   const talk = talking();
   if (!unsaved && !talk) return true;
-  return confirm(H.t(unsaved && talk ? 'files.discardBoth' : unsaved ? 'files.discard' : 'assist.discard'));
+  return confirm(t(unsaved && talk ? 'files.discardBoth' : unsaved ? 'files.discard' : 'assist.discard'));
 }
 
 function onInput() {
@@ -265,18 +257,17 @@ function onInput() {
 }
 
 async function check() {
-  const { $, command, showError } = H;
-  const text = ED.text();
+  const text = E.editor.text();
   try {
     const r = await command('checkFile', { path: E.path, text });
-    if (ED.text() !== text) return; // typed meanwhile: the next check follows
+    if (E.editor.text() !== text) return; // typed meanwhile: the next check follows
     E.findings = r.findings || [];
     E.nextDue = r.nextDue || null;
     renderNextDue();
     // Not while a field of the form has the focus: what is being typed there would be lost.
     if (!$('file-form').contains(document.activeElement)) renderForm();
     else E.formStale = true; // built again when the focus leaves the form
-    $('file-check-ms').textContent = H.t('files.checked', { ms: ((r.checkMicros || 0) / 1000).toFixed(1) });
+    $('file-check-ms').textContent = t('files.checked', { ms: ((r.checkMicros || 0) / 1000).toFixed(1) });
   } catch (e) {
     showError($('file-alert'), e);
   }
@@ -284,30 +275,27 @@ async function check() {
 }
 
 function renderFindings() {
-  const { $, el, t } = H;
   const list = $('file-findings');
   list.replaceChildren(...E.findings.map((f) => el('li', { class: 'finding' },
     el('strong', { text: t('files.at', { line: f.line, col: f.col }) }), ' ',
     el('span', { text: f.message }), f.fix ? el('span', { class: 'fix', text: ' — ' + f.fix }) : null)));
   $('file-ok').hidden = E.findings.length > 0;
-  ED.setProblems(E.findings); // at their line and column, and aria-invalid while there are any
+  E.editor.setProblems(E.findings); // at their line and column, and aria-invalid while there are any
 }
 
 function renderState() {
-  const { $, t } = H;
   $('file-state').textContent = dirty() ? t('files.unsaved') : t('files.saved');
 }
 
 async function save() {
-  const { $, command, showError, clearAlert, flash, t } = H;
-  const text = ED.text();
+  const text = E.editor.text();
   try {
     const r = await command('saveFile', { path: E.path, text, baseHash: E.hash });
-    E.hash = (r && r.hash) || null;
+    E.hash = r?.hash || null;
     E.saved = r && typeof r.text === 'string' ? r.text : text;
     // The village writes JSON in its own layout: the editor shows the file as it now is (one
     // edit, so Ctrl+Z brings the typed layout back), unless more was typed meanwhile.
-    if (E.saved !== text && ED.text() === text) ED.replaceAll(E.saved);
+    if (E.saved !== text && E.editor.text() === text) E.editor.replaceAll(E.saved);
     E.findings = [];
     clearAlert($('file-alert'));
     flash($('file-status'), t('files.savedNow', { path: E.path }));
@@ -322,11 +310,10 @@ async function save() {
 
 function draftKind() {
   const f = E.files.find((x) => x.path === E.path);
-  return f && f.draft ? { kind: f.draft, id: f.owner } : null;
+  return f?.draft ? { kind: f.draft, id: f.owner } : null;
 }
 
 function renderAssist() {
-  const { $, el, t } = H;
   const target = draftKind();
   $('assist-sec').hidden = !target;
   if (!target) return;
@@ -343,9 +330,9 @@ function renderAssist() {
     if (v) note += ' · ' + (v.valid ? t('assist.valid', { n: d.attempts }) : t('assist.invalid', { n: d.attempts, at: v.location || '-', msg: v.message || '' }));
     if (d.notes) note += ' · ' + t('assist.notes') + ' ' + d.notes;
     $('assist-draft-note').textContent = note;
-    const diff = lineDiff(ED.text(), d.content);
+    const diff = lineDiff(E.editor.text(), d.content);
     $('assist-draft-diff').textContent = t('assist.diff', {
-      from: [...ED.text()].length, to: d.draftChars, added: diff.added, removed: diff.removed,
+      from: [...E.editor.text()].length, to: d.draftChars, added: diff.added, removed: diff.removed,
     });
   }
   $('assist-undo').hidden = E.before === null || E.before === undefined;
@@ -354,7 +341,6 @@ function renderAssist() {
 }
 
 async function ask(force) {
-  const { $, command, showError, clearAlert, t } = H;
   const target = draftKind();
   const input = $('assist-input').value.trim();
   if (!target || (!input && !force)) return;
@@ -363,7 +349,7 @@ async function ask(force) {
   renderAssist();
   const request = {
     target, templateId: $('assist-template').value, history: E.history,
-    input: input || null, forceDraft: !!force, current: ED.text(),
+    input: input || null, forceDraft: !!force, current: E.editor.text(),
   };
   try {
     const r = await command('assist', { request });
@@ -403,25 +389,23 @@ export function lineDiff(a, b) {
 }
 
 function useDraft() {
-  const { $, t, flash } = H;
   if (!E.draft) return;
-  const text = ED.text();
+  const text = E.editor.text();
   if (text.trim() && !confirm(t('assist.replace'))) return;
   E.before = text; // "Take the draft back out" (and Ctrl+Z) bring it back
-  ED.replaceAll(E.draft.content);
+  E.editor.replaceAll(E.draft.content);
   flash($('file-status'), t('assist.used'));
   renderAssist();
-  ED.focus();
+  E.editor.focus();
 }
 
 function undoDraft() {
-  const { $, t, flash } = H;
   if (E.before === null || E.before === undefined) return;
-  ED.replaceAll(E.before);
+  E.editor.replaceAll(E.before);
   E.before = null;
   flash($('file-status'), t('assist.undone'));
   renderAssist();
-  ED.focus();
+  E.editor.focus();
 }
 
 // ---------------------------------------------------------------- stats
@@ -431,7 +415,6 @@ export async function showStats() {
 }
 
 async function loadStats() {
-  const { $, getJson, showError, clearAlert } = H;
   const month = $('stats-period').value;
   const closing = $('stats-closing').value;
   let query = month ? '?period=' + encodeURIComponent(month) : '';
@@ -448,7 +431,6 @@ async function loadStats() {
 // "Fetch prices": the shelf's price table fills the templates of the models it lists (the
 // CLI's `pricing fetch`), then the figures are drawn again with the new rates.
 async function fetchPrices() {
-  const { $, t, command, showError, clearAlert, flash } = H;
   const button = $('stats-fetch-prices');
   button.disabled = true;
   try {
@@ -466,7 +448,7 @@ async function fetchPrices() {
 }
 
 function cell(v) {
-  return H.el('td', { text: typeof v === 'number' ? H.fmtNum(v) : v == null ? '-' : String(v) });
+  return el('td', { text: typeof v === 'number' ? fmtNum(v) : v == null ? '-' : String(v) });
 }
 
 function money(v) {
@@ -474,7 +456,6 @@ function money(v) {
 }
 
 function renderStats(r) {
-  const { $, el, t } = H;
   const byAgent = new Map();
   for (const row of r.rows || []) {
     const a = byAgent.get(row.agentId) || { turns: 0, prompt: 0, completion: 0, effective: 0, cost: null };
@@ -496,13 +477,13 @@ function renderStats(r) {
     cell(row.turns), cell(row.prompt + row.completion), cell(row.effective), cell(money(row.costUsd)))));
   // The assistant's calls: a table of their own (its "turns" are model calls), outside the
   // turns' totals but inside the money spent (`cost`).
-  const assist = (r.assist && r.assist.rows) || [];
+  const assist = r.assist?.rows || [];
   $('stats-assist').replaceChildren(...assist.map((a) => el('tr', null,
     el('th', { scope: 'row', text: a.model + ' (' + a.templateId + ')' }), cell(a.turns), cell(a.prompt), cell(a.completion), cell(a.effective), cell(money(a.costUsd)))));
   $('stats-assist-empty').hidden = assist.length > 0;
   const tt = r.totals || {};
-  const at = (r.assist && r.assist.total) || {};
-  $('stats-total').textContent = t('stats.total', { turns: H.fmtNum(tt.turns || 0), effective: H.fmtNum(tt.effective || 0), cost: money(tt.costUsd), priced: tt.pricedRows || 0, rows: (tt.pricedRows || 0) + (tt.unpricedRows || 0) });
+  const at = r.assist?.total || {};
+  $('stats-total').textContent = t('stats.total', { turns: fmtNum(tt.turns || 0), effective: fmtNum(tt.effective || 0), cost: money(tt.costUsd), priced: tt.pricedRows || 0, rows: (tt.pricedRows || 0) + (tt.unpricedRows || 0) });
   // How old the prices behind ≈ $ are (the oldest date of a template that priced a row).
   $('stats-total').title = r.pricingAsOf ? t('stats.pricesAge', { asOf: r.pricingAsOf, days: r.pricingAgeDays }) : '';
   if (r.pricingAsOf) $('stats-total').textContent += ' · ' + t('stats.pricesAge', { asOf: r.pricingAsOf, days: r.pricingAgeDays });
@@ -512,7 +493,7 @@ function renderStats(r) {
 }
 
 // A bar chart drawn as SVG: one labelled bar per value (a <title> on each for its figure).
-function bars(svg, data, name, fmt = (v) => H.fmtNum(v)) {
+function bars(svg, data, name, fmt = (v) => fmtNum(v)) {
   const NS = 'http://www.w3.org/2000/svg';
   const make = (tag, attrs, text) => {
     const e = document.createElementNS(NS, tag);
@@ -533,6 +514,6 @@ function bars(svg, data, name, fmt = (v) => H.fmtNum(v)) {
     bar.append(make('title', {}, label + ': ' + fmt(v || 0)));
     kids.push(bar, make('text', { x: x + w / 2, y: Hh + 14, 'text-anchor': 'middle', class: 'bar-label' }, label));
   });
-  if (!data.length) kids.push(make('text', { x: W / 2, y: Hh / 2, 'text-anchor': 'middle', class: 'bar-label' }, H.t('stats.noData')));
+  if (!data.length) kids.push(make('text', { x: W / 2, y: Hh / 2, 'text-anchor': 'middle', class: 'bar-label' }, t('stats.noData')));
   svg.replaceChildren(...kids);
 }

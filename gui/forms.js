@@ -2,12 +2,16 @@
 // schedules.json and the model templates of world.json. A form edits the editor's text (the
 // one source: parsed, changed, written back with every field it does not show kept), so the
 // server's check, the next-due preview and Ctrl+S work as for typing; numbers keep their text.
-// No dependencies.
 
-let H = null; // { el, t, checkFields, text(): string, setText(s, rebuild), nextDue(): rows, agents(): [{id, name}] }
+import { checkFields } from '/alerts.js';
+import { el } from '/dom.js';
+import { t } from '/i18n.js';
 
-export function bindForms(helpers) {
-  H = helpers;
+// The editor's side, from editors.js: { text(): string, setText(s, rebuild), nextDue(): rows, agents(): [{id, name}] }
+const editor = {};
+
+export function bindForms(calls) {
+  Object.assign(editor, calls);
 }
 
 const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
@@ -30,13 +34,13 @@ function note(key, value, context) {
 
 function kept(key, value) {
   const seen = exact && sources.get(this);
-  const was = seen && seen.get(key);
+  const was = seen?.get(key);
   return was && was[0] === value ? JSON.rawJSON(was[1]) : value;
 }
 
 function parsed() {
   try {
-    return JSON.parse(H.text(), note);
+    return JSON.parse(editor.text(), note);
   } catch {
     return undefined; // the text is being typed: the form waits for valid JSON
   }
@@ -45,19 +49,19 @@ function parsed() {
 // A field's change leaves the form as it is (the focus and what is being typed stay); a change
 // of the form's shape (a task added or removed, another kind of repeat) asks for a rebuild.
 function write(value, rebuild = false) {
-  H.setText(JSON.stringify(value, kept, 2) + '\n', rebuild);
+  editor.setText(JSON.stringify(value, kept, 2) + '\n', rebuild);
 }
 
-// A value its own attributes refuse (min, max, step, required) is marked at the field (app.js's
+// A value its own attributes refuse (min, max, step, required) is marked at the field (alerts.js's
 // checkFields) and not written into the text.
 function input(attrs, onChange) {
-  const e = H.el('input', attrs);
-  e.addEventListener('change', () => { if (H.checkFields(e, false)) onChange(e); });
+  const e = el('input', attrs);
+  e.addEventListener('change', () => { if (checkFields(e, false)) onChange(e); });
   return e;
 }
 
 function select(label, options, value, onChange) {
-  const e = H.el('select', { 'aria-label': label }, ...options.map(([v, text]) => H.el('option', { value: v, text })));
+  const e = el('select', { 'aria-label': label }, ...options.map(([v, text]) => el('option', { value: v, text })));
   e.value = value;
   e.addEventListener('change', () => onChange(e.value));
   return e;
@@ -67,15 +71,14 @@ function select(label, options, value, onChange) {
 
 /** The form of schedules.json's tasks, or a note when the text is not a task list. */
 export function schedulesForm(box) {
-  const { el, t } = H;
   const tasks = parsed();
   if (!Array.isArray(tasks)) {
     box.replaceChildren(el('p', { class: 'hint', text: t('forms.notList') }));
     return;
   }
   const change = (i, fn, rebuild) => { const all = parsed(); if (Array.isArray(all) && all[i]) { fn(all[i]); write(all, rebuild); } };
-  const due = new Map((H.nextDue() || []).map((r) => [r.id, r]));
-  const agents = H.agents();
+  const due = new Map((editor.nextDue() || []).map((r) => [r.id, r]));
+  const agents = editor.agents();
   const rows = tasks.map((task, i) => {
     const rec = task.recurrence || {};
     const name = task.id || String(i + 1);
@@ -126,13 +129,12 @@ const TEMPLATE_FIELDS = [
 
 /** The form of world.json's model templates. */
 export function templatesForm(box) {
-  const { el, t } = H;
   const world = parsed();
   if (!world || !Array.isArray(world.modelTemplates)) {
     box.replaceChildren(el('p', { class: 'hint', text: t('forms.notWorld') }));
     return;
   }
-  const change = (i, fn) => { const w = parsed(); if (w && w.modelTemplates && w.modelTemplates[i]) { fn(w.modelTemplates[i]); write(w); } };
+  const change = (i, fn) => { const w = parsed(); if (w?.modelTemplates?.[i]) { fn(w.modelTemplates[i]); write(w); } };
   const rows = world.modelTemplates.map((tp, i) => {
     const id = tp.id || String(i + 1);
     const fields = TEMPLATE_FIELDS.map(([key, type, limits]) => el('label', { class: 'field' }, el('span', { text: t('forms.tpl.' + key) }), ' ',

@@ -1,28 +1,33 @@
 // Fuseforks web GUI: the questions turns wait on (`ask_user`, docs/gui-api.md) — each a chat
 // row with the question, a button per choice and an answer box, answered with
 // `answerQuestion`; once settled, what was answered, or that the turn stopped waiting.
-// Loaded by app.js at the first question (`questionAsked`, or `GET /api/questions`); its
-// helpers come with each call.
+// Loaded at the first question (`questionAsked`, or `GET /api/questions`; lazy.js); the chat's
+// own calls come with each one.
 
-let H = null; // { el, t, run, agentName, nextId, addLocal, renderChat, S }
+import { run } from '/alerts.js';
+import { el, nextId } from '/dom.js';
+import { t } from '/i18n.js';
+import { S } from '/store.js';
+import { agentName } from '/who.js';
+
+const chat = {}; // chat.js's addLocal and renderChat (it imports this module, so not the reverse)
 
 /** A `questionAsked` / `questionSettled` event, or `{list}`: the questions waiting now. */
-export function on(e, helpers) {
-  H = helpers;
+export function on(e, calls) {
+  Object.assign(chat, calls);
   if (e.list) e.list.forEach(show);
   else if (e.type === 'questionAsked') show(e.question);
   else settle(e.questionId, !!e.answered);
 }
 
 function show(q) {
-  if (!q || !q.questionId) return;
-  const list = H.S.locals.get(q.agentId) || [];
+  if (!q?.questionId) return;
+  const list = S.locals.get(q.agentId) || [];
   if (list.some((r) => r.kind === 'question' && r.q.questionId === q.questionId)) return;
-  H.addLocal(q.agentId, { kind: 'question', q, state: 'open', ver: 0, draw });
+  chat.addLocal(q.agentId, { kind: 'question', q, state: 'open', ver: 0, draw });
 }
 
 function settle(questionId, answered, answer) {
-  const { S, renderChat } = H;
   for (const [agentId, list] of S.locals) {
     for (const r of list) {
       if (r.kind !== 'question' || r.q.questionId !== questionId) continue;
@@ -31,13 +36,12 @@ function settle(questionId, answered, answer) {
       else if (answer === undefined) continue;
       if (answer !== undefined) r.answer = answer;
       r.ver++;
-      if (S.page === 'chat' && S.chatAgent === agentId) renderChat();
+      if (S.page === 'chat' && S.chatAgent === agentId) chat.renderChat();
     }
   }
 }
 
 function draw(it) {
-  const { el, t, run, agentName, nextId } = H;
   const q = it.q;
   const hid = nextId('question');
   const box = el('div', { class: 'msg msg-agent question', role: 'group', 'aria-labelledby': hid },
@@ -54,7 +58,7 @@ function draw(it) {
     const ok = await run(alert, 'answerQuestion', { questionId: q.questionId, answer: text });
     if (ok) settle(q.questionId, true, text);
   };
-  if (q.choices && q.choices.length) {
+  if (q.choices?.length) {
     const row = el('div', { class: 'choices' });
     for (const c of q.choices) row.append(el('button', { type: 'button', onclick: () => answer(c), text: c }));
     box.append(row);

@@ -1,11 +1,12 @@
 // Fuseforks web GUI: the Settings page (the secret store, each model template's key, the door,
-// the village's limits), loaded when the page is first opened. Helpers come from app.js
-// through bindSettings.
+// the village's limits), loaded when the page is first opened (lazy.js).
 
-let $, el, t, getJson, showError, clearAlert, keepFocus, marked, fact, nextId, rowAlert, run;
+import { clearAlert, marked, rowAlert, run, showError } from '/alerts.js';
+import { getJson } from '/api.js';
+import { $, el, fact, keepFocus, nextId } from '/dom.js';
+import { t } from '/i18n.js';
 
-export function bindSettings(helpers) {
-  ({ $, el, t, getJson, showError, clearAlert, keepFocus, marked, fact, nextId, rowAlert, run } = helpers);
+export function bindSettings() {
   bindForms();
 }
 

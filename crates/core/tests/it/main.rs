@@ -49,6 +49,7 @@ mod sessions;
 mod skill_front_matter;
 mod stopping;
 mod tidy;
+mod tidy_js;
 mod together;
 mod tools_files;
 mod tools_hardening;

@@ -764,3 +764,14 @@ fn the_lexer_keeps_lines_and_drops_comments_and_strings() {
     );
     assert_eq!(lexed.strings, [(2, "}{".to_owned())]);
 }
+
+/// The GUI's scripts keep the Rust sources' size rules (read by `tidy_js`). Split a long page
+/// into modules (gui/README.md), a long function into named steps or a table.
+#[test]
+fn no_gui_script_over_800_lines_or_a_function_over_120() {
+    let problems = crate::tidy_js::oversized(&root(), MAX_FILE_LINES, MAX_FN_LINES);
+    fail(
+        &problems,
+        "no GUI script over 800 lines, no function over 120",
+    );
+}

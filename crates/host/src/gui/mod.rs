@@ -37,8 +37,13 @@
 //!   the page and put back on save; a save refused over a file changed since it was opened, by the
 //!   hash of its text
 //! - `cast.rs` (`/api/cast`, the `cast` edits through `world_edit.rs` over the core's
-//!   `orchestrator/cast.rs`, `tryJudge`). The pages beyond the first load come as modules of their
-//!   own: `gui/editors.js` (Files, Stats; with `gui/code.js`, the code editor — CodeMirror 6 from
+//!   `orchestrator/cast.rs`, `tryJudge`)
+//!
+//! The page's script is ES modules, one per page (`gui/README.md` lists them): the shared state
+//! in `gui/store.js` only, each read that a later one supersedes behind `gui/latest.js`; the
+//! village page's modules load with it, and the pages beyond the first load come as modules of
+//! their own: `gui/approvals.js`, `gui/conversations.js`, `gui/log.js`, `gui/settings.js`,
+//! `gui/editors.js` (Files, Stats; with `gui/code.js`, the code editor — CodeMirror 6 from
 //!   the vendored `gui/vendor/codemirror.js`, in a shadow root of its own with `gui/code.css`, set
 //!   up per kind with folding, find and replace, multiple cursors and the server's problems at
 //!   their place — and `gui/forms.js`, the forms over `schedules.json` and `world.json`'s templates
