@@ -4,7 +4,7 @@
 
 use super::answers::{AnswerProblem, Answers};
 use super::jev::{JevEndpoint, ask_jev};
-use super::model::JudgeRules;
+use crate::village::judge_rules::JudgeRules;
 use super::model_backend::{ask_model, judge_request};
 use crate::llm::{ApiKey, CancellationToken, Endpoint, LlmClient, Usage};
 use crate::village::{JevSettings, JudgeSpec, Language, World};

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::answers::{Answer, AnswerProblem, Answers};
 use super::backend::{BackendAnswer, Undecided};
-use super::model::{JudgeRules, QuestionKind};
+use crate::village::judge_rules::{JudgeRules, QuestionKind};
 use crate::llm::{CancellationToken, LlmClient, Usage};
 use crate::village::{JevSettings, endpoint_security};
 

@@ -6,7 +6,7 @@
 
 use super::Orchestrator;
 use crate::budget::CausalBudget;
-use crate::error::CoreError;
+use crate::CoreError;
 use crate::safety::{ApprovedBy, AuditEvent, Channel};
 use crate::sessions::Endpoint;
 use crate::tools::run_policy::exact_allow_line;

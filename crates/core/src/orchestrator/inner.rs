@@ -19,7 +19,7 @@ use super::{
     agent, now_ms,
 };
 use crate::budget::CausalBudget;
-use crate::error::CoreError;
+use crate::CoreError;
 use crate::events::{AgentStatus, CoreEvent, EventBus};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;

@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 
 use super::{ExternalOutcome, Orchestrator, Route};
 use crate::budget::CausalBudget;
-use crate::error::CoreError;
+use crate::CoreError;
 use crate::events::{CoreEvent, PendingQuestion};
 use crate::sessions::{QuestionRecord, Record, StoredRecord};
 use crate::sync::LockOrRecover;

@@ -5,7 +5,7 @@
 //! refused change leaves both the file and the running village as they were.
 
 use super::Orchestrator;
-use crate::error::CoreError;
+use crate::CoreError;
 use crate::sync::LockOrRecover;
 use crate::village::World;
 

@@ -12,7 +12,7 @@
 //!   [`approve_probe`], **the only writer** of that file (the CLI's `schedules approve` today,
 //!   the GUI and `bake` later).
 
-mod approval;
+pub(crate) mod approval;
 mod plain;
 mod runner;
 

@@ -16,6 +16,7 @@ mod founding_text;
 pub(crate) mod group;
 pub(crate) mod ids;
 pub(crate) mod judge;
+pub(crate) mod judge_rules;
 pub(crate) mod language;
 pub(crate) mod mcp_config;
 pub(crate) mod names;
