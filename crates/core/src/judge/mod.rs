@@ -11,6 +11,12 @@ pub(crate) mod model_backend;
 pub(crate) mod template;
 pub(crate) mod village;
 
+pub use crate::village::judge_rules::{
+    Action, Expr, ExprError, Finding, INVALID_JUDGE_FILE, JudgeRules, Lit, Literal, Locator,
+    MAX_FILE_BYTES, MAX_NOTE_CHARS, MAX_QUESTIONS, MAX_RULES, Op, Outcome, Property, Question,
+    QuestionKind, Roster, Rule, ValueRef, check_expr, is_name, is_reserved, parse_expr,
+    parse_judge, validate_judge,
+};
 pub use answers::{Answer, AnswerProblem, Answers, Derived, SUM_TOLERANCE, normalise};
 pub use backend::{BackendAnswer, BackendSetup, Undecided, ask_backend, uses_jev};
 pub use eval::{Decision, JudgeLog, RuleRef, answers_text, evaluate, undecided_line, verdict_line};
@@ -22,9 +28,3 @@ pub use model_backend::{
 };
 pub use template::starter_template;
 pub use village::{JudgeState, judge_states, read_bounded};
-pub use crate::village::judge_rules::{
-    Action, Expr, ExprError, Finding, INVALID_JUDGE_FILE, JudgeRules, Lit, Literal, Locator,
-    MAX_FILE_BYTES, MAX_NOTE_CHARS, MAX_QUESTIONS, MAX_RULES, Op, Outcome, Property, Question,
-    QuestionKind, Roster, Rule, ValueRef, check_expr, is_name, is_reserved, parse_expr,
-    parse_judge, validate_judge,
-};

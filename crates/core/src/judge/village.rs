@@ -4,10 +4,10 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::village::judge_rules::Roster;
 use crate::village::judge_rules::Finding;
 use crate::village::judge_rules::JudgeRules;
 use crate::village::judge_rules::MAX_FILE_BYTES;
+use crate::village::judge_rules::Roster;
 use crate::village::judge_rules::validate_judge;
 use crate::village::{JudgeSpec, VillageStore, World};
 

@@ -18,8 +18,8 @@ use super::{
     Delivery, MAILBOX_CAPACITY, OrchestratorConfig, Route, SecretLookup, TurnControl, TurnOutcome,
     agent, now_ms,
 };
-use crate::budget::CausalBudget;
 use crate::CoreError;
+use crate::budget::CausalBudget;
 use crate::events::{AgentStatus, CoreEvent, EventBus};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;

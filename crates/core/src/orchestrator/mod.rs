@@ -34,9 +34,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use crate::CoreError;
 use crate::budget::CausalBudget;
 pub(crate) use crate::clock::now_ms;
-use crate::CoreError;
 pub use crate::events::PendingQuestion;
 use crate::events::{AgentStatus, CoreEvent};
 use crate::llm::{ApiKey, LlmClient};

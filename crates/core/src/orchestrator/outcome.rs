@@ -1,8 +1,8 @@
 //! What a delivery ended as: the turn's outcome, and the task states of a plan wave.
 
 use super::failure::TurnFailure;
-pub use crate::events::PlanTaskState;
 use crate::events::PendingQuestion;
+pub use crate::events::PlanTaskState;
 use crate::llm::Usage;
 use crate::sessions::TurnStop;
 use crate::village::Language;

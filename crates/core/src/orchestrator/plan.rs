@@ -13,12 +13,11 @@ use serde::{Deserialize, Serialize};
 
 use super::delegation::{Delegated, Via, delegate};
 use super::{Delivery, Inner, PlanTaskState, now_ms};
-pub use crate::events::PlanTask;
 use crate::events::CoreEvent;
+pub use crate::events::PlanTask;
 
 /// Waves kept in memory.
 pub const RING: usize = 50;
-
 
 /// Where a wave is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -50,7 +50,13 @@ pub fn write_secret_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std
     atomic::write_atomic(path, bytes, atomic::Permissions::OwnerOnly)
 }
 
-pub use atomic::{make_durable, staged_writes};
+/// Writes `path` as `mode` says ([`WriteMode::Staged`]: plainly, inside a staging folder made
+/// durable later with [`make_durable`]; else as [`write_file_atomically`]).
+pub fn write_file(path: &std::path::Path, bytes: &[u8], mode: WriteMode) -> std::io::Result<()> {
+    atomic::write_as(mode, path, bytes, atomic::Permissions::KeepExisting)
+}
+
+pub use atomic::{WriteMode, make_durable};
 
 pub use agent::AgentSpec;
 pub use attachments::AttachmentSurvey;

@@ -45,7 +45,12 @@ pub(super) fn problems() -> Vec<String> {
         }
     }
     // Floors are counted from 1, as ARCHITECTURE.md lists them.
-    let floor_of = |m: &str| CORE_FLOORS.iter().position(|f| f.contains(&m)).map(|f| f + 1);
+    let floor_of = |m: &str| {
+        CORE_FLOORS
+            .iter()
+            .position(|f| f.contains(&m))
+            .map(|f| f + 1)
+    };
     for (module, uses) in crate_graph("core") {
         let Some(floor) = floor_of(&module) else {
             problems.push(format!(
