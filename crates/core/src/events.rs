@@ -140,7 +140,7 @@ pub enum CoreEvent {
     PlanTaskResolved {
         plan_id: String,
         to: String,
-        state: crate::orchestrator::PlanTaskState,
+        state: PlanTaskState,
         elapsed_ms: u64,
     },
     /// A wave's bundle is ready.
@@ -156,7 +156,7 @@ pub enum CoreEvent {
         plan_id: String,
         agent_id: String,
         wave: u32,
-        tasks: Vec<crate::orchestrator::PlanTask>,
+        tasks: Vec<PlanTask>,
     },
     /// A proposed wave was discarded.
     #[serde(rename_all = "camelCase")]
@@ -219,7 +219,7 @@ impl PendingQuestion {
 
 impl CoreEvent {
     /// The `agentFailed` event of a failed turn.
-    pub fn agent_failed(failure: &crate::orchestrator::TurnFailure) -> Self {
+    pub fn agent_failed(failure: &TurnFailure) -> Self {
         Self::AgentFailed {
             agent_id: failure.agent_id.clone(),
             error: failure.message.clone(),
@@ -280,6 +280,68 @@ impl EventBus {
     pub fn subscribe(&self) -> broadcast::Receiver<CoreEvent> {
         self.sender.subscribe()
     }
+}
+
+/// How a delivered request ended, as its sender sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanTaskState {
+    /// Still running.
+    Running,
+    /// Answered.
+    Answered,
+    /// Handed to another agent.
+    HandedOff,
+    /// Could not be delivered (no such agent, not running).
+    Undeliverable,
+    /// The turn ended without an answer.
+    NoAnswer,
+    /// The wait ran out.
+    TimedOut,
+    /// Interrupted.
+    Interrupted,
+    /// The budget ran out.
+    BudgetExhausted,
+    /// The turn used every model call its tool-round cap (`maxToolIterations`) allows without
+    /// answering (not a state of the original).
+    ToolLimit,
+    /// The repeat guard stopped the turn: the same tool call again and again (not a state of
+    /// the original).
+    Repeat,
+    /// The turn asked the person (`ask_user`) and waits for the answer (not a state of the
+    /// original).
+    NeedsInput,
+}
+
+/// One task of a wave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanTask {
+    /// The agent.
+    pub to: String,
+    /// The request.
+    pub message: String,
+}
+
+/// Why a turn ended without an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnFailure {
+    /// The agent whose turn it was.
+    pub agent_id: String,
+    /// The stable code (`LLM_HTTP`, `LLM_KEY_MISSING`, `TOOL_LIMIT`, `TOOL_REPEAT`, …).
+    pub code: String,
+    /// The HTTP status of the provider's answer, when there was one.
+    pub status: Option<u16>,
+    /// `auth`, `rate_limit`, … for an HTTP failure; `connection_refused`, `dns`, `tls`,
+    /// `timeout`, … when no status came back.
+    pub class: Option<String>,
+    /// The model template of the turn.
+    pub template: Option<String>,
+    /// The endpoint's host (and port), from the template's `baseUrl`.
+    pub host: Option<String>,
+    /// What happened, in one line (English, like every CLI diagnostic).
+    pub message: String,
+    /// What to change.
+    pub fix: Option<String>,
 }
 
 #[cfg(test)]

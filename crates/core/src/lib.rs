@@ -25,6 +25,7 @@
 
 pub mod assist;
 mod budget;
+mod clock;
 mod error;
 pub mod events;
 pub mod goal;
@@ -49,4 +50,5 @@ pub mod version;
 pub mod village;
 
 pub use budget::{BudgetStop, CausalBudget, RESERVATION_FLOOR, Reservation, effective_tokens};
-pub use error::{Coded, CoreError};
+pub use error::Coded;
+pub use orchestrator::error::CoreError;

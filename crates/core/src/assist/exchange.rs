@@ -6,8 +6,6 @@
 //! draft the parser's check, its finding fed back, up to three rounds. Every call the model
 //! made is answered in `appended`, so that the next history is well-formed.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use serde_json::Value;
 
 use super::prompt::{self, SUBMIT_DRAFT};
@@ -15,6 +13,7 @@ use super::{
     AssistError, AssistReply, AssistRequest, DraftKind, MAX_CURRENT_CHARS, MAX_INPUT_CHARS,
     MAX_JUDGE_ROUNDS, Validation, context, history,
 };
+use crate::clock::now_ms;
 use crate::llm::{
     CancellationToken, ChatMessage, ChatRequest, ChatResponse, ContentBlock, Endpoint, LlmClient,
     Role, ToolCall, ToolChoice, ToolResult, Usage, Wire,
@@ -78,12 +77,6 @@ pub struct AssistCall {
     pub usage: Option<Usage>,
     /// Characters of the draft it brought.
     pub draft_chars: Option<usize>,
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Checks the request and builds the conversation to send, with the characters of its system

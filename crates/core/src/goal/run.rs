@@ -16,8 +16,9 @@ use tokio::sync::oneshot;
 
 use super::journal::{GoalError, GoalLine, Journal, goal_sha256};
 use crate::budget::CausalBudget;
+use crate::clock::now_ms;
 use crate::log::LogSink;
-use crate::orchestrator::{ExternalOutcome, Orchestrator, PlanTaskState, now_ms};
+use crate::orchestrator::{ExternalOutcome, Orchestrator, PlanTaskState};
 use crate::probe::{Outcome, Report, execute_probe};
 use crate::sessions::Endpoint;
 use crate::village::{Extra, Language, ScheduleProbe};

@@ -4,7 +4,7 @@
 //! [`SUM_TOLERANCE`] is refused; within it, it is scaled to sum 1. A missing question makes
 //! the whole answer undecided (`unanswered`): nothing is guessed.
 
-use super::model::{JudgeRules, QuestionKind};
+use crate::village::judge_rules::{JudgeRules, QuestionKind};
 
 /// How far a distribution's sum may be from 1 before it is refused instead of scaled.
 pub const SUM_TOLERANCE: f64 = 0.05;

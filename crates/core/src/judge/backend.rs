@@ -4,9 +4,9 @@
 
 use super::answers::{AnswerProblem, Answers};
 use super::jev::{JevEndpoint, ask_jev};
-use super::model::JudgeRules;
 use super::model_backend::{ask_model, judge_request};
 use crate::llm::{ApiKey, CancellationToken, Endpoint, LlmClient, Usage};
+use crate::village::judge_rules::JudgeRules;
 use crate::village::{JevSettings, JudgeSpec, Language, World};
 
 /// Why a judge is undecided: a fixed reason word for the log and the caller, and a detail.

@@ -3,9 +3,9 @@
 //! undecided line and the `judge:` log line (docs/formats/log-lines.md).
 
 use super::answers::{Answers, Derived};
-use super::expr::{Expr, Lit, Literal, Op, Property, ValueRef};
-use super::model::{Action, JudgeRules, Outcome, QuestionKind};
 use crate::village::Language;
+use crate::village::judge_rules::{Action, JudgeRules, Outcome, QuestionKind};
+use crate::village::judge_rules::{Expr, Lit, Literal, Op, Property, ValueRef};
 
 /// Which rule decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::answers::{Answer, AnswerProblem, Answers};
 use super::backend::{BackendAnswer, Undecided};
-use super::model::{JudgeRules, QuestionKind};
 use crate::llm::{CancellationToken, LlmClient, Usage};
+use crate::village::judge_rules::{JudgeRules, QuestionKind};
 use crate::village::{JevSettings, endpoint_security};
 
 /// Cloudflare's API root.

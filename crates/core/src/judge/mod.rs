@@ -1,24 +1,16 @@
-//! Judges (docs/judges.md, docs/formats/judge.toml.md): `judge.toml` parsed with spans and checked
-//! (located `INVALID_JUDGE_FILE` findings), the `when` grammar, answers validated and normalised,
+//! Judges (docs/judges.md, docs/formats/judge.toml.md): answers validated and normalised,
 //! rules evaluated top-down, the verdict and log lines, the starter template, and the two backends
-//! (Jev, a model template).
+//! (Jev, a model template). The file's grammar and parser (pure) live below, in
+//! `village/judge_rules/`, and are named here.
 //!
 //! # Parts
 //!
 //! Judges (`docs/formats/judge.toml.md`):
 //!
-//! - `parse.rs`: `judge.toml` → `JudgeRules` through `toml_edit`'s `Document`, spans kept; every
-//!   problem a located `INVALID_JUDGE_FILE` finding, all of them, sorted; 256 KiB, 64 questions,
-//!   1,000 rules at most
-//! - `expr.rs`: the hand-written lexer and recursive-descent parser of `when`: `or` < `and` < `not`
-//!   < comparison, 4 KiB and 32 levels at most
-//! - `check.rs`: type, key, level and range checks; `to` against the village's servants and judges
-//! - `model.rs`
 //! - `answers.rs`: a backend's distributions validated — negative, NaN, infinite or a sum off 1 by
 //!   more than 0.05 refused, else scaled — and what rules read: value, p, margin, mean
 //! - `eval.rs`: top-down, first match; verdict, undecided and `judge:` lines
 //! - `template.rs`: the starter file
-//! - `error.rs`: `Finding`, `Locator`
 //! - `village.rs`: each judge's file read bounded — a regular file only — and checked:
 //!   `judge_states`, used by `judge validate`/`try` and the preflight's `JUDGE_INVALID`
 //! - `backend.rs`: `ask_backend`: Jev when `modelTemplateId` is absent, else the template;
@@ -36,32 +28,26 @@
 
 pub(crate) mod answers;
 pub(crate) mod backend;
-pub(crate) mod check;
-pub(crate) mod error;
 pub(crate) mod eval;
-pub(crate) mod expr;
 pub(crate) mod jev;
-pub(crate) mod model;
 pub(crate) mod model_backend;
-pub(crate) mod parse;
 pub(crate) mod template;
 pub(crate) mod village;
 
+pub use crate::village::judge_rules::{
+    Action, Expr, ExprError, Finding, INVALID_JUDGE_FILE, JudgeRules, Lit, Literal, Locator,
+    MAX_FILE_BYTES, MAX_NOTE_CHARS, MAX_QUESTIONS, MAX_RULES, Op, Outcome, Property, Question,
+    QuestionKind, Roster, Rule, ValueRef, check_expr, is_name, is_reserved, parse_expr,
+    parse_judge, validate_judge,
+};
 pub use answers::{Answer, AnswerProblem, Answers, Derived, SUM_TOLERANCE, normalise};
 pub use backend::{BackendAnswer, BackendSetup, Undecided, ask_backend, uses_jev};
-pub use check::{Roster, check_expr};
-pub use error::{Finding, INVALID_JUDGE_FILE, Locator};
 pub use eval::{Decision, JudgeLog, RuleRef, answers_text, evaluate, undecided_line, verdict_line};
-pub use expr::{Expr, ExprError, Lit, Literal, Op, Property, ValueRef, is_reserved, parse_expr};
 pub use jev::{
     JEV_DEFAULT_BASE, JEV_MODEL, JevEndpoint, answers_from_jev, ask_jev, jev_request_body,
 };
-pub use model::{Action, JudgeRules, Outcome, Question, QuestionKind, Rule, is_name};
 pub use model_backend::{
     JUDGE_TOOL, answers_from_args, ask_model, judge_instruction, judge_request, judge_tool_spec,
-};
-pub use parse::{
-    MAX_FILE_BYTES, MAX_NOTE_CHARS, MAX_QUESTIONS, MAX_RULES, parse_judge, validate_judge,
 };
 pub use template::starter_template;
 pub use village::{JudgeState, judge_states, read_bounded};

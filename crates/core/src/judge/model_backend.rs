@@ -8,11 +8,11 @@ use serde_json::{Map, Value, json};
 
 use super::answers::{Answer, AnswerProblem, Answers};
 use super::backend::{BackendAnswer, Undecided};
-use super::model::{JudgeRules, QuestionKind};
 use crate::llm::{
     CancellationToken, ChatMessage, ChatRequest, Endpoint, LlmClient, LlmError, Role, ToolChoice,
     ToolSpec, Wire,
 };
+use crate::village::judge_rules::{JudgeRules, QuestionKind};
 use crate::village::{Language, ModelTemplate};
 
 /// The forced tool's name.

@@ -4,11 +4,11 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::check::Roster;
-use super::error::Finding;
-use super::model::JudgeRules;
-use super::parse::MAX_FILE_BYTES;
-use super::parse::validate_judge;
+use crate::village::judge_rules::Finding;
+use crate::village::judge_rules::JudgeRules;
+use crate::village::judge_rules::MAX_FILE_BYTES;
+use crate::village::judge_rules::Roster;
+use crate::village::judge_rules::validate_judge;
 use crate::village::{JudgeSpec, VillageStore, World};
 
 /// One judge's file, checked.

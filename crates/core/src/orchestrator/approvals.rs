@@ -5,8 +5,8 @@
 //! continue" then sends one fixed System message as a new causal root.
 
 use super::Orchestrator;
+use crate::CoreError;
 use crate::budget::CausalBudget;
-use crate::error::CoreError;
 use crate::safety::{ApprovedBy, AuditEvent, Channel};
 use crate::sessions::Endpoint;
 use crate::tools::run_policy::exact_allow_line;

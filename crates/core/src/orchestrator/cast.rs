@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use super::Orchestrator;
-use crate::error::CoreError;
+use crate::CoreError;
 use crate::events::AgentStatus;
 use crate::village::role::RoleDefaults;
 use crate::village::{AgentId, AgentSpec, World};

@@ -2,31 +2,10 @@
 //! network class, the template and the endpoint's host, and what to change — never the key,
 //! a request or a response body (not even the provider's own message).
 
+pub use crate::events::TurnFailure;
 use crate::llm::{LlmError, NetworkKind, RetryClass};
 use crate::sessions::TurnStop;
 use crate::village::Language;
-
-/// Why a turn ended without an answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnFailure {
-    /// The agent whose turn it was.
-    pub agent_id: String,
-    /// The stable code (`LLM_HTTP`, `LLM_KEY_MISSING`, `TOOL_LIMIT`, `TOOL_REPEAT`, …).
-    pub code: String,
-    /// The HTTP status of the provider's answer, when there was one.
-    pub status: Option<u16>,
-    /// `auth`, `rate_limit`, … for an HTTP failure; `connection_refused`, `dns`, `tls`,
-    /// `timeout`, … when no status came back.
-    pub class: Option<String>,
-    /// The model template of the turn.
-    pub template: Option<String>,
-    /// The endpoint's host (and port), from the template's `baseUrl`.
-    pub host: Option<String>,
-    /// What happened, in one line (English, like every CLI diagnostic).
-    pub message: String,
-    /// What to change.
-    pub fix: Option<String>,
-}
 
 /// The host (and port) of a base URL, for messages; never the path or the query.
 pub(crate) fn host_of(base_url: &str) -> Option<String> {

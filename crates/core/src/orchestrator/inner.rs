@@ -48,8 +48,9 @@ use super::{
     Delivery, MAILBOX_CAPACITY, OrchestratorConfig, Route, SecretLookup, TurnControl, TurnOutcome,
     agent, now_ms,
 };
+use crate::CoreError;
 use crate::budget::CausalBudget;
-use crate::error::CoreError;
+use crate::CoreError;
 use crate::events::{AgentStatus, CoreEvent};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;

@@ -70,6 +70,7 @@ mod assist;
 mod cast;
 mod conversation;
 mod delegation;
+pub(crate) mod error;
 mod failure;
 mod inner;
 mod judge_route;
@@ -99,8 +100,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use crate::CoreError;
 use crate::budget::CausalBudget;
-use crate::error::CoreError;
+pub(crate) use crate::clock::now_ms;
 pub use crate::events::PendingQuestion;
 use crate::events::{AgentStatus, CoreEvent};
 use crate::llm::{ApiKey, LlmClient};
@@ -255,13 +257,6 @@ impl TurnControl {
         *self.cancel.lock_or_recover() = CancellationToken::new();
         *self.stream_cut.lock_or_recover() = CancellationToken::new();
     }
-}
-
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 /// The handle of an open village. Cheap to clone.

@@ -1,43 +1,11 @@
 //! What a delivery ended as: the turn's outcome, and the task states of a plan wave.
 
-use serde::{Deserialize, Serialize};
-
 use super::failure::TurnFailure;
 use crate::events::PendingQuestion;
+pub use crate::events::PlanTaskState;
 use crate::llm::Usage;
 use crate::sessions::TurnStop;
 use crate::village::Language;
-
-/// How a delivered request ended, as its sender sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PlanTaskState {
-    /// Still running.
-    Running,
-    /// Answered.
-    Answered,
-    /// Handed to another agent.
-    HandedOff,
-    /// Could not be delivered (no such agent, not running).
-    Undeliverable,
-    /// The turn ended without an answer.
-    NoAnswer,
-    /// The wait ran out.
-    TimedOut,
-    /// Interrupted.
-    Interrupted,
-    /// The budget ran out.
-    BudgetExhausted,
-    /// The turn used every model call its tool-round cap (`maxToolIterations`) allows without
-    /// answering (not a state of the original).
-    ToolLimit,
-    /// The repeat guard stopped the turn: the same tool call again and again (not a state of
-    /// the original).
-    Repeat,
-    /// The turn asked the person (`ask_user`) and waits for the answer (not a state of the
-    /// original).
-    NeedsInput,
-}
 
 impl PlanTaskState {
     /// The fixed line an outside asker (`ask`, the door) gets when there is no answer.

@@ -14,18 +14,10 @@ use serde::{Deserialize, Serialize};
 use super::delegation::{Delegated, Via, delegate};
 use super::{Delivery, Inner, PlanTaskState, now_ms};
 use crate::events::CoreEvent;
+pub use crate::events::PlanTask;
 
 /// Waves kept in memory.
 pub const RING: usize = 50;
-
-/// One task of a wave.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlanTask {
-    /// The agent.
-    pub to: String,
-    /// The request.
-    pub message: String,
-}
 
 /// Where a wave is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use tokio::sync::oneshot;
 
 use super::{ExternalOutcome, Orchestrator, Route};
+use crate::CoreError;
 use crate::budget::CausalBudget;
-use crate::error::CoreError;
 use crate::events::{CoreEvent, PendingQuestion};
 use crate::sessions::{QuestionRecord, Record, StoredRecord};
 use crate::sync::LockOrRecover;

@@ -5,7 +5,7 @@
 
 use super::Orchestrator;
 use super::cast::{checked_name, refused, servant};
-use crate::error::CoreError;
+use crate::CoreError;
 use crate::village::{TemplateId, World};
 
 /// What `set_servant` changes (`None`: left as it is; `Some(None)`: cleared). In JSON a field

@@ -6,7 +6,7 @@
 
 use super::Orchestrator;
 use super::cast::refused;
-use crate::error::CoreError;
+use crate::CoreError;
 use crate::village::{
     Credential, Effort, EndpointProblem, ModelTemplate, Provider, TemplateId, World,
 };

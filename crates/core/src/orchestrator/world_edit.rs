@@ -9,7 +9,7 @@
 use std::sync::{Mutex, RwLock};
 
 use super::Orchestrator;
-use crate::error::CoreError;
+use crate::CoreError;
 use crate::sync::{LockOrRecover, RwLockOrRecover};
 use crate::village::{Language, VillageStore, World};
 

@@ -29,8 +29,8 @@ mod village;
 use std::collections::BTreeSet;
 
 use indexmap::IndexMap;
-use sha2::{Digest, Sha256};
 
+pub use crate::probe::approval::probe_key;
 use crate::schedule::{ProcessZone, ZoneError};
 use crate::tools::RunApproval;
 use crate::village::mcp_config::McpConfig;
@@ -120,14 +120,6 @@ pub struct HostView<'a> {
     pub baked_time_zone: Option<String>,
     /// Language of the findings.
     pub language: Language,
-}
-
-/// The SHA-256 key of a probe approval: canonical JSON `{args, command, cwd, villageId}`.
-pub fn probe_key(probe: &ScheduleProbe, village_id: &str) -> String {
-    let canonical = serde_json::json!({"args": probe.args, "command": probe.command, "cwd": probe.cwd, "villageId": village_id});
-    // serde_json (preserve_order) keeps the order written above, which is the sorted order.
-    let digest = Sha256::digest(canonical.to_string().as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One check: reads the input, adds its findings.

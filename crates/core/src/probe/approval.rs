@@ -1,9 +1,18 @@
 //! Probe approvals on this machine (`probe_approvals.json` on the shelf; key =
-//! [`crate::preflight::probe_key`]). [`approve_probe`] is the one writer: the CLI's `schedules
-//! approve`, and `bake`, which re-keys a copy's approvals through [`approve_probes`].
+//! [`probe_key`]). [`approve_probe`] is the one writer: the CLI's `schedules approve`, and
+//! `bake`, which re-keys a copy's approvals through [`approve_probes`].
 
-use crate::preflight::probe_key;
+use sha2::{Digest, Sha256};
+
 use crate::village::{ScheduleProbe, ShelfStore, VillageError};
+
+/// The SHA-256 key of a probe approval: canonical JSON `{args, command, cwd, villageId}`.
+pub fn probe_key(probe: &ScheduleProbe, village_id: &str) -> String {
+    let canonical = serde_json::json!({"args": probe.args, "command": probe.command, "cwd": probe.cwd, "villageId": village_id});
+    // serde_json (preserve_order) keeps the order written above, which is the sorted order.
+    let digest = Sha256::digest(canonical.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// Whether a probe may run on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,7 +17,7 @@
 //!   lines and excerpt). Invariant: a probe that is not approved on this machine never starts; no
 //!   outcome is a panic.
 
-mod approval;
+pub(crate) mod approval;
 mod plain;
 mod runner;
 

@@ -275,7 +275,7 @@ fn commit(
     jobs: &[Job],
     head_store: Option<&SessionStore>,
 ) -> Result<(), String> {
-    let now = crate::orchestrator::now_ms();
+    let now = crate::clock::now_ms();
     let mut text = Vec::with_capacity(jobs.len() * 400);
     let (mut seq, mut hash) = (chain.seq, chain.hash.clone());
     for job in jobs {

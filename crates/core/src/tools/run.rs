@@ -21,6 +21,7 @@ use super::run_output::{Captured, read_ends};
 use super::run_policy::{Decision, decide, exact_allow_line, record_pending};
 use super::specs::{prop, schema};
 use super::{ApprovalNote, RunApproval, ToolContext, ToolOutput, str_arg};
+use crate::clock::now_ms;
 use crate::process::{self, Confinement};
 use crate::village::Language;
 
@@ -352,13 +353,6 @@ pub(crate) async fn read_capped(stream: &mut Option<impl AsyncRead + Unpin>, kep
         }
     }
     *stream = None;
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 /// `run`'s description and schema.

@@ -1,10 +1,10 @@
 //! Atomic file writes: a temp file in the same folder, fsync, rename (or link for create-only),
 //! fsync of the folder. A crash at any point leaves either the old file or the new one.
 //!
-//! Inside [`staged_writes`] (a staging folder that nothing reads until it is made durable with
-//! [`make_durable`] and renamed into place) the same writes are plain: no temp file, no fsync.
+//! A store opened for a staging folder (a folder that nothing reads until it is made durable
+//! with [`make_durable`] and renamed into place) writes plainly instead: no temp file, no fsync.
+//! The store carries its [`WriteMode`], so a write is plain only where it was asked for.
 
-use std::cell::Cell;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -18,35 +18,38 @@ pub(crate) enum Permissions {
     OwnerOnly,
 }
 
-/// Replaces `path` with `bytes` atomically (plainly inside [`staged_writes`]).
+/// How a store's writes reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteMode {
+    /// Temp file, fsync, rename, fsync of the folder: a crash leaves the old file or the new.
+    #[default]
+    Atomic,
+    /// Created or truncated in place: no temp file, no fsync, no sweep. Only for a staging
+    /// folder that nobody reads before the caller makes it durable with [`make_durable`] and
+    /// renames it (or its files) into place.
+    Staged,
+}
+
+/// Replaces `path` with `bytes` atomically.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8], permissions: Permissions) -> io::Result<()> {
-    if STAGED.with(Cell::get) {
-        return write_plain(path, bytes, permissions);
-    }
     write_atomic_with(path, bytes, permissions, |_| Ok(()))
 }
 
-thread_local! {
-    /// Set while [`staged_writes`] runs on this thread.
-    static STAGED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `write` with this thread's atomic writes made plain (created or truncated in place, no
-/// temp file, no fsync, no sweep). Only for a staging folder that nobody reads before the caller
-/// makes it durable with [`make_durable`] and renames it (or its files) into place.
-pub fn staged_writes<R>(write: impl FnOnce() -> R) -> R {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            STAGED.with(|s| s.set(self.0));
-        }
+/// Writes `path` as `mode` says: [`write_atomic`], or plainly for a staging folder.
+pub(crate) fn write_as(
+    mode: WriteMode,
+    path: &Path,
+    bytes: &[u8],
+    permissions: Permissions,
+) -> io::Result<()> {
+    match mode {
+        WriteMode::Atomic => write_atomic(path, bytes, permissions),
+        WriteMode::Staged => write_plain(path, bytes, permissions),
     }
-    let _reset = Reset(STAGED.with(|s| s.replace(true)));
-    write()
 }
 
-/// A write of [`staged_writes`]: the file's permissions as [`write_atomic`] would give them —
-/// owner-only set on the (new or truncated, so still empty) file before a byte is written.
+/// A staged write: the file's permissions as [`write_atomic`] would give them — owner-only set
+/// on the (new or truncated, so still empty) file before a byte is written.
 fn write_plain(path: &Path, bytes: &[u8], permissions: Permissions) -> io::Result<()> {
     let mut options = OpenOptions::new();
     options.write(true).create(true).truncate(true);
@@ -288,22 +291,92 @@ mod tests {
         assert!(leftovers(dir.path()).is_empty());
     }
 
+    /// The file's inode: a plain write keeps it, an atomic one renames a new file over it.
+    #[cfg(unix)]
+    fn inode(path: &Path) -> u64 {
+        std::os::unix::fs::MetadataExt::ino(&fs::metadata(path).unwrap())
+    }
+
+    #[cfg(unix)]
     #[test]
-    fn staged_writes_are_plain_and_end_with_the_closure() {
+    fn staged_writes_are_plain_atomic_ones_replace_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("world.json");
-        let seen = staged_writes(|| {
-            write_atomic(&path, b"staged", Permissions::KeepExisting).unwrap();
-            STAGED.with(Cell::get)
-        });
-        assert!(seen, "writes inside staged_writes are plain");
+        fs::write(&path, b"old").unwrap();
+        let before = inode(&path);
+        write_as(
+            WriteMode::Staged,
+            &path,
+            b"staged",
+            Permissions::KeepExisting,
+        )
+        .unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"staged");
-        assert!(!STAGED.with(Cell::get), "the mode ends with the closure");
-        let caught = std::panic::catch_unwind(|| staged_writes(|| panic!("a write failed")));
-        assert!(caught.is_err());
-        assert!(!STAGED.with(Cell::get), "a panic ends the mode too");
+        assert_eq!(inode(&path), before, "a staged write is plain (in place)");
+        write_as(
+            WriteMode::Atomic,
+            &path,
+            b"atomic",
+            Permissions::KeepExisting,
+        )
+        .unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"atomic");
+        assert_ne!(
+            inode(&path),
+            before,
+            "an atomic write renames a new file in"
+        );
         make_durable(dir.path()).unwrap();
         assert!(leftovers(dir.path()).is_empty());
+    }
+
+    /// The mode belongs to the store it was asked of: a staged store's writes (its agents'
+    /// files too) are plain, and a store opened after it, on the same thread, writes atomically.
+    #[cfg(unix)]
+    #[test]
+    fn a_staged_store_leaves_no_mode_behind() {
+        use crate::village::{AgentId, ShelfStore, VillageStore};
+        let dir = tempfile::tempdir().unwrap();
+        let agent = AgentId::new("a1").unwrap();
+        let staged = VillageStore::staged(dir.path());
+        staged.write_ordinance("one").unwrap();
+        let ordinance = dir.path().join("Ordinance.md");
+        let first = inode(&ordinance);
+        staged.write_ordinance("two").unwrap();
+        assert_eq!(inode(&ordinance), first, "the staged store writes in place");
+        let files = staged.agent_files(&agent).unwrap();
+        files.write_skill("one").unwrap();
+        let skill = files.path("SKILL.md");
+        let skill_first = inode(&skill);
+        files.write_skill("two").unwrap();
+        assert_eq!(
+            inode(&skill),
+            skill_first,
+            "its agents' files are staged too"
+        );
+        let shelf = ShelfStore::staged(dir.path());
+        shelf.save_jev(&Default::default()).unwrap();
+        let jev = dir.path().join("jev.json");
+        let jev_first = inode(&jev);
+        shelf.save_jev(&Default::default()).unwrap();
+        assert_eq!(inode(&jev), jev_first, "the staged shelf writes in place");
+
+        VillageStore::new(dir.path())
+            .write_ordinance("three")
+            .unwrap();
+        assert_ne!(
+            inode(&ordinance),
+            first,
+            "a plain store writes atomically after it"
+        );
+        let atomic_files = VillageStore::new(dir.path()).agent_files(&agent).unwrap();
+        atomic_files.write_skill("three").unwrap();
+        assert_ne!(inode(&skill), skill_first);
+        ShelfStore::new(dir.path())
+            .save_jev(&Default::default())
+            .unwrap();
+        assert_ne!(inode(&jev), jev_first);
+        assert_eq!(fs::read_to_string(&ordinance).unwrap(), "three");
     }
 
     #[cfg(unix)]
@@ -314,7 +387,7 @@ mod tests {
         let secret = dir.path().join("mcp.json");
         fs::write(&secret, b"old").unwrap();
         fs::set_permissions(&secret, fs::Permissions::from_mode(0o644)).unwrap();
-        staged_writes(|| write_atomic(&secret, b"{}", Permissions::OwnerOnly)).unwrap();
+        write_as(WriteMode::Staged, &secret, b"{}", Permissions::OwnerOnly).unwrap();
         assert_eq!(fs::read(&secret).unwrap(), b"{}");
         assert_eq!(
             fs::metadata(&secret).unwrap().permissions().mode() & 0o777,

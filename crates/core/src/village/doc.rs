@@ -149,9 +149,13 @@ fn wrong_top_level(file: &Path, text: &str, array: bool) -> Option<VillageError>
     })))
 }
 
-/// Validates and writes one JSON file atomically. A file on disk that does not read cleanly is
+/// Validates and writes one JSON file (atomically unless `mode` is staged). A file on disk that does not read cleanly is
 /// never replaced.
-pub(crate) fn save<T: JsonDoc>(file: &Path, value: &T) -> Result<(), VillageError> {
+pub(crate) fn save<T: JsonDoc>(
+    file: &Path,
+    value: &T,
+    mode: atomic::WriteMode,
+) -> Result<(), VillageError> {
     value.validate_for_write(file)?;
     refuse_over_unreadable::<T>(file)?;
     let bytes = to_pretty_json(value).map_err(|e| VillageError::write_failed(file, e))?;
@@ -161,7 +165,8 @@ pub(crate) fn save<T: JsonDoc>(file: &Path, value: &T) -> Result<(), VillageErro
     } else {
         Permissions::KeepExisting
     };
-    atomic::write_atomic(file, &bytes, permissions).map_err(|e| VillageError::write_failed(file, e))
+    atomic::write_as(mode, file, &bytes, permissions)
+        .map_err(|e| VillageError::write_failed(file, e))
 }
 
 /// Serialises like the original: two-space indentation, one trailing newline.

@@ -213,11 +213,11 @@ impl VillageStore {
             EditableFile::Judge(_) => {
                 let servants: Vec<&str> = world.agents.iter().map(|a| a.id.as_str()).collect();
                 let judges: Vec<&str> = world.judges.iter().map(|j| j.id.as_str()).collect();
-                let roster = crate::judge::Roster {
+                let roster = super::judge_rules::Roster {
                     servants: &servants,
                     judges: &judges,
                 };
-                match crate::judge::validate_judge(text, roster) {
+                match super::judge_rules::validate_judge(text, roster) {
                     Ok(_) => Vec::new(),
                     Err(findings) => findings
                         .into_iter()

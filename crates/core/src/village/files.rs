@@ -5,6 +5,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::atomic::WriteMode;
 use super::doc::{self, WhenMissing};
 use super::error::VillageError;
 use super::mcp_config::McpConfig;
@@ -34,11 +35,12 @@ pub mod names {
 #[derive(Debug, Clone)]
 pub struct AgentFiles {
     dir: PathBuf,
+    mode: WriteMode,
 }
 
 impl AgentFiles {
-    pub(crate) fn new(dir: PathBuf) -> Self {
-        Self { dir }
+    pub(crate) fn new(dir: PathBuf, mode: WriteMode) -> Self {
+        Self { dir, mode }
     }
 
     /// The agent's folder.
@@ -58,7 +60,7 @@ impl AgentFiles {
 
     /// Writes `Construct.md`.
     pub fn write_construct(&self, text: &str) -> Result<(), VillageError> {
-        write_text(&self.path(names::CONSTRUCT), text)
+        write_text(&self.path(names::CONSTRUCT), text, self.mode)
     }
 
     /// Reads `SKILL.md`.
@@ -75,7 +77,7 @@ impl AgentFiles {
 
     /// Writes `SKILL.md`.
     pub fn write_skill(&self, text: &str) -> Result<(), VillageError> {
-        write_text(&self.path(names::SKILL), text)
+        write_text(&self.path(names::SKILL), text, self.mode)
     }
 
     /// Reads `Memory.md`.
@@ -85,7 +87,7 @@ impl AgentFiles {
 
     /// Writes `Memory.md`.
     pub fn write_memory(&self, text: &str) -> Result<(), VillageError> {
-        write_text(&self.path(names::MEMORY), text)
+        write_text(&self.path(names::MEMORY), text, self.mode)
     }
 
     /// Reads the agent's `mcp.json` (no servers when absent).
@@ -95,7 +97,7 @@ impl AgentFiles {
 
     /// Writes the agent's `mcp.json` (owner-only permissions: it may hold secrets).
     pub fn save_mcp(&self, config: &McpConfig) -> Result<(), VillageError> {
-        doc::save(&self.path(names::MCP), config)
+        doc::save(&self.path(names::MCP), config, self.mode)
     }
 
     /// Reads `run.json` (the fail-closed default when absent: nothing allowed).
@@ -105,7 +107,7 @@ impl AgentFiles {
 
     /// Writes `run.json`.
     pub fn save_run_policy(&self, policy: &CommandPolicy) -> Result<(), VillageError> {
-        doc::save(&self.path(names::RUN), policy)
+        doc::save(&self.path(names::RUN), policy, self.mode)
     }
 
     /// Reads `icon.webp`; `None` when absent.
@@ -120,7 +122,7 @@ impl AgentFiles {
 
     /// Writes `icon.webp`.
     pub fn write_icon(&self, webp: &[u8]) -> Result<(), VillageError> {
-        write_bytes(&self.path(names::ICON), webp)
+        write_bytes(&self.path(names::ICON), webp, self.mode)
     }
 
     fn read_markdown(&self, name: &str) -> Result<String, VillageError> {
@@ -132,12 +134,14 @@ impl AgentFiles {
 #[derive(Debug, Clone)]
 pub struct JudgeFile {
     file: PathBuf,
+    mode: WriteMode,
 }
 
 impl JudgeFile {
-    pub(crate) fn new(dir: PathBuf) -> Self {
+    pub(crate) fn new(dir: PathBuf, mode: WriteMode) -> Self {
         Self {
             file: dir.join(names::JUDGE),
+            mode,
         }
     }
 
@@ -153,6 +157,6 @@ impl JudgeFile {
 
     /// Writes the text atomically.
     pub fn write_text(&self, text: &str) -> Result<(), VillageError> {
-        write_text(&self.file, text)
+        write_text(&self.file, text, self.mode)
     }
 }

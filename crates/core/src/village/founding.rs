@@ -180,7 +180,7 @@ fn populate(store: &VillageStore, plan: &Seed<'_>) -> Result<FoundingReport, Vil
     for (file, relative, body) in texts {
         let existed = file.exists();
         if !existed {
-            write_text(&file, body)?;
+            write_text(&file, body, store.write_mode())?;
         }
         note(&mut report, relative, existed);
     }

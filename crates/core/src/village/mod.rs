@@ -16,12 +16,13 @@
 //! | `run_policy.rs` | `agents/<id>/run.json` |
 //! | `mcp_config.rs` | `mcp.json` (shared and per agent), Claude Desktop format, order kept, secrets hidden from `Debug` |
 //! | `shelf.rs`, `shelf_store.rs` | the shelf files and their store |
-//! | `files.rs` | per-agent files (`Construct.md`, `SKILL.md`, `Memory.md`, `mcp.json`, `run.json`, `icon.webp`) and `judges/<id>/judge.toml` (read as text here, parsed by `judge/`) |
+//! | `files.rs` | per-agent files (`Construct.md`, `SKILL.md`, `Memory.md`, `mcp.json`, `run.json`, `icon.webp`) and `judges/<id>/judge.toml` (read as text here, parsed by `judge_rules/`) |
+//! | `judge_rules/` | the judge file's model, `when` grammar, parser and checks (`model.rs`, `expr.rs`, `parse.rs`, `check.rs`, `error.rs`; pure; named by `judge`) |
 //! | `skill.rs` | `SKILL.md` as a turn uses it: the front matter (`max_loops`, `fork: subagent`, `allowed-tools`, `goal_seek.engine`) read by a hand-written reader into `SkillTerms`, the procedure after it (the only part the model reads); bad input a notice (`SKILL_KEY_UNKNOWN`, `SKILL_VALUE_INVALID`, `VALUE_CLAMPED`), never a refusal (`docs/formats/skill-front-matter.md`) |
 //! | `store.rs` | `VillageStore`: `world.json`, `village_id`, `Ordinance.md`, `schedules.json`, shared `mcp.json` |
 //! | `editable.rs` | `EditableFile`: the files a person edits as text (an allowlist of workspace paths), read, checked with line and column by the parser of their kind, saved through the store |
 //! | `doc.rs` | the one read/write path of every JSON file (`JsonDoc`): parse with field path and position, normalise, validate, refuse to overwrite an unreadable file |
-//! | `atomic.rs` | atomic writes (temp + fsync + rename / link, folder fsync, stale-temp sweep) |
+//! | `atomic.rs` | atomic writes (temp + fsync + rename / link, folder fsync, stale-temp sweep); `WriteMode`: a store opened `staged` (`VillageStore::staged`, `ShelfStore::staged`, for `bake`'s staging folder) writes plainly, and only that store — the mode is a field, never a thread's state |
 //! | `error.rs`, `notice.rs` | `VillageError` with stable codes; `Notice`s for what a read adjusted |
 //! | `attachments.rs` | `AttachmentSurvey`: what `attachments/` holds (files, bytes by kind, links not followed), the startup block's `attachment gc:` line; removes nothing yet |
 //! | `ids.rs`, `names.rs`, `language.rs` | identifiers, display names, the village language (`Language::pick(ja, en)` for one text in two languages; a `match` on `Language` where a whole table of texts changes) |
@@ -39,6 +40,7 @@ mod founding_text;
 pub(crate) mod group;
 pub(crate) mod ids;
 pub(crate) mod judge;
+pub(crate) mod judge_rules;
 pub(crate) mod language;
 pub(crate) mod mcp_config;
 pub(crate) mod names;
@@ -72,7 +74,13 @@ pub fn write_secret_file_atomically(path: &std::path::Path, bytes: &[u8]) -> std
     atomic::write_atomic(path, bytes, atomic::Permissions::OwnerOnly)
 }
 
-pub use atomic::{make_durable, staged_writes};
+/// Writes `path` as `mode` says ([`WriteMode::Staged`]: plainly, inside a staging folder made
+/// durable later with [`make_durable`]; else as [`write_file_atomically`]).
+pub fn write_file(path: &std::path::Path, bytes: &[u8], mode: WriteMode) -> std::io::Result<()> {
+    atomic::write_as(mode, path, bytes, atomic::Permissions::KeepExisting)
+}
+
+pub use atomic::{WriteMode, make_durable};
 
 pub use agent::AgentSpec;
 pub use attachments::AttachmentSurvey;

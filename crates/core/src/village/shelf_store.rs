@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::atomic::WriteMode;
 use super::doc::{self, WhenMissing};
 use super::error::VillageError;
 use super::notice::Loaded;
@@ -28,6 +29,7 @@ pub mod names {
 #[derive(Debug, Clone)]
 pub struct ShelfStore {
     data_dir: PathBuf,
+    mode: WriteMode,
 }
 
 impl ShelfStore {
@@ -35,6 +37,16 @@ impl ShelfStore {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
+            mode: WriteMode::Atomic,
+        }
+    }
+
+    /// A store for a shelf being written into a staging folder: its writes are plain
+    /// ([`WriteMode::Staged`]) until the caller makes the folder durable.
+    pub fn staged(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            mode: WriteMode::Staged,
+            ..Self::new(data_dir)
         }
     }
 
@@ -55,7 +67,7 @@ impl ShelfStore {
 
     /// Writes `mcp_server.json` (owner-only permissions: it holds the token).
     pub fn save_door(&self, settings: &DoorSettings) -> Result<(), VillageError> {
-        doc::save(&self.path(names::DOOR), settings)
+        doc::save(&self.path(names::DOOR), settings, self.mode)
     }
 
     /// Reads `probe_approvals.json`.
@@ -65,7 +77,7 @@ impl ShelfStore {
 
     /// Writes `probe_approvals.json`.
     pub fn save_probe_approvals(&self, approvals: &ProbeApprovals) -> Result<(), VillageError> {
-        doc::save(&self.path(names::PROBE_APPROVALS), approvals)
+        doc::save(&self.path(names::PROBE_APPROVALS), approvals, self.mode)
     }
 
     /// Reads `pricing.json`.
@@ -75,7 +87,7 @@ impl ShelfStore {
 
     /// Writes `pricing.json`.
     pub fn save_pricing_source(&self, source: &PricingSource) -> Result<(), VillageError> {
-        doc::save(&self.path(names::PRICING), source)
+        doc::save(&self.path(names::PRICING), source, self.mode)
     }
 
     /// Reads `jev.json`.
@@ -85,7 +97,7 @@ impl ShelfStore {
 
     /// Writes `jev.json`.
     pub fn save_jev(&self, settings: &JevSettings) -> Result<(), VillageError> {
-        doc::save(&self.path(names::JEV), settings)
+        doc::save(&self.path(names::JEV), settings, self.mode)
     }
 
     /// Reads `bake.json`; `None` when this is not a bake copy.
@@ -100,6 +112,6 @@ impl ShelfStore {
 
     /// Writes `bake.json`.
     pub fn save_bake_record(&self, record: &BakeRecord) -> Result<(), VillageError> {
-        doc::save(&self.path(names::BAKE), record)
+        doc::save(&self.path(names::BAKE), record, self.mode)
     }
 }

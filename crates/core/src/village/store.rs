@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::atomic::{self, Permissions};
+use super::atomic::{self, Permissions, WriteMode};
 use super::doc::{self, WhenMissing};
 use super::error::{RuleCode, VillageError};
 use super::files::{AgentFiles, JudgeFile};
@@ -36,6 +36,7 @@ pub mod names {
 #[derive(Debug, Clone)]
 pub struct VillageStore {
     workspace: PathBuf,
+    mode: WriteMode,
 }
 
 impl VillageStore {
@@ -43,7 +44,22 @@ impl VillageStore {
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Self {
             workspace: workspace.into(),
+            mode: WriteMode::Atomic,
         }
+    }
+
+    /// A store for a village being written into a staging folder: its writes are plain
+    /// ([`WriteMode::Staged`]) until the caller makes the folder durable.
+    pub fn staged(workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            mode: WriteMode::Staged,
+            ..Self::new(workspace)
+        }
+    }
+
+    /// How this store writes: atomically, or plainly into a staging folder.
+    pub(crate) fn write_mode(&self) -> WriteMode {
+        self.mode
     }
 
     /// The workspace folder.
@@ -69,7 +85,7 @@ impl VillageStore {
     /// Writes `world.json` atomically, after checking the rules; never over a file that does
     /// not read cleanly.
     pub fn save_world(&self, world: &World) -> Result<(), VillageError> {
-        doc::save(&self.path(names::WORLD), world)
+        doc::save(&self.path(names::WORLD), world, self.mode)
     }
 
     /// Creates `world.json`, failing with [`VillageError::AlreadyExists`] if it exists (also
@@ -136,7 +152,7 @@ impl VillageStore {
 
     /// Writes `Ordinance.md` atomically.
     pub fn write_ordinance(&self, text: &str) -> Result<(), VillageError> {
-        write_text(&self.path(names::ORDINANCE), text)
+        write_text(&self.path(names::ORDINANCE), text, self.mode)
     }
 
     /// Reads `schedules.json` (empty when absent).
@@ -146,7 +162,7 @@ impl VillageStore {
 
     /// Writes `schedules.json` atomically.
     pub fn save_schedules(&self, schedules: &Schedules) -> Result<(), VillageError> {
-        doc::save(&self.path(names::SCHEDULES), schedules)
+        doc::save(&self.path(names::SCHEDULES), schedules, self.mode)
     }
 
     /// Writes `lastConsumedDueMs` of the tasks named (`(id, due)`) into `schedules.json`,
@@ -181,7 +197,7 @@ impl VillageStore {
             return Ok(written);
         }
         let bytes = doc::to_pretty_json(&raw).map_err(|e| VillageError::write_failed(&file, e))?;
-        atomic::write_atomic(&file, &bytes, Permissions::KeepExisting)
+        atomic::write_as(self.mode, &file, &bytes, Permissions::KeepExisting)
             .map_err(|e| VillageError::write_failed(&file, e))?;
         Ok(written)
     }
@@ -193,19 +209,19 @@ impl VillageStore {
 
     /// Writes the shared `mcp.json` atomically (owner-only permissions: it may hold secrets).
     pub fn save_shared_mcp(&self, config: &McpConfig) -> Result<(), VillageError> {
-        doc::save(&self.path(names::MCP), config)
+        doc::save(&self.path(names::MCP), config, self.mode)
     }
 
     /// The files of one agent (`agents/<id>/`).
     pub fn agent_files(&self, id: &AgentId) -> Result<AgentFiles, VillageError> {
         let folder = self.path(names::AGENTS_DIR);
-        checked_folder(&folder, id).map(AgentFiles::new)
+        checked_folder(&folder, id).map(|dir| AgentFiles::new(dir, self.mode))
     }
 
     /// The `judge.toml` of one judge (`judges/<id>/judge.toml`).
     pub fn judge_file(&self, id: &AgentId) -> Result<JudgeFile, VillageError> {
         let folder = self.path(names::JUDGES_DIR);
-        checked_folder(&folder, id).map(JudgeFile::new)
+        checked_folder(&folder, id).map(|dir| JudgeFile::new(dir, self.mode))
     }
 }
 
@@ -223,18 +239,18 @@ fn checked_folder(parent: &Path, id: &AgentId) -> Result<PathBuf, VillageError> 
     }
 }
 
-/// Writes a text file atomically, creating its folder; never over a file that is not readable
-/// text.
-pub(crate) fn write_text(file: &Path, text: &str) -> Result<(), VillageError> {
+/// Writes a text file as `mode` says (atomically unless staged), creating its folder; never
+/// over a file that is not readable text.
+pub(crate) fn write_text(file: &Path, text: &str, mode: WriteMode) -> Result<(), VillageError> {
     if let Err(e) = doc::read_text(file) {
         return Err(doc::refusal(file, &e));
     }
-    write_bytes(file, text.as_bytes())
+    write_bytes(file, text.as_bytes(), mode)
 }
 
-/// Writes a file atomically, creating its folder.
-pub(crate) fn write_bytes(file: &Path, bytes: &[u8]) -> Result<(), VillageError> {
+/// Writes a file as `mode` says (atomically unless staged), creating its folder.
+pub(crate) fn write_bytes(file: &Path, bytes: &[u8], mode: WriteMode) -> Result<(), VillageError> {
     doc::ensure_parent(file)?;
-    atomic::write_atomic(file, bytes, Permissions::KeepExisting)
+    atomic::write_as(mode, file, bytes, Permissions::KeepExisting)
         .map_err(|e| VillageError::write_failed(file, e))
 }

@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+mod module_graph;
+
 /// The longest production function, in lines (signature to closing brace).
 const MAX_FN_LINES: usize = 120;
 /// The longest source file, in lines.
@@ -773,5 +775,17 @@ fn no_gui_script_over_800_lines_or_a_function_over_120() {
     fail(
         &problems,
         "no GUI script over 800 lines, no function over 120",
+    );
+}
+
+/// No cycle among a crate's top-level modules, and core's modules keep to their floors: a
+/// module that names another through `crate::` (outside tests) sits on its floor or above it.
+#[test]
+fn no_module_cycles_and_core_keeps_its_floors() {
+    let names = module_graph::crate_names("use crate::{a, b::{c, d}};\nsuper::super::e::f();", 2);
+    assert_eq!(names, ["a", "b", "e"], "the reader of crate paths");
+    fail(
+        &module_graph::problems(),
+        "no module cycles; core keeps its floors",
     );
 }

@@ -1,8 +1,8 @@
 //! The second of `bake`'s stages: every planned file is first written into a staging folder
 //! beside `--out` (through the core's stores and atomic writer), so that a file the core
 //! refuses stops the bake before the copy is touched. Nothing reads the staging folder before
-//! it is in place, so its files are written plainly (the core's `staged_writes`) and made
-//! durable once (`make_durable`) before any rename. A first bake then renames the whole
+//! it is in place, so its files are written plainly (the core's stores opened `staged`,
+//! `WriteMode::Staged`) and made durable once (`make_durable`) before any rename. A first bake then renames the whole
 //! staging folder into place (a SIGKILL leaves no half copy at `--out`); `--update` renames
 //! the staged files over the copy one by one (each rename atomic), removes what the source
 //! no longer has, and makes that durable once (one `syncfs` on Linux, else each folder it
@@ -13,9 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use fuseforks_core::probe::approve_probes;
-use fuseforks_core::village::{
-    ShelfStore, VillageStore, make_durable, staged_writes, write_file_atomically,
-};
+use fuseforks_core::village::{ShelfStore, VillageStore, WriteMode, make_durable, write_file};
 
 use super::error::BakeError;
 use super::plan::{Content, Plan, Planned};
@@ -57,13 +55,11 @@ impl Drop for Staging {
 
 /// Writes every planned file under `root` (a staging folder), then makes them all durable.
 pub(crate) fn write_all(root: &Path, plan: &Plan) -> Result<(), BakeError> {
-    let village = VillageStore::new(root.join("workspace"));
-    let shelf = ShelfStore::new(root);
-    staged_writes(|| {
-        plan.writes
-            .iter()
-            .try_for_each(|planned| write_one(root, &village, &shelf, planned))
-    })?;
+    let village = VillageStore::staged(root.join("workspace"));
+    let shelf = ShelfStore::staged(root);
+    plan.writes
+        .iter()
+        .try_for_each(|planned| write_one(root, &village, &shelf, planned))?;
     make_durable(root).map_err(|e| BakeError::write(root, e))
 }
 
@@ -80,7 +76,7 @@ fn write_one(
             if let Some(parent) = path.parent() {
                 fs::create_dir_all(parent).map_err(|e| failed(&e))?;
             }
-            write_file_atomically(&path, bytes).map_err(|e| failed(&e))
+            write_file(&path, bytes, WriteMode::Staged).map_err(|e| failed(&e))
         }
         Content::World(world) => village.save_world(world).map_err(|e| failed(&e)),
         Content::SharedMcp(config) => village.save_shared_mcp(config).map_err(|e| failed(&e)),

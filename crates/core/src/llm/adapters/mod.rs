@@ -13,8 +13,6 @@ pub mod responses;
 pub mod responses_stream;
 mod stream_event;
 
-use std::cell::Cell;
-
 use serde_json::{Map, Value};
 
 use super::canonical::{ChatRequest, ChatResponse};
@@ -73,9 +71,6 @@ pub fn encode(request: &ChatRequest, ctx: &EncodeContext<'_>) -> Result<Value, L
 
 /// Reads a successful wire body.
 pub fn decode(wire: Wire, body: Value) -> Result<ChatResponse, LlmError> {
-    // One JSON-value budget for all the argument strings of this answer (decoding is
-    // synchronous, so a thread-local holds it for exactly this call).
-    ARGS_BUDGET.with(|b| b.set(super::json_budget::MAX_JSON_VALUES));
     match wire {
         Wire::OpenAiCompat => openai_chat::decode(body),
         Wire::Anthropic => anthropic::decode(body),
@@ -172,29 +167,41 @@ pub(crate) fn extra_of(wire: Wire, data: Map<String, Value>) -> Value {
     Value::Object(outer)
 }
 
-thread_local! {
-    /// JSON values the argument strings of the answer being decoded may still hold.
-    static ARGS_BUDGET: Cell<usize> = const { Cell::new(super::json_budget::MAX_JSON_VALUES) };
+/// The JSON values the argument strings of one answer may still hold: each wire's `decode`
+/// makes one for the answer it reads and hands it to every argument string of that answer.
+#[derive(Debug)]
+pub(crate) struct ArgsBudget {
+    left: usize,
 }
 
-/// Parses tool arguments sent as a JSON string; keeps the text when it is not JSON, so that the
-/// tool can report the mistake to the model.
-pub(crate) fn parse_args(text: &str) -> Value {
-    if text.trim().is_empty() {
-        return Value::Object(Map::new());
+impl Default for ArgsBudget {
+    /// The whole budget of one answer.
+    fn default() -> Self {
+        Self {
+            left: super::json_budget::MAX_JSON_VALUES,
+        }
     }
-    let left = ARGS_BUDGET.with(Cell::get);
-    let used = super::json_budget::values_within(text.as_bytes(), left);
-    ARGS_BUDGET.with(|b| b.set(left.saturating_sub(used.unwrap_or(left))));
-    if used.is_none() {
-        // Not parsed (it would expand in memory); the tool answers that it is not an object.
-        return Value::String(format!(
-            "(arguments of {} bytes not read: the answer's tool arguments hold more than {} JSON values)",
-            text.len(),
-            super::json_budget::MAX_JSON_VALUES
-        ));
+}
+
+impl ArgsBudget {
+    /// Parses tool arguments sent as a JSON string, paid from this budget; keeps the text when
+    /// it is not JSON, so that the tool can report the mistake to the model.
+    pub(crate) fn parse_args(&mut self, text: &str) -> Value {
+        if text.trim().is_empty() {
+            return Value::Object(Map::new());
+        }
+        let used = super::json_budget::values_within(text.as_bytes(), self.left);
+        self.left = self.left.saturating_sub(used.unwrap_or(self.left));
+        if used.is_none() {
+            // Not parsed (it would expand in memory); the tool answers that it is not an object.
+            return Value::String(format!(
+                "(arguments of {} bytes not read: the answer's tool arguments hold more than {} JSON values)",
+                text.len(),
+                super::json_budget::MAX_JSON_VALUES
+            ));
+        }
+        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
     }
-    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
 
 /// Tool arguments as the JSON string some wires want.
@@ -232,6 +239,41 @@ mod tests {
     // Also included by `tests/it/llm_fixtures.rs`: it names its types through this `llm`.
     mod wire_cases;
     use crate::llm;
+
+    fn call_args(response: &ChatResponse) -> Vec<Value> {
+        let calls = response.content.iter().filter_map(|b| match b {
+            crate::llm::ContentBlock::ToolUse(call) => Some(call.args.clone()),
+            _ => None,
+        });
+        calls.collect()
+    }
+
+    fn chat_answer(arguments: &[&str]) -> Value {
+        let calls: Vec<Value> = arguments
+            .iter()
+            .enumerate()
+            .map(|(i, a)| json!({"id": format!("c{i}"), "function": {"name": "f", "arguments": a}}))
+            .collect();
+        json!({"choices": [{"message": {"tool_calls": calls}}]})
+    }
+
+    /// One budget per answer: its calls' arguments share it, and the next answer — even one a
+    /// wire's own `decode` reads on the same thread — starts with all of it.
+    #[test]
+    fn each_answer_pays_its_arguments_from_its_own_budget() {
+        let max = super::super::json_budget::MAX_JSON_VALUES;
+        let all = format!("[{}]", vec!["0"; max - 1].join(","));
+        let spent = decode(Wire::OpenAiCompat, chat_answer(&[&all, r#"{"a":1}"#])).unwrap();
+        let args = call_args(&spent);
+        assert!(args[0].is_array(), "the first call spends the whole budget");
+        assert!(args[1].is_string(), "nothing is left for the second");
+        let next = openai_chat::decode(chat_answer(&[r#"{"a":1}"#])).unwrap();
+        assert_eq!(
+            call_args(&next),
+            [json!({"a": 1})],
+            "the next answer starts whole"
+        );
+    }
 
     #[test]
     fn error_envelopes() {

@@ -107,6 +107,7 @@ pub fn decode(body: Value) -> Result<ChatResponse, LlmError> {
     {
         content.push(ContentBlock::text(text));
     }
+    let mut budget = super::ArgsBudget::default();
     for (i, call) in message
         .get("tool_calls")
         .and_then(Value::as_array)
@@ -116,7 +117,7 @@ pub fn decode(body: Value) -> Result<ChatResponse, LlmError> {
     {
         let function = call.get("function").cloned().unwrap_or(Value::Null);
         let args = match function.get("arguments") {
-            Some(Value::String(s)) => super::parse_args(s),
+            Some(Value::String(s)) => budget.parse_args(s),
             Some(v) => v.clone(),
             None => json!({}),
         };

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{EncodeContext, args_string, count, effort_word, extra_for, extra_of, parse_args};
+use super::{ArgsBudget, EncodeContext, args_string, count, effort_word, extra_for, extra_of};
 use crate::llm::canonical::{
     AttachmentKind, ChatMessage, ChatRequest, ChatResponse, ContentBlock, Grounding,
     GroundingSource, Role, StopReason, ToolCall, ToolChoice,
@@ -169,6 +169,7 @@ pub fn decode(body: Value) -> Result<ChatResponse, LlmError> {
         content.push(ContentBlock::text(text));
     }
     let message_extra = message.get("extra_content").cloned();
+    let mut budget = ArgsBudget::default();
     if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
         for (i, call) in calls.iter().enumerate() {
             let id = call
@@ -181,7 +182,7 @@ pub fn decode(body: Value) -> Result<ChatResponse, LlmError> {
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let args = match function.get("arguments") {
-                Some(Value::String(s)) => parse_args(s),
+                Some(Value::String(s)) => budget.parse_args(s),
                 Some(other) => other.clone(),
                 None => Value::Object(Map::new()),
             };

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{args_string, count, effort_word, extra_for, extra_of, parse_args};
+use super::{ArgsBudget, args_string, count, effort_word, extra_for, extra_of};
 use crate::llm::canonical::{
     AttachmentKind, ChatMessage, ChatRequest, ChatResponse, ContentBlock, Grounding,
     GroundingSource, Role, StopReason, ToolCall, ToolChoice,
@@ -208,6 +208,7 @@ pub fn decode(body: Value, wire: Wire) -> Result<ChatResponse, LlmError> {
             ..Grounding::default()
         },
         refused: false,
+        budget: ArgsBudget::default(),
     };
     for item in output {
         match item.get("type").and_then(Value::as_str) {
@@ -287,6 +288,8 @@ struct Reading {
     reasoning_summary: Vec<String>,
     grounding: Grounding,
     refused: bool,
+    /// The JSON values this answer's argument strings may still hold.
+    budget: ArgsBudget,
 }
 
 impl Reading {
@@ -341,7 +344,7 @@ impl Reading {
             }
         }
         let args = match item.get("arguments") {
-            Some(Value::String(s)) => parse_args(s),
+            Some(Value::String(s)) => self.budget.parse_args(s),
             Some(other) => other.clone(),
             None => json!({}),
         };
@@ -368,7 +371,7 @@ impl Reading {
             .or_else(|| {
                 item.get("arguments")
                     .and_then(Value::as_str)
-                    .map(parse_args)
+                    .map(|a| self.budget.parse_args(a))
                     .and_then(|a| a.get("query").and_then(Value::as_str).map(str::to_owned))
             });
         self.grounding.queries.extend(query);
