@@ -50,7 +50,6 @@ use super::{
 };
 use crate::CoreError;
 use crate::budget::CausalBudget;
-use crate::CoreError;
 use crate::events::{AgentStatus, CoreEvent};
 use crate::llm::{ApiKey, LlmClient};
 use crate::log::LogSink;

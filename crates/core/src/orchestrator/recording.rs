@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use super::conversation::{self, ConversationBook};
 use super::now_ms;
-use crate::error::CoreError;
+use crate::CoreError;
 use crate::log::LogSink;
 use crate::sessions::{Record, SessionError, SessionMeta, SessionStore, SessionWriter};
 use crate::sync::LockOrRecover;
