@@ -119,8 +119,16 @@ impl Drop for Channels {
     }
 }
 
-/// Starts the control-folder watcher and the socket of a running process.
+/// A pause left on the shelf for the next process (`pause` with nothing running): the next
+/// `ask` or `serve` starts paused and sends nothing until `resume`.
+pub fn pause_waiting(data_dir: &Path) -> bool {
+    control_dir(data_dir).join("pause").is_file()
+}
+
+/// Starts the control-folder watcher, the socket and the signals (SIGUSR1 toggles
+/// pause/resume, SIGUSR2 aborts) of a running process.
 pub fn start(orchestrator: &Orchestrator, data_dir: &Path, log: Arc<dyn LogSink>) -> Channels {
+    spawn_signals(orchestrator, data_dir, Arc::clone(&log));
     let stop = CancellationToken::new();
     let dir = control_dir(data_dir);
     if let Err(e) = prepare_dir(&dir) {
@@ -157,6 +165,42 @@ pub fn start(orchestrator: &Orchestrator, data_dir: &Path, log: Arc<dyn LogSink>
         socket,
         server,
     }
+}
+
+/// SIGUSR1 toggles pause/resume, SIGUSR2 aborts (Unix); each ends in [`apply`].
+fn spawn_signals(orchestrator: &Orchestrator, data_dir: &Path, log: Arc<dyn LogSink>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut usr1), Ok(mut usr2)) = (
+            signal(SignalKind::user_defined1()),
+            signal(SignalKind::user_defined2()),
+        ) else {
+            return;
+        };
+        let (orchestrator, data_dir) = (orchestrator.clone(), data_dir.to_path_buf());
+        tokio::spawn(async move {
+            loop {
+                let command = tokio::select! {
+                    _ = usr1.recv() => match orchestrator.switch_state() {
+                        SwitchState::Paused => SwitchCommand::Resume,
+                        _ => SwitchCommand::Pause,
+                    },
+                    _ = usr2.recv() => SwitchCommand::Abort,
+                };
+                // An abort waits for its sections; the next signal is read meanwhile.
+                let (o, d, l) = (orchestrator.clone(), data_dir.clone(), Arc::clone(&log));
+                let applied = async move { apply(&o, &d, command, Channel::Signal, &*l).await };
+                if command == SwitchCommand::Abort {
+                    tokio::spawn(applied);
+                } else {
+                    applied.await;
+                }
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = (orchestrator, data_dir, log);
 }
 
 /// Makes the control folder (0700) unless it is there; a link or a file in its place is refused.

@@ -10,6 +10,7 @@ pub mod demo;
 pub mod door;
 mod door_body;
 pub mod gui;
+pub mod lifecycle;
 pub mod lock;
 pub mod paths;
 pub mod preflight_view;
