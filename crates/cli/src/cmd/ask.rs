@@ -10,9 +10,7 @@ use fuseforks_core::goal::{GoalOutcome, GoalSpec, GoalVerdict};
 use fuseforks_core::orchestrator::{ExternalOutcome, PendingQuestion, PlanTaskState, TurnFailure};
 use fuseforks_core::village::Language;
 use fuseforks_host::door::DoorAsked;
-use fuseforks_host::lifecycle::{
-    self, AskAnswer, AskRequest, Asked, ConversationChoice, Ended,
-};
+use fuseforks_host::lifecycle::{self, AskAnswer, AskRequest, Asked, ConversationChoice, Ended};
 
 use super::headless::{Common, open_options};
 use super::render::Renderer;
@@ -144,14 +142,21 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
         dry_run: args.dry_run,
     };
     let headless = args.common.headless(args.dry_run);
-    let ended = lifecycle::ask(options, headless, request, Arc::new(renderer), signals, |answer| {
-        let halted = answer.halted;
-        let code = report_asked(answer, out, shown);
-        if halted {
-            return report_halted(&args.common.data_dir, out);
-        }
-        code
-    })
+    let ended = lifecycle::ask(
+        options,
+        headless,
+        request,
+        Arc::new(renderer),
+        signals,
+        |answer| {
+            let halted = answer.halted;
+            let code = report_asked(answer, out, shown);
+            if halted {
+                return report_halted(&args.common.data_dir, out);
+            }
+            code
+        },
+    )
     .await;
     match ended {
         Ended::Answered(code) => code,

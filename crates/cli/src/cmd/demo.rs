@@ -23,9 +23,9 @@ use fuseforks_core::village::{FoundingReport, VillageError};
 use fuseforks_host::demo::model::{MAX_PACE_MS, reserve};
 use fuseforks_host::demo::village::{GREETING_FILE, SEARCHER_ID, TEMPLATE_ID, WRITER_ID};
 use fuseforks_host::demo::{DEMO_MARK_EN, DEMO_MARK_JA, DemoLayout, found_demo_village};
-use fuseforks_host::paths::shell_word;
 use fuseforks_host::door::DoorAsked;
 use fuseforks_host::lifecycle::{self, AskRequest, Asked, ConversationChoice, RunFacts};
+use fuseforks_host::paths::shell_word;
 use fuseforks_host::{HostPaths, SecretSource};
 use serde_json::json;
 
@@ -402,7 +402,11 @@ impl Demo<'_> {
             out.log_echo(),
             out,
         );
-        let agents = [report.reception.to_string(), WRITER_ID.into(), SEARCHER_ID.into()];
+        let agents = [
+            report.reception.to_string(),
+            WRITER_ID.into(),
+            SEARCHER_ID.into(),
+        ];
         let request = AskRequest {
             client: CLIENT.to_owned(),
             message: request_text(self.language),
@@ -414,16 +418,22 @@ impl Demo<'_> {
         let pace = Duration::from_millis(self.args.pace_ms);
         let watcher = Arc::new(Renderer::new(*out, &self.layout.data_dir));
         let mut outcome = None;
-        let ran = lifecycle::demo(options, &agents, pace, request, watcher, signals, |answer| {
-            match answer.asked {
+        let ran = lifecycle::demo(
+            options,
+            &agents,
+            pace,
+            request,
+            watcher,
+            signals,
+            |answer| match answer.asked {
                 Asked::Plain(o) => {
                     let code = exit::for_outcome(o.state);
                     outcome = Some(o);
                     code
                 }
                 Asked::Goal(_) => exit::CORE_ERROR,
-            }
-        })
+            },
+        )
         .await;
         let (code, run_facts) = match ran {
             Ok(ran) => ran,

@@ -257,9 +257,9 @@ fn conversation(opened: &Opened, request: &AskRequest) -> Result<bool, Failure> 
     let orchestrator = opened.orchestrator();
     match &request.conversation {
         ConversationChoice::Resume(id) => {
-            orchestrator.continue_conversation(id).map_err(|e| {
-                failed(&opened.watcher, Failure::UnknownConversation(e))
-            })?;
+            orchestrator
+                .continue_conversation(id)
+                .map_err(|e| failed(&opened.watcher, Failure::UnknownConversation(e)))?;
         }
         ConversationChoice::New => orchestrator.new_conversation(),
         ConversationChoice::Continue => {}

@@ -256,8 +256,7 @@ fn preflight(
         (None, HeadlessMode::Ask) => "reception",
         (None, HeadlessMode::Serve) => return Err(failed(watcher, Failure::StartMissing)),
     };
-    let start =
-        StartSpec::parse(start).map_err(|e| failed(watcher, Failure::StartSpec(e)))?;
+    let start = StartSpec::parse(start).map_err(|e| failed(watcher, Failure::StartSpec(e)))?;
     let inputs = PreflightInputs {
         mode,
         start,
@@ -295,7 +294,11 @@ struct Boot {
 }
 
 /// Builds the host (the door opens inside, before anything starts).
-async fn open(options: &OpenOptions, boot: Boot, watcher: &SharedWatcher) -> Result<Opened, Failure> {
+async fn open(
+    options: &OpenOptions,
+    boot: Boot,
+    watcher: &SharedWatcher,
+) -> Result<Opened, Failure> {
     let Boot {
         run_schedules,
         door_stops,

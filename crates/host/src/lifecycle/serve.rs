@@ -135,7 +135,10 @@ async fn open_gui_port(opened: &Opened, port: Option<u16>) -> Result<Option<Gui>
     let host = &opened.host;
     let token = host.secrets.get(GUI_TOKEN_KEY).ok().flatten();
     let Some(token) = token else {
-        return Err(failed(&opened.watcher, Failure::Gui(GuiError::TokenMissing)));
+        return Err(failed(
+            &opened.watcher,
+            Failure::Gui(GuiError::TokenMissing),
+        ));
     };
     let door = opened.door.as_ref().map(crate::door::Door::url);
     match Gui::open(GuiState::of(host, door), port, &token, false).await {
