@@ -11,6 +11,7 @@ use fuseforks_core::safety::{Channel, write_halt_marker};
 use fuseforks_core::tools::RunApproval;
 use fuseforks_host::SecretSource;
 use fuseforks_host::door::DoorAsked;
+use fuseforks_host::lock::VillageLock;
 use fuseforks_host::lifecycle::{
     self, AskRequest, Asked, ConversationChoice, Ended, Failure, Headless, Interruption, Notice,
     OpenOptions, Watcher,
@@ -151,36 +152,35 @@ async fn a_stop_request_before_the_boot_sends_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_is_reported_before_the_close_which_lets_the_village_go() {
-    let (stub, data) = village(2).await;
+    let (stub, data) = village(1).await;
     let socket = data.data_dir().join("control").join("fuseforks.sock");
-    for (i, conversation) in [ConversationChoice::New, ConversationChoice::Continue]
-        .into_iter()
-        .enumerate()
-    {
-        let watcher = Arc::new(Recorder::default());
-        let (_tx, stop) = tokio::sync::watch::channel(0u32);
-        let seen = Arc::clone(&watcher);
-        let ended = lifecycle::ask(
-            options(&data),
-            headless(),
-            request(conversation),
-            watcher.clone(),
-            stop,
-            |answer| {
-                // The report comes before the close: the socket is still there.
-                assert!(socket.exists(), "the channels run until the close");
-                assert!(!answer.halted);
-                (answer_text(&answer.asked), seen.kinds())
-            },
-        )
-        .await;
-        let Ended::Answered((text, before)) = ended else {
-            panic!("{ended:?}");
-        };
-        assert_eq!(text.as_deref(), Some(format!("answer {i}").as_str()));
-        assert_eq!(before, ["Findings"], "only the preflight was said");
-        // The second run took the lock again: the first one let it go with the socket.
-        assert!(!socket.exists(), "the channels ended with the close");
-    }
-    assert_eq!(stub.requests().len(), 2);
+    let watcher = Arc::new(Recorder::default());
+    let (_tx, stop) = tokio::sync::watch::channel(0u32);
+    let seen = Arc::clone(&watcher);
+    let ended = lifecycle::ask(
+        options(&data),
+        headless(),
+        request(ConversationChoice::New),
+        watcher.clone(),
+        stop,
+        |answer| {
+            // The report comes before the close: the channels and the lock are still held.
+            assert!(socket.exists(), "the channels run until the close");
+            assert!(VillageLock::acquire(&data.workspace()).is_err());
+            assert!(!answer.halted);
+            (answer_text(&answer.asked), seen.kinds())
+        },
+    )
+    .await;
+    let Ended::Answered((text, before)) = ended else {
+        panic!("{ended:?}");
+    };
+    assert_eq!(text.as_deref(), Some("answer 0"));
+    assert_eq!(before, ["Findings"], "only the preflight was said before the answer");
+    assert!(!socket.exists(), "the channels ended with the close");
+    assert!(
+        VillageLock::acquire(&data.workspace()).is_ok(),
+        "the close let the village lock go"
+    );
+    assert_eq!(stub.requests().len(), 1);
 }
