@@ -1,10 +1,11 @@
 //! `fuseforks-cli ask …`: one request to the reception, the answer alone on stdout, and an exit
-//! code for the outcome. A new conversation by default.
+//! code for the outcome. A new conversation by default. The run is the host's `lifecycle::ask`,
+//! called once; this module parses, and says the answer its report callback gets.
 
 use std::io::Read;
+use std::sync::Arc;
 
 use clap::Args;
-use std::sync::Arc;
 
 use fuseforks_core::goal::{GoalOutcome, GoalSpec, GoalVerdict};
 use fuseforks_core::orchestrator::{ExternalOutcome, PendingQuestion, PlanTaskState, TurnFailure};

@@ -1,10 +1,10 @@
 //! `fuseforks-cli demo`: a village working in one command, with no key and no network. Founds
-//! the demo village (host `demo/village.rs`) in a temporary folder or `--keep DIR`, boots it —
-//! the boot starts the embedded demo model (scripted, not an AI) on 127.0.0.1 —, sends one
-//! request to the reception through the real engine (a plan wave to two servants: one writes a
-//! file with `file`, one answers with `grep`; the reception bundles the answers), and prints
-//! what happened. The wait, the signals and the close are `ask`'s (`ask::answer_then_close`):
-//! Ctrl+C gives exit 8 with the turn recorded. `--gui` then opens the village in the web GUI
+//! the demo village (host `demo/village.rs`) in a temporary folder or `--keep DIR`, then calls
+//! the host's `lifecycle::demo` once: the boot starts the embedded demo model (scripted, not an
+//! AI) on 127.0.0.1, one request goes to the reception through the real engine (a plan wave to
+//! two servants: one writes a file with `file`, one answers with `grep`; the reception bundles
+//! the answers), and this module prints what happened. The wait, the signals and the close are
+//! `ask`'s (the lifecycle's): Ctrl+C gives exit 8 with the turn recorded. `--gui` then opens the village in the web GUI
 //! until the next Ctrl+C.
 //! `--keep DIR` is a new path or an empty plain folder (else exit 11, nothing touched); the
 //! demo model's port is bound before anything is written; a failed set-up removes what the

@@ -3,7 +3,8 @@
 //! says, the kill switch's channels) in which **nothing starts on open**; the GUI on
 //! `127.0.0.1` with a random token per launch, whose URL is stdout's first line; the browser
 //! opened only with `--open`. Runs until SIGINT / SIGTERM, then closes GUI → door → schedules →
-//! agents. A halt stops the agents but keeps the GUI open, so that a person can resume.
+//! agents. A halt stops the agents but keeps the GUI open, so that a person can resume. All of
+//! it is the host's `lifecycle::gui`; this module parses and says.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -11,11 +11,11 @@ use fuseforks_core::safety::{Channel, write_halt_marker};
 use fuseforks_core::tools::RunApproval;
 use fuseforks_host::SecretSource;
 use fuseforks_host::door::DoorAsked;
-use fuseforks_host::lock::VillageLock;
 use fuseforks_host::lifecycle::{
     self, AskRequest, Asked, ConversationChoice, Ended, Failure, Headless, Interruption, Notice,
     OpenOptions, Watcher,
 };
+use fuseforks_host::lock::VillageLock;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptUsage};
 use fuseforks_testkit::{TempDataDir, TestVillage};
@@ -176,7 +176,11 @@ async fn a_request_is_reported_before_the_close_which_lets_the_village_go() {
         panic!("{ended:?}");
     };
     assert_eq!(text.as_deref(), Some("answer 0"));
-    assert_eq!(before, ["Findings"], "only the preflight was said before the answer");
+    assert_eq!(
+        before,
+        ["Findings"],
+        "only the preflight was said before the answer"
+    );
     assert!(!socket.exists(), "the channels ended with the close");
     assert!(
         VillageLock::acquire(&data.workspace()).is_ok(),
