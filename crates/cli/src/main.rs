@@ -18,14 +18,16 @@
 //!   taken, 2 for a refused field, 4 while the village is locked), `bake` (over
 //!   `fuseforks_host::bake`; exit 10 and 11), `pricing` (`pricing fetch` over
 //!   `fuseforks_host::pricing`, under the village lock through `open_for_edit`: exit 2 for a source
-//!   the rule refuses, 7 timed out, 1 a table that does not come or read, 4 locked), `headless.rs`
-//!   for what they share, `probe.rs`: `check --probe-endpoints` — the start set's templates probed
+//!   the rule refuses, 7 timed out, 1 a table that does not come or read, 4 locked), `render.rs`
+//!   (what the host's lifecycle says, put into stderr lines, `--events jsonl` and exit codes),
+//!   `headless.rs` for what the headless commands share, `probe.rs`: `check --probe-endpoints` — the start set's templates probed
 //!   at once on a small runtime of its own, each result a finding
 //! - `exit.rs`: every exit code
 //! - `output.rs`: stdout for results, stderr for diagnostics, JSON lines under `--events jsonl`
-//! - `signals.rs`: SIGINT/SIGTERM registered before the boot; the kill switch's SIGUSR1 —
-//!   pause/resume toggle — and SIGUSR2 — abort — are registered by `cmd/control.rs` after the boot;
-//!   SIGTERM stays the graceful close; halt has no signal
+//! - `signals.rs`: SIGINT/SIGTERM registered before the boot and counted, the count handed to the
+//!   host's lifecycle as its stop requests; the kill switch's SIGUSR1 — pause/resume toggle — and
+//!   SIGUSR2 — abort — are registered by the host's `control.rs` with the other channels, after the
+//!   boot; SIGTERM stays the graceful close; halt has no signal
 //! - `terminal.rs`: escape sequences, control characters and invisible bidi/format controls
 //!   stripped from untrusted text on stderr whatever it is — a terminal, a pipe, a log file — and
 //!   on stdout when it is a TTY

@@ -10,7 +10,7 @@ use crate::secret_names::env_var_name;
 use crate::secrets::{SecretError, SecretStore};
 
 /// The key's name in the secret store.
-pub const AUDIT_KEY: &str = "audit_key";
+pub use crate::secret_names::AUDIT_KEY;
 /// The warn code of an unkeyed chain (the log line at boot, `audit verify`'s stderr).
 pub const AUDIT_UNKEYED: &str = "AUDIT_UNKEYED";
 
@@ -87,12 +87,12 @@ pub fn boot_key(store: &dyn SecretStore) -> Result<AuditKey, Unkeyed> {
 /// command reads its model keys from; without such a key it is [`Unkeyed::KeyedChain`], which
 /// the caller says where the person sees it.
 pub fn writer_key(
-    source: crate::SecretSource,
+    source: crate::secrets::SecretSource,
     store: &dyn SecretStore,
     data_dir: &std::path::Path,
 ) -> Result<AuditKey, Unkeyed> {
     let missing = match boot_key(store) {
-        Err(Unkeyed::Missing) if source == crate::SecretSource::Env => Unkeyed::Missing,
+        Err(Unkeyed::Missing) if source == crate::secrets::SecretSource::Env => Unkeyed::Missing,
         other => return other,
     };
     let Ok(Some(head)) = fuseforks_core::safety::read_shelf_head(data_dir) else {

@@ -21,19 +21,10 @@ use tokio_util::sync::CancellationToken;
 use crate::lock::{LockError, VillageLock};
 use crate::paths::HostPaths;
 use crate::secrets::{
-    EnvSecretStore, KeyringSecretStore, SecretError, SecretNameCollision, SecretStore,
-    check_secret_names, village_keys,
+    SecretError, SecretNameCollision, SecretStore, check_secret_names, village_keys,
 };
+pub use crate::secrets::{SecretSource, secret_store};
 use crate::startup;
-
-/// Where secrets are read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SecretSource {
-    /// The OS keyring (the GUI's only choice).
-    Keyring,
-    /// `FUSEFORKS_SECRET_*` variables, read once, read-only.
-    Env,
-}
 
 /// What differs between the GUI, `ask` and `serve`.
 #[derive(Clone)]
@@ -228,14 +219,6 @@ impl Host {
     }
 }
 
-/// Opens the secret store of a source.
-pub fn secret_store(source: SecretSource) -> Result<Arc<dyn SecretStore>, SecretError> {
-    Ok(match source {
-        SecretSource::Keyring => Arc::new(KeyringSecretStore::open()?),
-        SecretSource::Env => Arc::new(EnvSecretStore::from_env()),
-    })
-}
-
 /// Builds the host. Nothing is created when the village is missing; the lock is the first
 /// thing taken, before the log is opened, so a refused lock leaves no line.
 pub async fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, HostError> {
@@ -265,7 +248,11 @@ pub async fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<H
         orchestrator.language(),
         &demo_sink,
     )?;
-    let door = crate::door::open_at_boot(paths, &options, &*secrets, &orchestrator, &log).await;
+    let asked_door = crate::door::DoorAsked {
+        open: options.open_door,
+        port: options.door_port,
+    };
+    let door = crate::door::open_at_boot(paths, asked_door, &*secrets, &orchestrator, &log).await;
     startup::jev_line(&log, paths.data_dir(), &*secrets);
     // Said after the block, which stays whole: the key was settled before the bootstrap.
     if let Some(why) = &audit_unkeyed {

@@ -18,7 +18,8 @@ use std::time::Duration;
 use fuseforks_core::log::LogSink;
 use fuseforks_core::orchestrator::Orchestrator;
 use fuseforks_core::safety::{
-    Channel, SwitchCommand, SwitchState, clear_halt_marker, write_halt_marker,
+    ApprovedBy, AuditEvent, Channel, SwitchCommand, SwitchState, clear_halt_marker,
+    write_halt_marker,
 };
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
@@ -118,8 +119,16 @@ impl Drop for Channels {
     }
 }
 
-/// Starts the control-folder watcher and the socket of a running process.
+/// A pause left on the shelf for the next process (`pause` with nothing running): the next
+/// `ask` or `serve` starts paused and sends nothing until `resume`.
+pub fn pause_waiting(data_dir: &Path) -> bool {
+    control_dir(data_dir).join("pause").is_file()
+}
+
+/// Starts the control-folder watcher, the socket and the signals (SIGUSR1 toggles
+/// pause/resume, SIGUSR2 aborts) of a running process.
 pub fn start(orchestrator: &Orchestrator, data_dir: &Path, log: Arc<dyn LogSink>) -> Channels {
+    spawn_signals(orchestrator, data_dir, Arc::clone(&log));
     let stop = CancellationToken::new();
     let dir = control_dir(data_dir);
     if let Err(e) = prepare_dir(&dir) {
@@ -156,6 +165,42 @@ pub fn start(orchestrator: &Orchestrator, data_dir: &Path, log: Arc<dyn LogSink>
         socket,
         server,
     }
+}
+
+/// SIGUSR1 toggles pause/resume, SIGUSR2 aborts (Unix); each ends in [`apply`].
+fn spawn_signals(orchestrator: &Orchestrator, data_dir: &Path, log: Arc<dyn LogSink>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut usr1), Ok(mut usr2)) = (
+            signal(SignalKind::user_defined1()),
+            signal(SignalKind::user_defined2()),
+        ) else {
+            return;
+        };
+        let (orchestrator, data_dir) = (orchestrator.clone(), data_dir.to_path_buf());
+        tokio::spawn(async move {
+            loop {
+                let command = tokio::select! {
+                    _ = usr1.recv() => match orchestrator.switch_state() {
+                        SwitchState::Paused => SwitchCommand::Resume,
+                        _ => SwitchCommand::Pause,
+                    },
+                    _ = usr2.recv() => SwitchCommand::Abort,
+                };
+                // An abort waits for its sections; the next signal is read meanwhile.
+                let (o, d, l) = (orchestrator.clone(), data_dir.clone(), Arc::clone(&log));
+                let applied = async move { apply(&o, &d, command, Channel::Signal, &*l).await };
+                if command == SwitchCommand::Abort {
+                    tokio::spawn(applied);
+                } else {
+                    applied.await;
+                }
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = (orchestrator, data_dir, log);
 }
 
 /// Makes the control folder (0700) unless it is there; a link or a file in its place is refused.
@@ -381,9 +426,9 @@ async fn answer(
     let reply = match got {
         Ok(Ok(_)) => match line.trim_end_matches(['\n', '\r']) {
             "state" => state_line(orchestrator.switch_state()),
-            text if text.starts_with(crate::surface_audit::PROBE_APPROVED) => {
-                let rest = &text[crate::surface_audit::PROBE_APPROVED.len()..];
-                match crate::surface_audit::parse_probe_approved(rest.trim_start()) {
+            text if text.starts_with(PROBE_APPROVED) => {
+                let rest = &text[PROBE_APPROVED.len()..];
+                match parse_probe_approved(rest.trim_start()) {
                     Some(event) => {
                         orchestrator.audit(event).await;
                         state_line(orchestrator.switch_state())
@@ -404,6 +449,35 @@ async fn answer(
         _ => return,
     };
     let _ = write.write_all(reply.as_bytes()).await;
+}
+
+/// The socket request of a probe approval: `probe-approved <key> <kind> <schedule id>`.
+pub(crate) const PROBE_APPROVED: &str = "probe-approved";
+
+/// The audit event of a probe approved on this machine: target `<schedule id>/<kind>`
+/// (`probe` or `acceptance`), the approval key hashed.
+pub(crate) fn probe_approval_event(schedule_id: &str, kind: &str, key: &str) -> AuditEvent {
+    AuditEvent::new(
+        "-",
+        "-",
+        "probe_approve",
+        &format!("{schedule_id}/{kind}"),
+        key.as_bytes(),
+    )
+    .approved_by(ApprovedBy::Person(Channel::Cli))
+}
+
+/// Parses the socket request's words after [`PROBE_APPROVED`].
+pub(crate) fn parse_probe_approved(rest: &str) -> Option<AuditEvent> {
+    let mut words = rest.splitn(3, ' ');
+    let key = words
+        .next()
+        .filter(|k| k.len() == 64 && k.bytes().all(|b| b.is_ascii_hexdigit()))?;
+    let kind = words
+        .next()
+        .filter(|k| matches!(*k, "probe" | "acceptance"))?;
+    let id = words.next().filter(|id| !id.trim().is_empty())?;
+    Some(probe_approval_event(id, kind, key))
 }
 
 fn state_line(state: SwitchState) -> String {
@@ -471,5 +545,28 @@ pub async fn send(data_dir: &Path, request: &str) -> Result<SwitchState, SendErr
     {
         let _ = (data_dir, request);
         Err(SendError::NotRunning)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::parse_probe_approved;
+
+    #[test]
+    fn only_a_well_formed_request_is_an_event() {
+        let key = "ab".repeat(32);
+        let e = parse_probe_approved(&format!("{key} acceptance nightly build")).unwrap();
+        assert_eq!(e.target, "nightly build/acceptance");
+        assert_eq!(e.action, "probe_approve");
+        for bad in [
+            format!("{key} other id"),
+            format!("{} probe id", "zz".repeat(32)),
+            format!("{key} probe"),
+            format!("{key} probe  "),
+            "short probe id".to_owned(),
+        ] {
+            assert!(parse_probe_approved(&bad).is_none(), "{bad}");
+        }
     }
 }

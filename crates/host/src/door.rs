@@ -29,7 +29,6 @@ use subtle::ConstantTimeEq;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::boot::HostBootOptions;
 use crate::paths::HostPaths;
 use crate::secrets::SecretStore;
 
@@ -87,20 +86,30 @@ impl fuseforks_core::Coded for DoorError {
 /// The secret key of the door's token under `serve --door-port`.
 pub const DOOR_TOKEN_KEY: &str = "door_token";
 
+/// Which door a boot opens: `serve --door-port` (`port`), or the one of `mcp_server.json` when
+/// `open` (the GUI, `serve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DoorAsked {
+    /// Open the door per `mcp_server.json`.
+    pub open: bool,
+    /// Open it on 127.0.0.1:`port` with the secret `door_token` instead.
+    pub port: Option<u16>,
+}
+
 /// Opens the door the boot was asked for (`build_host` calls it in its order, before the
 /// agents start): `serve --door-port N` opens 127.0.0.1:N with the secret `door_token` and
 /// never reads `mcp_server.json`; otherwise, when the host may open the door,
 /// `mcp_server.json` decides (`enabled`, `port`, `token`). `Ok(None)`: no door.
 pub(crate) async fn open_at_boot(
     paths: &HostPaths,
-    options: &HostBootOptions,
+    asked: DoorAsked,
     secrets: &dyn SecretStore,
     orchestrator: &Orchestrator,
     log: &Arc<VillageLog>,
 ) -> Result<Option<Door>, DoorError> {
     let log: Arc<dyn LogSink> = log.clone();
     let orchestrator = orchestrator.clone();
-    if let Some(port) = options.door_port {
+    if let Some(port) = asked.port {
         let token = secrets
             .get(DOOR_TOKEN_KEY)
             .ok()
@@ -108,7 +117,7 @@ pub(crate) async fn open_at_boot(
             .ok_or(DoorError::TokenMissing)?;
         return Door::open(orchestrator, port, &token, log).await.map(Some);
     }
-    if !options.open_door {
+    if !asked.open {
         return Ok(None);
     }
     let settings = ShelfStore::new(paths.data_dir()).load_door()?.value;

@@ -15,6 +15,11 @@
 //!   the GUI goes on without it) → `jev:`; `Host`
 //! - `startup.rs`: the startup block's own lines, in the village's language:
 //!   `docs/formats/log-lines.md`
+//! - `lifecycle/`: what `ask`, `serve`, `gui` and `demo` do with a host, each one call: the halt
+//!   marker and the preflight, `build_host`, the switches, the kill switch's channels, the start
+//!   set, the request or the wait, the close with one deadline — the first stop request closes
+//!   with a 30 s grace, a second ends the wait —; every line it says is a typed `Notice` to the
+//!   caller's `Watcher`, every core event too under `--events jsonl`
 //! - `lock.rs`: the village lock
 //! - `paths.rs`: `HostPaths`; `VILLAGE_MISSING`, whose fix says "use its parent" when `--data-dir`
 //!   is a workspace
@@ -69,6 +74,7 @@ pub mod demo;
 pub mod door;
 mod door_body;
 pub mod gui;
+pub mod lifecycle;
 pub mod lock;
 pub mod paths;
 pub mod preflight_view;

@@ -13,11 +13,10 @@ use fuseforks_core::schedule::{ProcessZone, ZoneError, resolve_process_zone};
 use fuseforks_core::tools::RunApproval;
 use fuseforks_core::village::{AgentId, Language, VillageError, World};
 use fuseforks_core::village::{Loaded, Notice, NoticeCode};
-use fuseforks_core::village::{McpConfig, McpServerEntry};
 
-use crate::boot::{SecretSource, secret_store};
 use crate::paths::HostPaths;
-use crate::secrets::SecretError;
+pub use crate::secret_names::mcp_secret_keys;
+use crate::secrets::{SecretError, SecretSource, secret_store};
 
 const START_FIX: &str = "give batch alone, reception alone (ask only), or agent ids from world.json separated by commas";
 
@@ -429,35 +428,6 @@ pub fn command_found(program: &str) -> bool {
     std::env::var_os("PATH")
         .map(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
         .unwrap_or(false)
-}
-
-/// The `mcp:NAME` keys referenced by the enabled http servers of every `mcp.json` of the
-/// village (for the collision check; a disabled server is not counted).
-pub fn mcp_secret_keys(paths: &HostPaths) -> Vec<String> {
-    let village = paths.village();
-    let mut configs: Vec<McpConfig> = village
-        .load_shared_mcp()
-        .map(|l| l.value)
-        .into_iter()
-        .collect();
-    if let Ok(world) = village.load_world() {
-        for agent in &world.value.agents {
-            if let Ok(files) = village.agent_files(&agent.id) {
-                configs.extend(files.load_mcp().map(|l| l.value));
-            }
-        }
-    }
-    let keys: BTreeSet<String> = configs
-        .iter()
-        .flat_map(|c| c.mcp_servers.values())
-        .filter_map(|entry| match entry {
-            McpServerEntry::Http(h) if h.enabled => Some(h.secret_names()),
-            McpServerEntry::Http(_) | McpServerEntry::Stdio(_) => None,
-        })
-        .flatten()
-        .map(|name| format!("mcp:{name}"))
-        .collect();
-    keys.into_iter().collect()
 }
 
 /// Whether `folder` and `data_dir` overlap (compared as real paths): the folder is the data

@@ -3,6 +3,9 @@
 //! (`FUSEFORKS_SECRET_` + the key upper-cased, non-alphanumerics turned into `_`), and which
 //! keys a village uses (`secrets list`).
 
+/// The audit chain's key in the secret store.
+pub const AUDIT_KEY: &str = "audit_key";
+
 /// The prefix of every secret environment variable.
 pub const ENV_PREFIX: &str = "FUSEFORKS_SECRET_";
 
@@ -10,7 +13,9 @@ pub const ENV_PREFIX: &str = "FUSEFORKS_SECRET_";
 /// the core, whose preflight names variables too).
 pub use fuseforks_core::preflight::env_var_name;
 
-use fuseforks_core::village::{Credential, VillageError};
+use std::collections::BTreeSet;
+
+use fuseforks_core::village::{Credential, McpConfig, McpServerEntry, VillageError};
 
 use crate::paths::HostPaths;
 
@@ -46,15 +51,11 @@ pub fn needed_keys(paths: &HostPaths) -> Result<Vec<NeededKey>, VillageError> {
             required: true,
         })
         .collect();
-    keys.extend(
-        crate::preflight_view::mcp_secret_keys(paths)
-            .into_iter()
-            .map(|key| NeededKey {
-                key,
-                used_by: "mcp.json header ${secret:…}".into(),
-                required: true,
-            }),
-    );
+    keys.extend(mcp_secret_keys(paths).into_iter().map(|key| NeededKey {
+        key,
+        used_by: "mcp.json header ${secret:…}".into(),
+        required: true,
+    }));
     keys.push(NeededKey {
         key: "door_token".into(),
         used_by: "serve --door-port".into(),
@@ -67,6 +68,35 @@ pub fn needed_keys(paths: &HostPaths) -> Result<Vec<NeededKey>, VillageError> {
         required: world.judges.iter().any(fuseforks_core::judge::uses_jev),
     });
     Ok(keys)
+}
+
+/// The `mcp:NAME` keys referenced by the enabled http servers of every `mcp.json` of the
+/// village (for the collision check; a disabled server is not counted).
+pub fn mcp_secret_keys(paths: &HostPaths) -> Vec<String> {
+    let village = paths.village();
+    let mut configs: Vec<McpConfig> = village
+        .load_shared_mcp()
+        .map(|l| l.value)
+        .into_iter()
+        .collect();
+    if let Ok(world) = village.load_world() {
+        for agent in &world.value.agents {
+            if let Ok(files) = village.agent_files(&agent.id) {
+                configs.extend(files.load_mcp().map(|l| l.value));
+            }
+        }
+    }
+    let keys: BTreeSet<String> = configs
+        .iter()
+        .flat_map(|c| c.mcp_servers.values())
+        .filter_map(|entry| match entry {
+            McpServerEntry::Http(h) if h.enabled => Some(h.secret_names()),
+            McpServerEntry::Http(_) | McpServerEntry::Stdio(_) => None,
+        })
+        .flatten()
+        .map(|name| format!("mcp:{name}"))
+        .collect();
+    keys.into_iter().collect()
 }
 
 #[cfg(test)]

@@ -4,65 +4,36 @@
 //! variable. Values never reach logs, errors or `Debug`.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crate::secret_names::{ENV_PREFIX, env_var_name};
+pub use crate::secret_store::SecretError;
 use crate::secret_store::{self, KeyringBackend, OsKeyring};
 
 /// The keyring service name (one per app).
 pub const SERVICE: &str = "jp.outcasts.fuseforks";
 /// Fixed keys the code uses besides template ids and `mcp:NAME`.
-pub const FIXED_KEYS: [&str; 3] = ["jev_api_token", "door_token", crate::audit_key::AUDIT_KEY];
+pub const FIXED_KEYS: [&str; 3] = [
+    "jev_api_token",
+    "door_token",
+    crate::secret_names::AUDIT_KEY,
+];
 
-/// Errors of a secret store (never holding a value).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SecretError {
-    /// The store cannot be used on this machine.
-    #[error("the OS keyring is not available here ({0})")]
-    Unavailable(String),
-    /// The store is read-only.
-    #[error("--secrets env is read-only; set the variable in the environment instead")]
-    ReadOnly,
-    /// The store failed.
-    #[error("{0}")]
-    Failed(String),
-    /// A stored value cannot be used as a secret (never shows the value).
-    #[error("the secret {key} cannot be used: {why}")]
-    Invalid {
-        /// Where it was read: the key, or its environment variable.
-        key: String,
-        /// What is wrong with it ([`value_problem`]).
-        why: &'static str,
-    },
+/// Where secrets are read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretSource {
+    /// The OS keyring (the GUI's only choice).
+    Keyring,
+    /// `FUSEFORKS_SECRET_*` variables, read once, read-only.
+    Env,
 }
 
-impl SecretError {
-    /// The stable machine code.
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::Unavailable(_) => "SECRET_STORE_UNAVAILABLE",
-            Self::ReadOnly => "SECRET_STORE_READ_ONLY",
-            Self::Failed(_) => "SECRET_STORE_FAILED",
-            Self::Invalid { .. } => "SECRET_VALUE_INVALID",
-        }
-    }
-}
-
-impl fuseforks_core::Coded for SecretError {
-    fn code(&self) -> &'static str {
-        Self::code(self)
-    }
-
-    fn fix(&self) -> Option<String> {
-        match self {
-            Self::Unavailable(_) => {
-                Some("pass --secrets env and set FUSEFORKS_SECRET_* variables".into())
-            }
-            Self::Invalid { .. } => Some(
-                "store the key again, alone on one line (`fuseforks-cli secrets set KEY --data-dir D`, or the FUSEFORKS_SECRET_* variable)".into(),
-            ),
-            Self::ReadOnly | Self::Failed(_) => None,
-        }
-    }
+/// Opens the secret store of a source.
+pub fn secret_store(source: SecretSource) -> Result<Arc<dyn SecretStore>, SecretError> {
+    Ok(match source {
+        SecretSource::Keyring => Arc::new(KeyringSecretStore::open()?),
+        SecretSource::Env => Arc::new(EnvSecretStore::from_env()),
+    })
 }
 
 /// Where secrets come from.
@@ -233,7 +204,7 @@ pub fn village_keys(
         .map(|t| t.id.to_string())
         .collect();
     keys.extend(FIXED_KEYS.iter().map(|k| (*k).to_owned()));
-    keys.extend(crate::preflight_view::mcp_secret_keys(paths));
+    keys.extend(crate::secret_names::mcp_secret_keys(paths));
     keys
 }
 

@@ -6,44 +6,14 @@
 
 use std::path::Path;
 
-use fuseforks_core::safety::{
-    ApprovedBy, AuditEvent, AuditLog, AuditLogOptions, Channel, DEFAULT_MAX_BYTES,
-};
+use fuseforks_core::safety::{AuditEvent, AuditLog, AuditLogOptions, DEFAULT_MAX_BYTES};
 use fuseforks_core::sessions::SessionStore;
 
-use crate::control::{SendError, send};
+use crate::audit_key;
+use crate::control::{PROBE_APPROVED, SendError, probe_approval_event, send};
 use crate::lock::VillageLock;
 use crate::paths::HostPaths;
-use crate::{SecretSource, audit_key};
-
-/// The socket request of a probe approval: `probe-approved <key> <kind> <schedule id>`.
-pub(crate) const PROBE_APPROVED: &str = "probe-approved";
-
-/// The audit event of a probe approved on this machine: target `<schedule id>/<kind>`
-/// (`probe` or `acceptance`), the approval key hashed.
-pub(crate) fn probe_approval_event(schedule_id: &str, kind: &str, key: &str) -> AuditEvent {
-    AuditEvent::new(
-        "-",
-        "-",
-        "probe_approve",
-        &format!("{schedule_id}/{kind}"),
-        key.as_bytes(),
-    )
-    .approved_by(ApprovedBy::Person(Channel::Cli))
-}
-
-/// Parses the socket request's words after [`PROBE_APPROVED`].
-pub(crate) fn parse_probe_approved(rest: &str) -> Option<AuditEvent> {
-    let mut words = rest.splitn(3, ' ');
-    let key = words
-        .next()
-        .filter(|k| k.len() == 64 && k.bytes().all(|b| b.is_ascii_hexdigit()))?;
-    let kind = words
-        .next()
-        .filter(|k| matches!(*k, "probe" | "acceptance"))?;
-    let id = words.next().filter(|id| !id.trim().is_empty())?;
-    Some(probe_approval_event(id, kind, key))
-}
+use crate::secrets::SecretSource;
 
 /// Why an audit line could not be written (the approval itself stands).
 #[derive(Debug, thiserror::Error)]
@@ -67,8 +37,9 @@ impl fuseforks_core::Coded for SurfaceAuditError {
 }
 
 /// Records a probe approval in the village's audit log; `true` when the running process
-/// wrote it, `false` when it was written here (marked with the key from `secrets`).
-pub fn record_probe_approval(
+/// wrote it, `false` when it was written here (marked with the key from `secrets`). Async: the
+/// caller's runtime carries the socket exchange (a command-line caller builds one for it).
+pub async fn record_probe_approval(
     paths: &HostPaths,
     schedule_id: &str,
     kind: &str,
@@ -76,11 +47,7 @@ pub fn record_probe_approval(
     secrets: SecretSource,
 ) -> Result<bool, SurfaceAuditError> {
     let request = format!("{PROBE_APPROVED} {key} {kind} {schedule_id}");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| SurfaceAuditError::Local(e.kind().to_string()))?;
-    match runtime.block_on(send(paths.data_dir(), &request)) {
+    match send(paths.data_dir(), &request).await {
         Ok(_) => Ok(true),
         Err(SendError::Failed(why)) => Err(SurfaceAuditError::Process(why)),
         Err(SendError::NotRunning) => {
@@ -101,7 +68,7 @@ fn write_here(
     let _lock = VillageLock::acquire(workspace).map_err(|e| local(e.to_string()))?;
     let store =
         SessionStore::open(&workspace.join("sessions.redb")).map_err(|e| local(e.to_string()))?;
-    let key = crate::boot::secret_store(secrets)
+    let key = crate::secrets::secret_store(secrets)
         .map_err(audit_key::Unkeyed::Store)
         .and_then(|s| audit_key::writer_key(secrets, &*s, paths.data_dir()));
     let options = AuditLogOptions {
@@ -115,27 +82,4 @@ fn write_here(
     // Dropping the log finishes its queue (the line fsynced, the head committed).
     drop(audit);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::parse_probe_approved;
-
-    #[test]
-    fn only_a_well_formed_request_is_an_event() {
-        let key = "ab".repeat(32);
-        let e = parse_probe_approved(&format!("{key} acceptance nightly build")).unwrap();
-        assert_eq!(e.target, "nightly build/acceptance");
-        assert_eq!(e.action, "probe_approve");
-        for bad in [
-            format!("{key} other id"),
-            format!("{} probe id", "zz".repeat(32)),
-            format!("{key} probe"),
-            format!("{key} probe  "),
-            "short probe id".to_owned(),
-        ] {
-            assert!(parse_probe_approved(&bad).is_none(), "{bad}");
-        }
-    }
 }

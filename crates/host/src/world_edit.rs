@@ -220,7 +220,7 @@ pub fn open_for_edit(
         log = log.with_echo(echo);
     }
     let log: Arc<dyn LogSink> = Arc::new(log);
-    let key = crate::boot::secret_store(secrets)
+    let key = crate::secrets::secret_store(secrets)
         .map_err(audit_key::Unkeyed::Store)
         .and_then(|s| audit_key::writer_key(secrets, &*s, paths.data_dir()));
     let key = key

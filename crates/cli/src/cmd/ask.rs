@@ -1,26 +1,23 @@
 //! `fuseforks-cli ask …`: one request to the reception, the answer alone on stdout, and an exit
-//! code for the outcome. A new conversation by default.
+//! code for the outcome. A new conversation by default. The run is the host's `lifecycle::ask`,
+//! called once; this module parses, and says the answer its report callback gets.
 
 use std::io::Read;
+use std::sync::Arc;
 
 use clap::Args;
-use fuseforks_core::goal::{AttemptReport, GoalOutcome, GoalRequest, GoalSpec, GoalVerdict};
-use fuseforks_core::orchestrator::{
-    ExternalOutcome, Orchestrator, PendingQuestion, PlanTaskState, RequestMode, TurnFailure,
-};
-use fuseforks_core::preflight::HeadlessMode;
-use fuseforks_core::village::Language;
 
-use super::headless::{
-    CLOSE_GRACE, Common, boot, close, configure, finish_close, log_notices, report_close,
-    report_findings, start_agents,
-};
+use fuseforks_core::goal::{GoalOutcome, GoalSpec, GoalVerdict};
+use fuseforks_core::orchestrator::{ExternalOutcome, PendingQuestion, PlanTaskState, TurnFailure};
+use fuseforks_core::village::Language;
+use fuseforks_host::door::DoorAsked;
+use fuseforks_host::lifecycle::{self, AskAnswer, AskRequest, Asked, ConversationChoice, Ended};
+
+use super::headless::{Common, open_options};
+use super::render::Renderer;
 use crate::exit;
 use crate::output::Out;
-use crate::signals::{SignalCount, reached};
-
-/// How long `ask` waits for the answer once every agent has ended (it is already there).
-const ANSWER_AFTER_CLOSE: std::time::Duration = std::time::Duration::from_millis(200);
+use crate::signals::SignalCount;
 
 /// `--output`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -36,8 +33,8 @@ pub enum OutputArg {
 /// How the outcome is shown.
 #[derive(Clone, Copy)]
 struct Shown<'a> {
-    /// The result object (`--output json|stream-json`), with what it needs.
-    json: Option<(&'a Orchestrator, super::ask_result::Started)>,
+    /// The result object (`--output json|stream-json`).
+    json: bool,
     /// The result object carries `"type": "result"` (stream-json).
     tagged: bool,
     /// The answer was printed piece by piece already (`--stream`).
@@ -105,113 +102,79 @@ pub struct AskArgs {
     pub message: String,
 }
 
-/// Runs `ask`.
+/// Runs `ask`: parses, opens the host's lifecycle once (the request answered and reported
+/// before the close), and gives the exit code.
 pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     let message = match request_text(args, out) {
         Ok(text) => text,
         Err(code) => return code,
     };
-    if let Err(code) = super::control::refuse_if_halted(&args.common.data_dir, out) {
-        return code;
-    }
-    super::control::warn_if_paused(&args.common.data_dir, out);
-    let report = match args.common.preflight(HeadlessMode::Ask, None, out) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
-    if report_findings(&report, out, args.verbose) {
-        return exit::REJECTED;
-    }
-    if *signals.borrow() > 0 {
-        out.cli(
-            "info",
-            "INTERRUPTED",
-            "interrupted before anything was sent",
-            None,
-        );
-        return exit::INTERRUPTED;
-    }
-    let host = match boot(&args.common, out, false, None).await {
-        Ok(h) => h,
-        Err(code) => return code,
-    };
-    log_notices(&host, &report);
-    let orchestrator = host.orchestrator.clone();
-    configure(&orchestrator, &args.common, *out);
-    orchestrator.set_dry_run(args.dry_run);
-    let channels = super::control::start_channels(&host);
-    let answering = match conversation(&orchestrator, args, out) {
-        Ok(answering) => answering,
-        Err(code) => {
-            let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
-            let mut quiet = signals.clone();
-            close(&orchestrator, &mut quiet, out, cut_at).await;
-            return code;
-        }
-    };
-    if *signals.borrow() > 0 {
-        out.cli(
-            "info",
-            "INTERRUPTED",
-            "interrupted during start-up; nothing was sent",
-            None,
-        );
-        return exit::INTERRUPTED;
-    }
-    if let Err(code) = start_agents(&orchestrator, &report, out) {
-        return code;
-    }
-    let (workspace, village_log) = (host.paths.workspace(), host.log.clone());
-    let request = GoalRequest {
-        orchestrator: &orchestrator,
-        client: &args.client,
-        message: &message,
-        workspace: &workspace,
-        log: village_log.as_ref(),
-    };
-    let started = super::ask_result::Started::now();
-    let streamer = match (args.output, args.stream) {
-        (OutputArg::StreamJson, _) => Some(super::ask_stream::start(
-            &orchestrator,
-            super::ask_stream::Mode::Json,
-        )),
-        (OutputArg::Text, true) => Some(super::ask_stream::start(
-            &orchestrator,
-            super::ask_stream::Mode::Text,
-        )),
+    let stream = match (args.output, args.stream) {
+        (OutputArg::StreamJson, _) => Some(super::ask_stream::Mode::Json),
+        (OutputArg::Text, true) => Some(super::ask_stream::Mode::Text),
         _ => None,
     };
-    let printed = streamer.as_ref().map(|s| std::sync::Arc::clone(&s.printed));
-    let mode = RequestMode {
-        dry_run: args.dry_run,
+    let (renderer, printed) = Renderer::new(*out, &args.common.data_dir)
+        .verbose(args.verbose)
+        .streaming(stream);
+    let options = open_options(
+        &args.common.data_dir,
+        args.common.secret_source(),
+        DoorAsked::default(),
+        out.log_echo(),
+        out,
+    );
+    let request = AskRequest {
+        client: args.client.clone(),
+        message,
+        conversation: match (&args.resume, args.continue_session) {
+            (Some(id), _) => ConversationChoice::Resume(id.clone()),
+            (None, true) => ConversationChoice::Continue,
+            (None, false) => ConversationChoice::New,
+        },
+        answer: args.answer,
+        goal: goal_spec(args),
+        stream: stream.is_some(),
     };
-    let ask = asked(request, goal_spec(args), mode, *out, answering);
-    let asking = async move {
-        let asked = ask.await;
-        if let Some(streamer) = streamer {
-            streamer.stop().await;
-        }
-        asked
-    };
-    let language = report.language;
     let shown = Shown {
-        json: (args.output != OutputArg::Text).then_some((&orchestrator, started)),
+        json: args.output != OutputArg::Text,
         tagged: args.output == OutputArg::StreamJson,
         streamed: printed.as_deref(),
         dry_run: args.dry_run,
     };
-    let code = answer_then_close(&orchestrator, asking, signals, out, |outcome| {
-        let code = report_asked(outcome, language, out, shown);
-        if orchestrator.switch_state() == fuseforks_core::safety::SwitchState::Halted {
-            return super::control::report_halted(&args.common.data_dir, out);
-        }
-        code
-    })
+    let headless = args.common.headless(args.dry_run);
+    let ended = lifecycle::ask(
+        options,
+        headless,
+        request,
+        Arc::new(renderer),
+        signals,
+        |answer| {
+            let halted = answer.halted;
+            let code = report_asked(answer, out, shown);
+            if halted {
+                return report_halted(&args.common.data_dir, out);
+            }
+            code
+        },
+    )
     .await;
-    // The channels end after the close: a halt's answer reaches its client first.
-    channels.close().await;
-    drop(host);
-    code
+    match ended {
+        Ended::Answered(code) => code,
+        Ended::Failed(failure) => super::render::exit_code(&failure),
+        Ended::Interrupted(_) => exit::INTERRUPTED,
+    }
+}
+
+/// Says the village was halted while the request ran (exit 14).
+fn report_halted(data_dir: &std::path::Path, out: &Out) -> u8 {
+    out.cli(
+        "error",
+        "VILLAGE_HALTED",
+        "village halted by the kill switch",
+        Some(&super::render::resume_command(data_dir)),
+    );
+    exit::HALTED
 }
 
 /// The request: the last argument, or stdin for `-`; an empty or blank one is a usage error
@@ -245,71 +208,15 @@ fn request_text(args: &AskArgs, out: &Out) -> Result<String, u8> {
     Ok(text)
 }
 
-/// Waits for `asking` while watching the signals, lets `report` say how it ended (before the
-/// close) and give the exit code, then closes the village. The first signal starts the close at
-/// once: every agent stops and its turn is interrupted, recording itself within the grace (or
-/// its call in flight is cut when it runs out); a second one exits without waiting. Shared by
-/// `ask` and `demo`.
-pub(crate) async fn answer_then_close(
-    orchestrator: &Orchestrator,
-    asking: impl std::future::Future<Output = Asked>,
-    mut signals: SignalCount,
-    out: &Out,
-    report: impl FnOnce(Asked) -> u8,
-) -> u8 {
-    tokio::pin!(asking);
-    // The close, started by the first signal (or after the answer): one deadline for all of it.
-    let (mut first_signal, closer) = (signals.clone(), orchestrator.clone());
-    let closing = async move {
-        reached(&mut first_signal, 1).await;
-        closer.close(CLOSE_GRACE).await
-    };
-    tokio::pin!(closing);
-    let mut closed = None;
-    let outcome = tokio::select! {
-        result = &mut asking => result,
-        () = reached(&mut signals, 1) => {
-            // First signal: every agent stops and its turn is interrupted at once; the turn
-            // records itself within the grace, or its call in flight is cut when it runs out.
-            out.cli("info", "CLOSING", "closing: a model call in flight may finish within 30 s (its answer is kept); a second Ctrl+C exits at once", None);
-            tokio::select! {
-                result = &mut asking => result,
-                all = &mut closing => {
-                    closed = Some(all);
-                    // Every agent has ended: the answer, if any, is already there.
-                    tokio::time::timeout(ANSWER_AFTER_CLOSE, &mut asking)
-                        .await
-                        .unwrap_or_else(|_| Asked::Plain(interrupted(orchestrator)))
-                }
-                () = reached(&mut signals, 2) => {
-                    out.cli("warn", "CLOSE_ABORTED", "exited without waiting: the turn's payment record may be missing", None);
-                    // Exit 8 still prints its fixed line on stdout, as every no-answer exit does.
-                    return report(Asked::Plain(interrupted(orchestrator)));
-                }
-            }
-        }
-    };
-    let code = report(outcome);
-    let signalled = *signals.borrow() > 0;
-    match closed {
-        Some(all) => report_close(all, out),
-        None if signalled => finish_close(closing, &mut signals, out).await,
-        None => {
-            let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
-            close(orchestrator, &mut signals, out, cut_at).await;
-        }
-    }
-    code
-}
-
 /// Prints the answer (or the no-answer line) and how the goal loop ended; gives the exit code.
-fn report_asked(asked: Asked, language: Language, out: &Out, shown: Shown<'_>) -> u8 {
+fn report_asked(answer: AskAnswer, out: &Out, shown: Shown<'_>) -> u8 {
     let json = shown.json;
-    let (outcome, goal) = match asked {
-        Asked::Plain(outcome) => (outcome, None),
+    let language = answer.language;
+    let (outcome, goal) = match &answer.asked {
+        Asked::Plain(outcome) => (outcome.clone(), None),
         Asked::Goal(Ok(goal)) => (goal.last.clone(), Some(Ok(goal))),
         Asked::Goal(Err(e)) => {
-            out.error(&e);
+            out.error(e);
             let none = ExternalOutcome {
                 answer: None,
                 state: PlanTaskState::NoAnswer,
@@ -324,7 +231,7 @@ fn report_asked(asked: Asked, language: Language, out: &Out, shown: Shown<'_>) -
     let streamed = shown
         .streamed
         .is_some_and(|p| p.load(std::sync::atomic::Ordering::SeqCst));
-    if json.is_none() {
+    if !json {
         match &outcome.answer {
             // Its pieces are on the screen already: end the line.
             Some(_) if streamed => crate::outln!(),
@@ -338,11 +245,11 @@ fn report_asked(asked: Asked, language: Language, out: &Out, shown: Shown<'_>) -
     report_outcome(&outcome, out);
     let code = match &goal {
         None => exit::for_outcome(outcome.state),
-        Some(Ok(goal)) => report_goal(goal, language, out, json.is_some()),
+        Some(Ok(goal)) => report_goal(goal, language, out, json),
         Some(Err(())) => exit::CORE_ERROR,
     };
-    if let Some((orchestrator, started)) = json {
-        let mut result = super::ask_result::result(orchestrator, &outcome, code, started);
+    if json {
+        let mut result = super::ask_result::result(&answer, &outcome, code);
         if shown.tagged {
             result["type"] = serde_json::json!("result");
         }
@@ -352,12 +259,6 @@ fn report_asked(asked: Asked, language: Language, out: &Out, shown: Shown<'_>) -
         out.result(&format!("{result}\n"));
     }
     code
-}
-
-/// What `ask` waited for: one turn, or a goal loop.
-pub(crate) enum Asked {
-    Plain(ExternalOutcome),
-    Goal(Result<GoalOutcome, fuseforks_core::goal::GoalError>),
 }
 
 /// The goal loop of `--accept`, when given.
@@ -372,97 +273,6 @@ fn goal_spec(args: &AskArgs) -> Option<GoalSpec> {
             .unwrap_or(fuseforks_core::goal::DEFAULT_ATTEMPTS),
         timeout_secs: fuseforks_core::goal::DEFAULT_TIMEOUT_SECS,
     })
-}
-
-/// The conversation the request goes to (`--resume`, `--continue-session`, else a new one), and
-/// whether the text answers its question. `Err`: the exit code of a refusal, said on stderr (an
-/// unknown `--resume` id, exit 2).
-fn conversation(orchestrator: &Orchestrator, args: &AskArgs, out: &Out) -> Result<bool, u8> {
-    if let Some(id) = &args.resume {
-        orchestrator.continue_conversation(id).map_err(|e| {
-            out.error(&e);
-            exit::USAGE
-        })?;
-    } else if !args.continue_session {
-        orchestrator.new_conversation();
-    }
-    answering(orchestrator, args, out)
-}
-
-/// Whether the text answers a question: the continued conversation waits on one (without
-/// `--accept`, whose loop sends requests of its own). `Err`: the exit code of a refusal
-/// (`--answer` on a conversation that waits for nothing), said on stderr.
-fn answering(orchestrator: &Orchestrator, args: &AskArgs, out: &Out) -> Result<bool, u8> {
-    let continued = args.resume.is_some() || args.continue_session;
-    let session = orchestrator.current_session();
-    let (Some(session), true, None) = (session, continued, &args.accept) else {
-        return Ok(false);
-    };
-    match orchestrator.open_question(&session) {
-        Ok(Some(_)) => Ok(true),
-        Ok(None) if args.answer => {
-            out.error(&fuseforks_core::CoreError::QuestionNotPending(format!(
-                "conversation {session} is not waiting for an answer: its last turn ended without a question, or the question was answered"
-            )));
-            Err(exit::USAGE)
-        }
-        Ok(None) => Ok(false),
-        Err(e) => {
-            out.error(&e);
-            Err(exit::CORE_ERROR)
-        }
-    }
-}
-
-/// The request: one turn, the answer to the conversation's question (`answering`), or the
-/// goal loop (each attempt's check said on stderr as it ends,
-/// `{"type":"cli","code":"GOAL_ATTEMPT",…}` under `--events jsonl`).
-async fn asked(
-    request: GoalRequest<'_>,
-    goal: Option<GoalSpec>,
-    mode: RequestMode,
-    out: Out,
-    answering: bool,
-) -> Asked {
-    if answering {
-        let orchestrator = request.orchestrator;
-        return Asked::Plain(
-            orchestrator
-                .answer_external(request.client, request.message, mode)
-                .await
-                .unwrap_or_else(|e| {
-                    out.error(&e);
-                    ExternalOutcome {
-                        answer: None,
-                        state: PlanTaskState::Undeliverable,
-                        failure: None,
-                        session_id: orchestrator.current_session(),
-                        question: None,
-                        effects: Vec::new(),
-                    }
-                }),
-        );
-    }
-    let Some(spec) = goal else {
-        return Asked::Plain(
-            request
-                .orchestrator
-                .ask_external_in_mode(request.client, request.message, mode)
-                .await,
-        );
-    };
-    let mut tell = move |a: &AttemptReport| {
-        out.cli(
-            "info",
-            "GOAL_ATTEMPT",
-            &format!(
-                "goal id={} attempt={}/{} outcome={} ({})",
-                a.goal_id, a.attempt, a.max_attempts, a.outcome, a.reason
-            ),
-            None,
-        );
-    };
-    Asked::Goal(fuseforks_core::goal::run_goal(request, &spec, &mut tell).await)
 }
 
 /// Says how a goal loop ended (stderr; a fixed line on stdout when not reached) and gives the
@@ -527,18 +337,6 @@ fn report_goal(goal: &GoalOutcome, language: Language, out: &Out, quiet: bool) -
             );
             exit::GOAL_NOT_REACHED
         }
-    }
-}
-
-/// The outcome of an `ask` cut by the close before its turn answered.
-fn interrupted(orchestrator: &Orchestrator) -> ExternalOutcome {
-    ExternalOutcome {
-        answer: None,
-        state: PlanTaskState::Interrupted,
-        failure: None,
-        session_id: orchestrator.current_session(),
-        question: None,
-        effects: Vec::new(),
     }
 }
 

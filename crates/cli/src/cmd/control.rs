@@ -3,13 +3,13 @@
 //! fuseforks.sock`) and prints the state after the change; when nothing answers, falls back to
 //! the shelf: `halt` writes the `halt` marker, `resume` removes it (and any control file not
 //! yet consumed), and each leaves its control file `control/<command>` (read by a process whose
-//! socket could not open, or by the next one: `pause` starts it paused). Also the signals of a running `ask`/`serve`: SIGUSR1 toggles pause/resume,
-//! SIGUSR2 aborts (SIGINT/SIGTERM stay the graceful close), and the halted check of a start.
+//! socket could not open, or by the next one: `pause` starts it paused). Also the kill
+//! switch's findings of `check`. The channels of a running `ask`/`serve` (SIGUSR1/SIGUSR2
+//! included) and the halted check of a start are the host's lifecycle.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use fuseforks_core::orchestrator::Orchestrator;
 use fuseforks_core::safety::{
     Channel, SwitchCommand, SwitchState, clear_halt_marker, read_halt_marker, write_halt_marker,
 };
@@ -120,45 +120,6 @@ fn offline(command: SwitchCommand, data_dir: &Path, out: &Out) -> u8 {
     }
 }
 
-/// Refuses to start a halted village (exit 14), naming the way out.
-pub fn refuse_if_halted(data_dir: &Path, out: &Out) -> Result<(), u8> {
-    if read_halt_marker(data_dir).is_none() {
-        return Ok(());
-    }
-    out.cli(
-        "error",
-        "VILLAGE_HALTED",
-        "village halted: the kill switch's halt marker is on the shelf",
-        Some(&format!(
-            "fuseforks-cli resume --data-dir {}",
-            fuseforks_host::paths::shell_word(&data_dir.display().to_string())
-        )),
-    );
-    Err(exit::HALTED)
-}
-
-/// A pause left on the shelf for the next process (`pause` with nothing running): the next
-/// `ask` or `serve` starts paused and sends nothing until `resume`.
-pub fn pause_waiting(data_dir: &Path) -> bool {
-    control_dir(data_dir).join("pause").is_file()
-}
-
-/// Says, before anything starts, that this run will begin paused (an `ask` would otherwise
-/// wait silently until its timeout).
-pub fn warn_if_paused(data_dir: &Path, out: &Out) {
-    if pause_waiting(data_dir) {
-        out.cli(
-            "warn",
-            "VILLAGE_PAUSED",
-            "the village is paused (a pause left by `pause` while nothing ran): no model or tool call starts until resume",
-            Some(&format!(
-                "fuseforks-cli resume --data-dir {}",
-                fuseforks_host::paths::shell_word(&data_dir.display().to_string())
-            )),
-        );
-    }
-}
-
 /// The kill switch's findings for `check`: halted (a rejection: `ask`/`serve` exit 14) or a
 /// pause waiting on the shelf (a warning).
 pub fn switch_findings(data_dir: &Path, lang: fuseforks_core::village::Language) -> Vec<Finding> {
@@ -186,7 +147,7 @@ pub fn switch_findings(data_dir: &Path, lang: fuseforks_core::village::Language)
             file: None,
             field: None,
         });
-    } else if pause_waiting(data_dir) {
+    } else if fuseforks_host::control::pause_waiting(data_dir) {
         found.push(Finding {
             level: Level::Warn,
             code: "VILLAGE_PAUSED",
@@ -200,69 +161,6 @@ pub fn switch_findings(data_dir: &Path, lang: fuseforks_core::village::Language)
         });
     }
     found
-}
-
-/// Says the village was halted while running (exit 14).
-pub fn report_halted(data_dir: &Path, out: &Out) -> u8 {
-    out.cli(
-        "error",
-        "VILLAGE_HALTED",
-        "village halted by the kill switch",
-        Some(&format!(
-            "fuseforks-cli resume --data-dir {}",
-            fuseforks_host::paths::shell_word(&data_dir.display().to_string())
-        )),
-    );
-    exit::HALTED
-}
-
-/// Starts the kill switch's channels of a running `ask`/`serve`: the control folder, the
-/// socket and the signals. Dropping the result ends the folder watcher and the socket.
-pub fn start_channels(host: &fuseforks_host::Host) -> fuseforks_host::control::Channels {
-    let log: std::sync::Arc<dyn fuseforks_core::log::LogSink> = host.log.clone();
-    let data_dir = host.paths.data_dir();
-    spawn_signals(&host.orchestrator, data_dir, std::sync::Arc::clone(&log));
-    fuseforks_host::control::start(&host.orchestrator, data_dir, log)
-}
-
-/// SIGUSR1 toggles pause/resume, SIGUSR2 aborts (Unix).
-pub fn spawn_signals(
-    orchestrator: &Orchestrator,
-    data_dir: &Path,
-    log: std::sync::Arc<dyn fuseforks_core::log::LogSink>,
-) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut usr1), Ok(mut usr2)) = (
-            signal(SignalKind::user_defined1()),
-            signal(SignalKind::user_defined2()),
-        ) else {
-            return;
-        };
-        let (orchestrator, data_dir) = (orchestrator.clone(), data_dir.to_path_buf());
-        tokio::spawn(async move {
-            loop {
-                let command = tokio::select! {
-                    _ = usr1.recv() => match orchestrator.switch_state() {
-                        SwitchState::Paused => SwitchCommand::Resume,
-                        _ => SwitchCommand::Pause,
-                    },
-                    _ = usr2.recv() => SwitchCommand::Abort,
-                };
-                // An abort waits for its sections; the next signal is read meanwhile.
-                let (o, d, l) = (orchestrator.clone(), data_dir.clone(), log.clone());
-                let applied = async move {
-                    fuseforks_host::control::apply(&o, &d, command, Channel::Signal, &*l).await
-                };
-                if command == SwitchCommand::Abort {
-                    tokio::spawn(applied);
-                } else {
-                    applied.await;
-                }
-            }
-        });
-    }
 }
 
 fn now_ms() -> i64 {

@@ -1,10 +1,10 @@
 //! `fuseforks-cli demo`: a village working in one command, with no key and no network. Founds
-//! the demo village (host `demo/village.rs`) in a temporary folder or `--keep DIR`, boots it —
-//! the boot starts the embedded demo model (scripted, not an AI) on 127.0.0.1 —, sends one
-//! request to the reception through the real engine (a plan wave to two servants: one writes a
-//! file with `file`, one answers with `grep`; the reception bundles the answers), and prints
-//! what happened. The wait, the signals and the close are `ask`'s (`ask::answer_then_close`):
-//! Ctrl+C gives exit 8 with the turn recorded. `--gui` then opens the village in the web GUI
+//! the demo village (host `demo/village.rs`) in a temporary folder or `--keep DIR`, then calls
+//! the host's `lifecycle::demo` once: the boot starts the embedded demo model (scripted, not an
+//! AI) on 127.0.0.1, one request goes to the reception through the real engine (a plan wave to
+//! two servants: one writes a file with `file`, one answers with `grep`; the reception bundles
+//! the answers), and this module prints what happened. The wait, the signals and the close are
+//! `ask`'s (the lifecycle's): Ctrl+C gives exit 8 with the turn recorded. `--gui` then opens the village in the web GUI
 //! until the next Ctrl+C.
 //! `--keep DIR` is a new path or an empty plain folder (else exit 11, nothing touched); the
 //! demo model's port is bound before anything is written; a failed set-up removes what the
@@ -15,20 +15,23 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use fuseforks_core::events::CoreEvent;
-use fuseforks_core::orchestrator::{ExternalOutcome, Orchestrator, PlanTaskState};
-use fuseforks_core::sessions::{Record, StoredRecord};
+use std::sync::Arc;
+
+use fuseforks_core::orchestrator::{ExternalOutcome, PlanTaskState};
 use fuseforks_core::village::Language;
 use fuseforks_core::village::{FoundingReport, VillageError};
 use fuseforks_host::demo::model::{MAX_PACE_MS, reserve};
 use fuseforks_host::demo::village::{GREETING_FILE, SEARCHER_ID, TEMPLATE_ID, WRITER_ID};
 use fuseforks_host::demo::{DEMO_MARK_EN, DEMO_MARK_JA, DemoLayout, found_demo_village};
+use fuseforks_host::door::DoorAsked;
+use fuseforks_host::lifecycle::{self, AskRequest, Asked, ConversationChoice, RunFacts};
 use fuseforks_host::paths::shell_word;
-use fuseforks_host::{Host, HostBootOptions, HostPaths, SecretSource, build_host};
+use fuseforks_host::{HostPaths, SecretSource};
 use serde_json::json;
 
-use super::ask::{Asked, answer_then_close, report_outcome};
-use super::headless::{forward_events, os_locale};
+use super::ask::report_outcome;
+use super::headless::{open_options, os_locale};
+use super::render::Renderer;
 use crate::exit;
 use crate::output::Out;
 use crate::signals::SignalCount;
@@ -335,11 +338,9 @@ struct Demo<'a> {
 }
 
 impl Demo<'_> {
-    /// Binds the demo model's port (before anything is written), founds the village, boots it.
-    async fn set_up(
-        &self,
-        signals: &SignalCount,
-    ) -> Result<(Host, FoundingReport, u16), (u8, Stage)> {
+    /// Binds the demo model's port (before anything is written) and founds the village; the
+    /// boot is the host's (`lifecycle::demo`), once the port is let go.
+    fn set_up(&self, signals: &SignalCount) -> Result<(FoundingReport, u16), (u8, Stage)> {
         let out = self.out;
         // Held until the boot binds it again, so that nothing else takes it meanwhile.
         let reserved = reserve(TEMPLATE_ID, self.args.port).map_err(|e| {
@@ -367,24 +368,9 @@ impl Demo<'_> {
             self.interrupted_early();
             return Err((exit::INTERRUPTED, Stage::Asked));
         }
-        let options = HostBootOptions {
-            app_version: env!("FUSEFORKS_VERSION").to_owned(),
-            secrets: SecretSource::Env,
-            open_door: false,
-            door_port: None,
-            log_echo: out.log_echo(),
-            os_locale: os_locale(),
-            mcp_child_output: out.child_output(),
-            run_schedules: false,
-        };
+        // Held until now, so that nothing else took it meanwhile; the boot binds it again.
         drop(reserved);
-        let host = build_host(&HostPaths::new(&self.layout.data_dir), options)
-            .await
-            .map_err(|e| {
-                out.error(&e);
-                (exit::for_host_error(&e), Stage::SetUpFailed)
-            })?;
-        Ok((host, report, port))
+        Ok((report, port))
     }
 
     /// Ctrl+C after the founding, before the request: said on stdout (JSON with `--json`),
@@ -405,36 +391,55 @@ impl Demo<'_> {
 
     async fn run(&self, signals: SignalCount) -> (u8, Stage) {
         let out = self.out;
-        let (host, report, port) = match self.set_up(&signals).await {
+        let (report, port) = match self.set_up(&signals) {
             Ok(ready) => ready,
             Err(failed) => return failed,
         };
-        host.set_demo_pace(Duration::from_millis(self.args.pace_ms));
-        let orchestrator = host.orchestrator.clone();
-        forward_events(&orchestrator, *out);
-        let mut events = orchestrator.events();
-        orchestrator.new_conversation();
-        for id in [report.reception.as_str(), WRITER_ID, SEARCHER_ID] {
-            if let Err(e) = orchestrator.start_agent(id) {
-                out.error(&e);
-                return (exit::CORE_ERROR, Stage::SetUpFailed);
-            }
-        }
-        let request = request_text(self.language);
-        let asking =
-            async { Asked::Plain(orchestrator.ask_external_detailed(CLIENT, &request).await) };
+        let options = open_options(
+            &self.layout.data_dir,
+            SecretSource::Env,
+            DoorAsked::default(),
+            out.log_echo(),
+            out,
+        );
+        let agents = [
+            report.reception.to_string(),
+            WRITER_ID.into(),
+            SEARCHER_ID.into(),
+        ];
+        let request = AskRequest {
+            client: CLIENT.to_owned(),
+            message: request_text(self.language),
+            conversation: ConversationChoice::New,
+            answer: false,
+            goal: None,
+            stream: false,
+        };
+        let pace = Duration::from_millis(self.args.pace_ms);
+        let watcher = Arc::new(Renderer::new(*out, &self.layout.data_dir));
         let mut outcome = None;
-        let code = answer_then_close(&orchestrator, asking, signals, out, |asked| match asked {
-            Asked::Plain(o) => {
-                let code = exit::for_outcome(o.state);
-                outcome = Some(o);
-                code
-            }
-            Asked::Goal(_) => exit::CORE_ERROR,
-        })
+        let ran = lifecycle::demo(
+            options,
+            &agents,
+            pace,
+            request,
+            watcher,
+            signals,
+            |answer| match answer.asked {
+                Asked::Plain(o) => {
+                    let code = exit::for_outcome(o.state);
+                    outcome = Some(o);
+                    code
+                }
+                Asked::Goal(_) => exit::CORE_ERROR,
+            },
+        )
         .await;
-        let facts = Facts::gather(&orchestrator, &mut events, self.layout);
-        drop(host);
+        let (code, run_facts) = match ran {
+            Ok(ran) => ran,
+            Err(failure) => return (super::render::exit_code(&failure), Stage::SetUpFailed),
+        };
+        let facts = Facts::of(run_facts, self.layout);
         let code = match outcome {
             Some(o) if o.state == PlanTaskState::Answered => self.summary(&o, &facts, port, code),
             Some(o) => {
@@ -614,41 +619,17 @@ struct Facts {
 }
 
 impl Facts {
-    fn gather(
-        orchestrator: &Orchestrator,
-        events: &mut tokio::sync::broadcast::Receiver<CoreEvent>,
-        layout: &DemoLayout,
-    ) -> Self {
-        let mut facts = Facts::default();
-        while let Ok(event) = events.try_recv() {
-            match event {
-                CoreEvent::PlanWaveStarted {
-                    agent_id, tasks, ..
-                } => facts.asked.push((agent_id, tasks)),
-                CoreEvent::ToolInvoked { agent_id, tool, .. } => {
-                    let used = facts.tools.entry(agent_id).or_default();
-                    if !used.contains(&tool) {
-                        used.push(tool);
-                    }
-                }
-                _ => {}
-            }
+    /// What the host gathered, with the writer's file when it holds the demo's text.
+    fn of(run: RunFacts, layout: &DemoLayout) -> Self {
+        Self {
+            asked: run.asked,
+            tools: run.tools,
+            file: Some(layout.greeting()).filter(|f| holds_the_demos_text(f)),
+            turns: run.turns,
+            prompt: run.prompt,
+            completion: run.completion,
+            session: run.session,
         }
-        facts.file = Some(layout.greeting()).filter(|f| holds_the_demos_text(f));
-        facts.session = orchestrator.current_session();
-        let records = facts
-            .session
-            .as_deref()
-            .and_then(|s| orchestrator.sessions()?.records(s).ok())
-            .unwrap_or_default();
-        for (_, record) in records {
-            if let StoredRecord::Known(Record::Turn(turn)) = record {
-                facts.turns += 1;
-                facts.prompt += turn.prompt;
-                facts.completion += turn.completion;
-            }
-        }
-        facts
     }
 }
 

@@ -3,19 +3,22 @@
 //! says, the kill switch's channels) in which **nothing starts on open**; the GUI on
 //! `127.0.0.1` with a random token per launch, whose URL is stdout's first line; the browser
 //! opened only with `--open`. Runs until SIGINT / SIGTERM, then closes GUI → door → schedules →
-//! agents. A halt stops the agents but keeps the GUI open, so that a person can resume.
+//! agents. A halt stops the agents but keeps the GUI open, so that a person can resume. All of
+//! it is the host's `lifecycle::gui`; this module parses and says.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
-use fuseforks_host::gui::{Gui, GuiState, random_secret};
-use fuseforks_host::{HostBootOptions, HostPaths, SecretSource, build_host};
+use fuseforks_host::SecretSource;
+use fuseforks_host::door::DoorAsked;
+use fuseforks_host::lifecycle::{self, GuiOpening};
 
-use super::headless::{CLOSE_GRACE, SecretsArg, close, forward_events, os_locale};
+use super::headless::{SecretsArg, open_options};
+use super::render::Renderer;
 use crate::exit;
 use crate::output::Out;
-use crate::signals::{SignalCount, reached};
+use crate::signals::SignalCount;
 
 /// Arguments of `gui`.
 #[derive(Debug, Args)]
@@ -58,84 +61,30 @@ pub struct Opening {
     pub url_on_stdout: bool,
 }
 
-/// The village at `data_dir` in the GUI until the next signal (`gui`, `demo --gui`).
+/// The village at `data_dir` in the GUI until the next signal (`gui`, `demo --gui`): one call
+/// into the host's lifecycle.
 pub async fn serve_gui(
     data_dir: &Path,
     secrets: SecretSource,
     opening: Opening,
     out: &Out,
-    mut signals: SignalCount,
+    signals: SignalCount,
 ) -> u8 {
-    // Counted from here: a signal while the GUI opens still closes it.
-    let seen = *signals.borrow();
-    let options = HostBootOptions {
-        app_version: env!("FUSEFORKS_VERSION").to_owned(),
-        secrets,
-        open_door: true,
-        door_port: None,
-        log_echo: out.log_echo(),
-        os_locale: os_locale(),
-        mcp_child_output: out.child_output(),
-        run_schedules: true,
+    let renderer = Renderer::new(*out, data_dir).gui(opening.url_on_stdout, opening.open);
+    let door = DoorAsked {
+        open: true,
+        port: None,
     };
-    let mut host = match build_host(&HostPaths::new(data_dir), options).await {
-        Ok(host) => host,
-        Err(e) => {
-            out.error(&e);
-            return exit::for_host_error(&e);
-        }
-    };
-    let orchestrator = host.orchestrator.clone();
-    forward_events(&orchestrator, *out);
-    let channels = super::control::start_channels(&host);
-    // The GUI goes on without a door that cannot open; the error says why.
-    let door = match host.take_door() {
-        Ok(door) => door,
-        Err(e) => {
-            out.error(&e);
-            None
-        }
-    };
-    let schedules = host.start_schedules();
-    let state = GuiState::of(&host, door.as_ref().map(fuseforks_host::door::Door::url));
-    let gui = match Gui::open(state, opening.port, &random_secret(), true).await {
-        Ok(gui) => gui,
-        Err(e) => {
-            out.error(&e);
-            return exit::BOOT_FAILED;
-        }
-    };
-    if opening.url_on_stdout {
-        // The URL (with the launch token) is the result: stdout's line.
-        out.result(&format!("{}\n", gui.url()));
-        let _ = std::io::stdout().flush();
-    } else {
-        out.cli(
-            "info",
-            "GUI_OPEN",
-            &format!("gui open at {}", gui.url()),
-            None,
-        );
+    let options = open_options(data_dir, secrets, door, out.log_echo(), out);
+    let gui_opening = GuiOpening { port: opening.port };
+    match lifecycle::gui(options, gui_opening, Arc::new(renderer), signals).await {
+        Ok(()) => exit::OK,
+        Err(failure) => super::render::exit_code(&failure),
     }
-    if opening.open {
-        open_browser(&gui.url(), out);
-    }
-    reached(&mut signals, seen + 1).await;
-    let cut_at = tokio::time::Instant::now() + CLOSE_GRACE;
-    gui.close().await;
-    if let Some(door) = door {
-        door.close().await;
-    }
-    if let Some(schedules) = schedules {
-        schedules.stop().await;
-    }
-    channels.close().await;
-    close(&orchestrator, &mut signals, out, cut_at).await;
-    exit::OK
 }
 
 /// Opens `url` in the desktop's browser (a failure is said, never fatal).
-fn open_browser(url: &str, out: &Out) {
+pub fn open_browser(url: &str, out: &Out) {
     let (program, args): (&str, Vec<&str>) = if cfg!(target_os = "macos") {
         ("open", vec![url])
     } else if cfg!(windows) {

@@ -17,6 +17,7 @@ pub mod judge;
 pub mod judge_try;
 pub mod pricing;
 pub mod probe;
+pub mod render;
 pub mod schedules;
 pub mod secrets;
 pub mod servants;

@@ -18,6 +18,7 @@ use fuseforks_core::village::{
     Recurrence, ScheduleProbe, ScheduledTask, ShelfStore, VillageStore, Weekday,
 };
 use fuseforks_host::HostPaths;
+use fuseforks_host::surface_audit::{SurfaceAuditError, record_probe_approval};
 use serde_json::{Value, json};
 
 use crate::exit;
@@ -342,16 +343,24 @@ fn approve(
     } else {
         let kind = if acceptance { "acceptance" } else { "probe" };
         let paths = HostPaths::new(data_dir);
-        if let Err(e) = fuseforks_host::surface_audit::record_probe_approval(
-            &paths,
-            id,
-            kind,
-            &written.key,
-            match secrets {
-                super::headless::SecretsArg::Keyring => fuseforks_host::SecretSource::Keyring,
-                super::headless::SecretsArg::Env => fuseforks_host::SecretSource::Env,
-            },
-        ) {
+        let source = match secrets {
+            super::headless::SecretsArg::Keyring => fuseforks_host::SecretSource::Keyring,
+            super::headless::SecretsArg::Env => fuseforks_host::SecretSource::Env,
+        };
+        let recorded = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| SurfaceAuditError::Local(e.kind().to_string()))
+            .and_then(|runtime| {
+                runtime.block_on(record_probe_approval(
+                    &paths,
+                    id,
+                    kind,
+                    &written.key,
+                    source,
+                ))
+            });
+        if let Err(e) = recorded {
             use fuseforks_core::Coded as _;
             out.cli("warn", e.code(), &e.to_string(), e.fix().as_deref());
         }

@@ -7,7 +7,7 @@
 
 use linux_keyutils::{KeyError, KeyPermissionsBuilder, KeyRing, KeyRingIdentifier, Permission};
 
-use crate::secrets::SecretError;
+use super::SecretError;
 
 /// The user keyring of this uid.
 #[derive(Debug, Clone, Copy)]

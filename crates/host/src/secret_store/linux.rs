@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use keyring_core::CredentialStore;
 
+use super::SecretError;
 use super::keyutils::KeyutilsStore;
 use super::{Backing, FORCE_ENV, KeyringBackend, OsKeyring, describe, on_own_thread};
-use crate::secrets::SecretError;
 
 /// How long the Secret Service may take to answer when it is first asked.
 const PROBE_LIMIT: Duration = Duration::from_secs(5);

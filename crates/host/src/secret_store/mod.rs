@@ -19,7 +19,57 @@ use keyring_core::CredentialStore;
 #[cfg(target_os = "linux")]
 pub use keyutils::KeyutilsStore;
 
-use crate::secrets::SecretError;
+/// Errors of a secret store (never holding a value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    /// The store cannot be used on this machine.
+    #[error("the OS keyring is not available here ({0})")]
+    Unavailable(String),
+    /// The store is read-only.
+    #[error("--secrets env is read-only; set the variable in the environment instead")]
+    ReadOnly,
+    /// The store failed.
+    #[error("{0}")]
+    Failed(String),
+    /// A stored value cannot be used as a secret (never shows the value).
+    #[error("the secret {key} cannot be used: {why}")]
+    Invalid {
+        /// Where it was read: the key, or its environment variable.
+        key: String,
+        /// What is wrong with it ([`value_problem`]).
+        why: &'static str,
+    },
+}
+
+impl SecretError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Unavailable(_) => "SECRET_STORE_UNAVAILABLE",
+            Self::ReadOnly => "SECRET_STORE_READ_ONLY",
+            Self::Failed(_) => "SECRET_STORE_FAILED",
+            Self::Invalid { .. } => "SECRET_VALUE_INVALID",
+        }
+    }
+}
+
+impl fuseforks_core::Coded for SecretError {
+    fn code(&self) -> &'static str {
+        Self::code(self)
+    }
+
+    fn fix(&self) -> Option<String> {
+        match self {
+            Self::Unavailable(_) => {
+                Some("pass --secrets env and set FUSEFORKS_SECRET_* variables".into())
+            }
+            Self::Invalid { .. } => Some(
+                "store the key again, alone on one line (`fuseforks-cli secrets set KEY --data-dir D`, or the FUSEFORKS_SECRET_* variable)".into(),
+            ),
+            Self::ReadOnly | Self::Failed(_) => None,
+        }
+    }
+}
 
 /// The variable that forces a Linux store: `secret-service` or `keyutils`.
 pub const FORCE_ENV: &str = "FUSEFORKS_KEYRING";
