@@ -2,11 +2,13 @@
 //! village, serving the pages of `gui/` (embedded) and the API they use (docs/gui-api.md):
 //! `guard.rs` (loopback Host, token → cookie, same Origin, security headers), `routes.rs` (the
 //! route table), `views.rs` (reads), `commands.rs` (the one command type), `live.rs` (the
-//! event stream and the live facts folded from it), `assets.rs` (the files), `error.rs`.
+//! event stream and the live facts folded from it), `assets.rs` (the files), `error.rs`,
+//! `contract/` (the type of every answer and event the page reads).
 
 mod assets;
 mod cast;
 mod commands;
+pub mod contract;
 mod decode;
 mod editing;
 mod error;
