@@ -762,3 +762,47 @@ fn the_lexer_keeps_lines_and_drops_comments_and_strings() {
     );
     assert_eq!(lexed.strings, [(2, "}{".to_owned())]);
 }
+
+/// Whether `file` is a module its parent declares under `#[cfg(test)]` (`mod name;`).
+fn test_only_module(file: &str) -> bool {
+    let path = Path::new(file);
+    let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
+        return false;
+    };
+    let Some(dir) = path.parent().filter(|_| stem != "mod") else {
+        return false;
+    };
+    let Ok(text) = fs::read_to_string(root().join(dir).join("mod.rs")) else {
+        return false;
+    };
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    lines
+        .windows(2)
+        .any(|w| w[0] == "#[cfg(test)]" && w[1] == format!("mod {stem};"))
+}
+
+/// The GUI server's answers and events are typed (`crates/host/src/gui/contract/`): a `json!`
+/// literal there would be a field no type, no doc table and no page check knows.
+#[test]
+fn the_gui_server_builds_no_json_literal() {
+    let problems: Vec<String> = rust_files()
+        .into_iter()
+        .filter(|f| f.starts_with("crates/host/src/gui/") && production(f))
+        .filter(|f| !test_only_module(f))
+        .flat_map(|f| {
+            let lexed = lex(&read(&f));
+            without_tests(&lexed.code)
+                .lines()
+                .enumerate()
+                .filter(|(_, line)| line.contains("json!"))
+                .map(|(i, _)| {
+                    format!(
+                        "{f}:{}: a `json!` answer; build a type of crates/host/src/gui/contract/ instead",
+                        i + 1
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    fail(&problems, "the GUI server builds no `json!` literal");
+}

@@ -1,0 +1,1 @@
+//! The page reads only fields the contract sends.

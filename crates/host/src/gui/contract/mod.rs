@@ -14,6 +14,8 @@ mod docs_check;
 mod js_check;
 #[cfg(test)]
 mod samples;
+#[cfg(test)]
+mod shape;
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
