@@ -56,8 +56,16 @@ pub async fn cast(
     Ok(Reply(CastView {
         servants,
         judges,
-        roles: world.roles.iter().map(|r| named_item(&r.id, &r.name)).collect(),
-        groups: world.groups.iter().map(|g| named_item(&g.id, &g.name)).collect(),
+        roles: world
+            .roles
+            .iter()
+            .map(|r| named_item(&r.id, &r.name))
+            .collect(),
+        groups: world
+            .groups
+            .iter()
+            .map(|g| named_item(&g.id, &g.name))
+            .collect(),
         tools: fuseforks_core::tools::BUNDLED_TOOL_NAMES.to_vec(),
     }))
 }

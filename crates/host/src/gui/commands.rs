@@ -226,9 +226,9 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<CommandAnswer
             orch.new_conversation();
             EMPTY
         }
-        Command::OpenConversation { session_id } => orch
-            .continue_conversation(&session_id)
-            .map(|()| EMPTY)?,
+        Command::OpenConversation { session_id } => {
+            orch.continue_conversation(&session_id).map(|()| EMPTY)?
+        }
         Command::ForkConversation { session_id, at_seq } => fork(state, &session_id, at_seq)?,
         Command::DeleteConversation { session_id } => delete(state, &session_id)?,
         Command::ApproveRun {
@@ -244,14 +244,20 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<CommandAnswer
             args,
         } => {
             let left = orch
-                .decide_pending(&agent_id, &command, &args, PendingDecision::Reject, Channel::Gui)
+                .decide_pending(
+                    &agent_id,
+                    &command,
+                    &args,
+                    PendingDecision::Reject,
+                    Channel::Gui,
+                )
                 .await?;
             CommandAnswer::PendingLeft(PendingLeft { pending_left: left })
         }
         Command::DispatchPlan { plan_id, tasks } => dispatch(state, &plan_id, tasks)?,
-        Command::DiscardPlan { plan_id } => orch
-            .discard_plan(&plan_id, Channel::Gui)
-            .map(|()| EMPTY)?,
+        Command::DiscardPlan { plan_id } => {
+            orch.discard_plan(&plan_id, Channel::Gui).map(|()| EMPTY)?
+        }
         Command::AnswerQuestion {
             question_id,
             answer,
@@ -315,7 +321,9 @@ async fn approve_run(
     if and_continue {
         orch.resume_after_approval(agent_id).await?;
     }
-    Ok(CommandAnswer::PendingLeft(PendingLeft { pending_left: left }))
+    Ok(CommandAnswer::PendingLeft(PendingLeft {
+        pending_left: left,
+    }))
 }
 
 /// `dispatchPlan`: a proposed wave sent, as proposed or with the person's edits.
@@ -339,7 +347,11 @@ fn dispatch(
 }
 
 /// `answerQuestion`: the person's answer to a question a turn waits on.
-fn answer_question(state: &GuiState, question_id: &str, answer: &str) -> Result<CommandAnswer, ApiError> {
+fn answer_question(
+    state: &GuiState,
+    question_id: &str,
+    answer: &str,
+) -> Result<CommandAnswer, ApiError> {
     if answer.trim().is_empty() {
         return Err(ApiError::bad_request("the answer is empty"));
     }
@@ -398,7 +410,11 @@ pub(super) async fn saved(state: &GuiState, file: &str) {
     crate::world_edit::audit_saved(&state.orchestrator, file, Channel::Gui).await;
 }
 
-async fn set_group(state: &GuiState, group_id: &str, enabled: bool) -> Result<CommandAnswer, ApiError> {
+async fn set_group(
+    state: &GuiState,
+    group_id: &str,
+    enabled: bool,
+) -> Result<CommandAnswer, ApiError> {
     if !state
         .orchestrator
         .world()
@@ -423,7 +439,12 @@ async fn set_group(state: &GuiState, group_id: &str, enabled: bool) -> Result<Co
 }
 
 /// A node's place on the connection map (`world.json` `topologyPositions`, judges too).
-async fn set_position(state: &GuiState, id: &str, x: f64, y: f64) -> Result<CommandAnswer, ApiError> {
+async fn set_position(
+    state: &GuiState,
+    id: &str,
+    x: f64,
+    y: f64,
+) -> Result<CommandAnswer, ApiError> {
     let world = state.orchestrator.world();
     let known = world.agents.iter().any(|a| a.id.as_str() == id)
         || world.judges.iter().any(|j| j.id.as_str() == id);
@@ -520,7 +541,9 @@ async fn kill_switch(state: &GuiState, command: &str) -> Result<CommandAnswer, A
         &*state.log,
     )
     .await;
-    Ok(CommandAnswer::SwitchMoved(SwitchMoved { state: to.as_str() }))
+    Ok(CommandAnswer::SwitchMoved(SwitchMoved {
+        state: to.as_str(),
+    }))
 }
 
 /// Stores (or removes) a template's key; the value goes to the store and nowhere else.

@@ -86,7 +86,10 @@ fn is_mcp(file: &EditableFile) -> bool {
 /// `GET /api/files/{*path}`: the text (an `mcp.json`'s plain values masked), its hash (a save
 /// names it), its problems, and for an `mcp.json` the `${secret:NAME}`s its headers reference
 /// with whether a value is stored (never the value).
-pub async fn file(State(state): State<Arc<GuiState>>, Path(path): Path<String>) -> Answer<FileText> {
+pub async fn file(
+    State(state): State<Arc<GuiState>>,
+    Path(path): Path<String>,
+) -> Answer<FileText> {
     let file = editable(&state, &path)?;
     let store = store(&state);
     let on_disk = store.read_editable(&file)?;
@@ -218,10 +221,15 @@ fn next_due(text: &str) -> Vec<NextDue> {
         .0
         .iter()
         .map(|t| {
-            let due = fuseforks_core::schedule::next_due(&t.recurrence, t.created_at_ms, &zone, now);
+            let due =
+                fuseforks_core::schedule::next_due(&t.recurrence, t.created_at_ms, &zone, now);
             let shown = due
                 .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
-                .map(|ts| ts.to_zoned_datetime(zone.clone()).strftime("%Y-%m-%d %H:%M %Z").to_string());
+                .map(|ts| {
+                    ts.to_zoned_datetime(zone.clone())
+                        .strftime("%Y-%m-%d %H:%M %Z")
+                        .to_string()
+                });
             NextDue {
                 id: t.id.clone(),
                 to: t.to.as_str().to_owned(),
@@ -421,7 +429,11 @@ pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer<Stats
             .into_iter()
             .map(|(day, tokens)| DayTokens { day, tokens })
             .collect(),
-        judges: world.judges.iter().map(|j| j.id.as_str().to_owned()).collect(),
+        judges: world
+            .judges
+            .iter()
+            .map(|j| j.id.as_str().to_owned())
+            .collect(),
         agents: per_agent
             .into_iter()
             .map(|(agent_id, (tokens, cost_usd))| AgentCost {

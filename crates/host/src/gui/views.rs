@@ -45,9 +45,7 @@ fn village_agent(state: &GuiState, world: &World, a: &AgentSpec) -> VillageAgent
         group_id: a.group_id.clone(),
         connected: ids(&a.connected_agents),
         typing: live.typing,
-        last_tool: live
-            .last_tool
-            .map(|(tool, ok)| LastTool { tool, ok }),
+        last_tool: live.last_tool.map(|(tool, ok)| LastTool { tool, ok }),
         stats: AgentStatsView {
             uptime_secs: live.uptime_secs,
             total_tokens: live.total_tokens,
@@ -148,12 +146,10 @@ fn map(world: &World) -> MapView {
         .agents
         .iter()
         .flat_map(|a| {
-            a.connected_agents
-                .iter()
-                .map(move |c| MapEdge {
-                    from: a.id.as_str().to_owned(),
-                    to: c.as_str().to_owned(),
-                })
+            a.connected_agents.iter().map(move |c| MapEdge {
+                from: a.id.as_str().to_owned(),
+                to: c.as_str().to_owned(),
+            })
         })
         .collect();
     MapView {

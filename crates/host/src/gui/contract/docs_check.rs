@@ -50,7 +50,9 @@ fn compare(rows: &[(String, String)], types: &[(&str, Shapes)], skip: &str) -> V
     let mut problems = Vec::new();
     for (key, answer) in rows {
         let Some((_, samples)) = types.iter().find(|(k, _)| k == key) else {
-            problems.push(format!("{key}: in docs/gui-api.md, no type in the contract"));
+            problems.push(format!(
+                "{key}: in docs/gui-api.md, no type in the contract"
+            ));
             continue;
         };
         let mut sent = Shape::of(&samples());
@@ -78,7 +80,11 @@ fn every_read_of_the_doc_is_its_type() {
         .filter(|(path, _)| !NOT_JSON.contains(&path.as_str()))
         .collect();
     let problems = compare(&rows, READS, "");
-    assert!(problems.is_empty(), "docs/gui-api.md Reads disagree with gui/contract:\n  {}", problems.join("\n  "));
+    assert!(
+        problems.is_empty(),
+        "docs/gui-api.md Reads disagree with gui/contract:\n  {}",
+        problems.join("\n  ")
+    );
 }
 
 #[test]
@@ -99,5 +105,9 @@ fn every_command_answer_of_the_doc_is_its_type() {
         }
     }
     let problems = compare(&rows, COMMANDS, "ok");
-    assert!(problems.is_empty(), "docs/gui-api.md Commands disagree with gui/contract:\n  {}", problems.join("\n  "));
+    assert!(
+        problems.is_empty(),
+        "docs/gui-api.md Commands disagree with gui/contract:\n  {}",
+        problems.join("\n  ")
+    );
 }

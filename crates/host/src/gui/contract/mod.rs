@@ -13,6 +13,8 @@ mod docs_check;
 #[cfg(test)]
 mod js_check;
 #[cfg(test)]
+mod js_lex;
+#[cfg(test)]
 mod samples;
 #[cfg(test)]
 mod shape;
@@ -26,15 +28,15 @@ pub use commands::{
     CommandAnswer, Done, DoorSaved, Forked, InGrace, KeyStored, PendingLeft, Started, SwitchMoved,
 };
 pub use editing::{
-    AgentCost, AssistAnswer, AssistReplyView, AssistSlice, AssistSliceRow, AssistTable, AssistUsage, Checked,
-    DayTokens, FileEntry, FileList, FileText, NextDue, OwnedFile, SecretRef, SecretStored, Stats,
-    StatsRowView, StatsTotalsView, VillageFile, Written,
+    AgentCost, AssistAnswer, AssistReplyView, AssistSlice, AssistSliceRow, AssistTable,
+    AssistUsage, Checked, DayTokens, FileEntry, FileList, FileText, NextDue, OwnedFile, SecretRef,
+    SecretStored, Stats, StatsRowView, StatsTotalsView, VillageFile, Written,
 };
 pub use views::{
-    AgentStatsView, Approvals, Chat, Conversation, ConversationList, DoorLink, DoorProblem, DoorSettingsRow,
-    DoorView, ExportLine, LastTool, LogTail, MapEdge, MapNode, MapView, Message, PendingRun,
-    ProblemWords, ProposedWave, Questions, SessionRow, SettingsView, TemplateRow, Village,
-    VillageAgent, VillageGroup, WaveTask,
+    AgentStatsView, Approvals, Chat, Conversation, ConversationList, DoorLink, DoorProblem,
+    DoorSettingsRow, DoorView, ExportLine, LastTool, LogTail, MapEdge, MapNode, MapView, Message,
+    PendingRun, ProblemWords, ProposedWave, Questions, SessionRow, SettingsView, TemplateRow,
+    Village, VillageAgent, VillageGroup, WaveTask,
 };
 
 /// The stable code of an answer that could not be written as JSON.
@@ -47,11 +49,7 @@ pub struct Reply<T>(pub T);
 impl<T: Serialize> IntoResponse for Reply<T> {
     fn into_response(self) -> Response {
         match serde_json::to_vec(&self.0) {
-            Ok(body) => (
-                [(header::CONTENT_TYPE, "application/json")],
-                body,
-            )
-                .into_response(),
+            Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
             Err(e) => unserializable(&e).into_response(),
         }
     }
@@ -63,7 +61,10 @@ pub fn unserializable(e: &serde_json::Error) -> super::ApiError {
     super::ApiError::new(
         StatusCode::INTERNAL_SERVER_ERROR,
         UNSERIALIZABLE,
-        format!("the answer could not be written as JSON ({})", e.classify_kind()),
+        format!(
+            "the answer could not be written as JSON ({})",
+            e.classify_kind()
+        ),
     )
     .with_fix("report it: the server's answer type cannot be sent; reloading will not help")
 }

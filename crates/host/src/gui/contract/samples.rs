@@ -255,7 +255,9 @@ fn settings() -> Vec<Value> {
 fn files() -> Vec<Value> {
     vec![json(FileList {
         files: vec![
-            FileEntry::Village(VillageFile { path: s("world.json") }),
+            FileEntry::Village(VillageFile {
+                path: s("world.json"),
+            }),
             FileEntry::Owned(OwnedFile {
                 path: s("judges/j/judge.toml"),
                 owner: s("j"),
@@ -421,9 +423,7 @@ fn pending_left() -> Vec<Value> {
 }
 
 fn forked() -> Vec<Value> {
-    done(CommandAnswer::Forked(Forked {
-        session_id: s("c"),
-    }))
+    done(CommandAnswer::Forked(Forked { session_id: s("c") }))
 }
 
 fn switch() -> Vec<Value> {

@@ -16,7 +16,10 @@ pub enum Shape {
 impl Shape {
     /// The union of the shapes of some values (an absent or `null` part takes the other's).
     pub fn of(values: &[Value]) -> Self {
-        values.iter().map(Self::of_value).fold(Self::Any, Self::merge)
+        values
+            .iter()
+            .map(Self::of_value)
+            .fold(Self::Any, Self::merge)
     }
 
     fn of_value(value: &Value) -> Self {
@@ -46,25 +49,6 @@ impl Shape {
             }
             (Self::List(a), Self::List(b)) => Self::List(Box::new(a.merge(*b))),
             (x, _) => x,
-        }
-    }
-
-    /// The fields of an object (of a list's items), if it is one.
-    pub fn fields(&self) -> Option<&BTreeMap<String, Shape>> {
-        match self {
-            Self::Object(map) => Some(map),
-            Self::List(item) => item.fields(),
-            Self::Any => None,
-        }
-    }
-
-    /// Every field name, at any depth.
-    pub fn names(&self, out: &mut std::collections::BTreeSet<String>) {
-        if let Some(fields) = self.fields() {
-            for (k, v) in fields {
-                out.insert(k.clone());
-                v.names(out);
-            }
         }
     }
 
