@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::js_lex::{Kind, Tok, lex};
+use super::js_lex::{Kind, Src};
 use super::samples::{COMMANDS, READS};
 use super::shape::Shape;
 
@@ -53,112 +53,6 @@ const DECLARE: &[&str] = &["const", "let", "var"];
 const NOT_CALLS: &[&str] = &[
     "if", "for", "while", "switch", "catch", "function", "return",
 ];
-
-/// One JavaScript file, lexed, with its brackets matched.
-struct Src {
-    name: String,
-    toks: Vec<Tok>,
-    /// For an opening bracket, its closing one (else `usize::MAX`).
-    close: Vec<usize>,
-    /// For a closing bracket, its opening one (else `usize::MAX`).
-    open: Vec<usize>,
-    /// The end of the innermost `{…}` holding each token (the file's end at the top).
-    block_end: Vec<usize>,
-}
-
-impl Src {
-    fn new(name: String, text: &str) -> Self {
-        let toks = lex(text);
-        let n = toks.len();
-        let (mut close, mut open) = (vec![usize::MAX; n], vec![usize::MAX; n]);
-        let mut stack = Vec::new();
-        for (i, t) in toks.iter().enumerate() {
-            match t.text.as_str() {
-                "(" | "[" | "{" if t.kind == Kind::Punct => stack.push(i),
-                ")" | "]" | "}" if t.kind == Kind::Punct => {
-                    if let Some(o) = stack.pop() {
-                        close[o] = i;
-                        open[i] = o;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let mut block_end = vec![n; n];
-        let mut blocks: Vec<usize> = Vec::new();
-        for (i, t) in toks.iter().enumerate() {
-            block_end[i] = blocks.last().map_or(n, |o| close[*o].min(n));
-            if t.kind == Kind::Punct && t.text == "{" && close[i] != usize::MAX {
-                blocks.push(i);
-            } else if t.kind == Kind::Punct && t.text == "}" {
-                blocks.retain(|o| close[*o] != i);
-            }
-        }
-        Self {
-            name,
-            toks,
-            close,
-            open,
-            block_end,
-        }
-    }
-
-    fn is(&self, i: usize, text: &str) -> bool {
-        self.toks
-            .get(i)
-            .is_some_and(|t| t.text == text && t.kind != Kind::Str)
-    }
-
-    fn ident(&self, i: usize) -> Option<&str> {
-        self.toks
-            .get(i)
-            .filter(|t| t.kind == Kind::Ident)
-            .map(|t| t.text.as_str())
-    }
-
-    /// The end of an arrow's body whose `=>` is at `arrow`.
-    fn arrow_end(&self, arrow: usize) -> usize {
-        if self.is(arrow + 1, "{") {
-            return self.close[arrow + 1];
-        }
-        let mut i = arrow + 1;
-        while i < self.toks.len() {
-            let t = &self.toks[i];
-            if t.kind == Kind::Punct {
-                match t.text.as_str() {
-                    "(" | "[" | "{" => i = self.close[i],
-                    ")" | "]" | "}" | "," | ";" => return i,
-                    _ => {}
-                }
-            }
-            i += 1;
-        }
-        i
-    }
-
-    /// The simple parameter names of a list opened at `open` (`(a, b = 1, {c})` gives a, b).
-    fn params(&self, open: usize) -> Vec<(usize, String)> {
-        let end = self.close[open];
-        let mut out = Vec::new();
-        let mut i = open + 1;
-        let mut at_start = true;
-        while i < end {
-            match (self.ident(i), self.toks[i].text.as_str()) {
-                (Some(name), _) if at_start => out.push((i, name.to_owned())),
-                (_, "(" | "[" | "{") => i = self.close[i],
-                (_, ",") => {
-                    at_start = true;
-                    i += 1;
-                    continue;
-                }
-                _ => {}
-            }
-            at_start = false;
-            i += 1;
-        }
-        out
-    }
-}
 
 /// A name (or a path such as `E.files`) holding a part of an answer over a range of tokens;
 /// `shape: None` is a declaration that hides an outer one of the same name; `map`: a `Map`
@@ -492,13 +386,21 @@ fn follow(
         }
         let after = p + 2 * b.key.len() - 1;
         if b.map {
-            map_read(f, src, p, after, b, srcs, found, report);
+            map_read(Cx { f, src, srcs }, p, after, b, found, report);
             continue;
         }
         let (q, cur) = chain(src, after, shape, b, report);
         let (p, q) = guarded(src, p, q);
-        derive(f, src, p, q, &cur, &b.origin, srcs, found);
+        derive(Cx { f, src, srcs }, p, q, &cur, &b.origin, found);
     }
+}
+
+/// Where a read is: the file's index, the file, and every file (for declared functions).
+#[derive(Clone, Copy)]
+struct Cx<'a> {
+    f: usize,
+    src: &'a Src,
+    srcs: &'a [Src],
 }
 
 /// `(x && x.list)` is `x.list` where `x` is set: the bounds of the whole group.
@@ -513,17 +415,15 @@ fn guarded(src: &Src, p: usize, q: usize) -> (usize, usize) {
 
 /// A read of a `Map` of answers at `p` (its name ends before `after`): `m.get(k).field`,
 /// `[...m.values()]`, or the map handed on whole (`S.agents = next`).
-#[allow(clippy::too_many_arguments)]
 fn map_read(
-    f: usize,
-    src: &Src,
+    cx: Cx<'_>,
     p: usize,
     after: usize,
     b: &Binding,
-    srcs: &[Src],
     found: &mut Vec<Binding>,
     report: &mut Report,
 ) {
+    let Cx { f, src, .. } = cx;
     let Some(item) = &b.shape else { return };
     let member = if src.is(after, ".") && src.is(after + 2, "(") {
         src.ident(after + 1)
@@ -533,12 +433,12 @@ fn map_read(
     match member {
         Some("get") => {
             let (q, cur) = chain(src, src.close[after + 2] + 1, item, b, report);
-            derive(f, src, p, q, &cur, &b.origin, srcs, found);
+            derive(cx, p, q, &cur, &b.origin, found);
         }
         Some("values") if p >= 2 && src.is(p - 1, "...") && src.is(p - 2, "[") => {
             let list = Shape::List(Box::new(item.clone()));
             let end = src.close[p - 2] + 1;
-            derive(f, src, p - 2, end, &list, &b.origin, srcs, found);
+            derive(cx, p - 2, end, &list, &b.origin, found);
         }
         Some(_) => {}
         None if ends_expression(src, after) => {
@@ -592,17 +492,8 @@ fn chain(
 }
 
 /// The names a value read at `p..q` flows into.
-#[allow(clippy::too_many_arguments)]
-fn derive(
-    f: usize,
-    src: &Src,
-    p: usize,
-    q: usize,
-    cur: &Shape,
-    origin: &str,
-    srcs: &[Src],
-    found: &mut Vec<Binding>,
-) {
+fn derive(cx: Cx<'_>, p: usize, q: usize, cur: &Shape, origin: &str, found: &mut Vec<Binding>) {
+    let Cx { f, src, srcs } = cx;
     if matches!(cur, Shape::Any) {
         return;
     }

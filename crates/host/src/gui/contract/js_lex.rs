@@ -1,6 +1,6 @@
 //! A small lexer for the page's JavaScript (the page check's input): identifiers, strings,
 //! numbers and punctuation with their line; comments dropped; a template literal's `${…}`
-//! parts lexed as code; regular-expression literals skipped.
+//! parts lexed as code; regular-expression literals skipped; and a file's brackets matched.
 
 /// What a token is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,6 +173,112 @@ fn regex(c: &[char], mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// One JavaScript file, lexed, with its brackets matched.
+pub struct Src {
+    pub name: String,
+    pub toks: Vec<Tok>,
+    /// For an opening bracket, its closing one (else `usize::MAX`).
+    pub close: Vec<usize>,
+    /// For a closing bracket, its opening one (else `usize::MAX`).
+    pub open: Vec<usize>,
+    /// The end of the innermost `{…}` holding each token (the file's end at the top).
+    pub block_end: Vec<usize>,
+}
+
+impl Src {
+    pub fn new(name: String, text: &str) -> Self {
+        let toks = lex(text);
+        let n = toks.len();
+        let (mut close, mut open) = (vec![usize::MAX; n], vec![usize::MAX; n]);
+        let mut stack = Vec::new();
+        for (i, t) in toks.iter().enumerate() {
+            match t.text.as_str() {
+                "(" | "[" | "{" if t.kind == Kind::Punct => stack.push(i),
+                ")" | "]" | "}" if t.kind == Kind::Punct => {
+                    if let Some(o) = stack.pop() {
+                        close[o] = i;
+                        open[i] = o;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut block_end = vec![n; n];
+        let mut blocks: Vec<usize> = Vec::new();
+        for (i, t) in toks.iter().enumerate() {
+            block_end[i] = blocks.last().map_or(n, |o| close[*o].min(n));
+            if t.kind == Kind::Punct && t.text == "{" && close[i] != usize::MAX {
+                blocks.push(i);
+            } else if t.kind == Kind::Punct && t.text == "}" {
+                blocks.retain(|o| close[*o] != i);
+            }
+        }
+        Self {
+            name,
+            toks,
+            close,
+            open,
+            block_end,
+        }
+    }
+
+    pub fn is(&self, i: usize, text: &str) -> bool {
+        self.toks
+            .get(i)
+            .is_some_and(|t| t.text == text && t.kind != Kind::Str)
+    }
+
+    pub fn ident(&self, i: usize) -> Option<&str> {
+        self.toks
+            .get(i)
+            .filter(|t| t.kind == Kind::Ident)
+            .map(|t| t.text.as_str())
+    }
+
+    /// The end of an arrow's body whose `=>` is at `arrow`.
+    pub fn arrow_end(&self, arrow: usize) -> usize {
+        if self.is(arrow + 1, "{") {
+            return self.close[arrow + 1];
+        }
+        let mut i = arrow + 1;
+        while i < self.toks.len() {
+            let t = &self.toks[i];
+            if t.kind == Kind::Punct {
+                match t.text.as_str() {
+                    "(" | "[" | "{" => i = self.close[i],
+                    ")" | "]" | "}" | "," | ";" => return i,
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+        i
+    }
+
+    /// The simple parameter names of a list opened at `open` (`(a, b = 1, {c})` gives a, b).
+    pub fn params(&self, open: usize) -> Vec<(usize, String)> {
+        let end = self.close[open];
+        let mut out = Vec::new();
+        let mut i = open + 1;
+        let mut at_start = true;
+        while i < end {
+            match (self.ident(i), self.toks[i].text.as_str()) {
+                (Some(name), _) if at_start => out.push((i, name.to_owned())),
+                (_, "(" | "[" | "{") => i = self.close[i],
+                (_, ",") => {
+                    at_start = true;
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            at_start = false;
+            i += 1;
+        }
+        out
+    }
 }
 
 #[cfg(test)]

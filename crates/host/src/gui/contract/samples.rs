@@ -245,7 +245,7 @@ fn settings() -> Vec<Value> {
         }))),
         json(view(DoorView::Unreadable(DoorProblem {
             error: ProblemWords {
-                code: s("VILLAGE_INVALID_FILE"),
+                code: s("VILLAGE_FILE_INVALID"),
                 message: s("m"),
             },
         }))),
