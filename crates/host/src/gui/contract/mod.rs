@@ -88,3 +88,46 @@ impl ClassifyKind for serde_json::Error {
 /// The body of the event stream's `lagged` event: empty (the page reloads its views).
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Lagged {}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A value serde refuses (as a map with a non-string key would be).
+    struct Unwritable;
+
+    impl Serialize for Unwritable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("refused"))
+        }
+    }
+
+    async fn body(response: Response) -> serde_json::Value {
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_does_not_serialise_is_a_coded_500_not_a_null() {
+        let response = Reply(Unwritable).into_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = body(response).await;
+        assert_eq!(body["error"]["code"], UNSERIALIZABLE, "{body}");
+        assert!(body["error"]["fix"].is_string(), "{body}");
+    }
+
+    #[tokio::test]
+    async fn an_answer_is_its_json_with_the_json_content_type() {
+        let response = Reply(LogTail {
+            lines: vec!["a".into()],
+        })
+        .into_response();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        assert_eq!(body(response).await, serde_json::json!({"lines": ["a"]}));
+    }
+}
