@@ -384,7 +384,7 @@ pub async fn settings(State(state): State<Arc<GuiState>>) -> Answer<SettingsView
             provider: t.provider,
             model: t.model.clone(),
             base_url: t.base_url.clone(),
-            credential: t.credential.clone(),
+            credential: t.credential,
             has_key: state.secrets.get(t.id.as_str()).ok().flatten().is_some(),
             use_tools: t.use_tools,
         })

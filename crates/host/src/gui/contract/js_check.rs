@@ -534,24 +534,23 @@ fn derive(cx: Cx<'_>, p: usize, q: usize, cur: &Shape, origin: &str, found: &mut
         && src.ident(p - 1) == Some("of")
         && src.is(p - 4, "(")
         && src.ident(p - 5) == Some("for")
+        && let Some(name) = src.ident(p - 2)
     {
-        if let Some(name) = src.ident(p - 2) {
-            let body = src.close[p - 4] + 1;
-            let end = if src.is(body, "{") {
-                src.close[body]
-            } else {
-                src.block_end[body]
-            };
-            found.push(Binding {
-                file: Some(f),
-                key: vec![name.to_owned()],
-                shape: Some((**item).clone()),
-                map: false,
-                from: p - 2,
-                to: end,
-                origin: origin.to_owned(),
-            });
-        }
+        let body = src.close[p - 4] + 1;
+        let end = if src.is(body, "{") {
+            src.close[body]
+        } else {
+            src.block_end[body]
+        };
+        found.push(Binding {
+            file: Some(f),
+            key: vec![name.to_owned()],
+            shape: Some((**item).clone()),
+            map: false,
+            from: p - 2,
+            to: end,
+            origin: origin.to_owned(),
+        });
     }
     found.extend(argument(f, src, p, q, cur, origin, srcs));
 }
