@@ -70,12 +70,12 @@ struct Binding {
 
 /// What the check found.
 #[derive(Default)]
-pub struct Report {
-    pub problems: BTreeSet<String>,
+pub(super) struct Report {
+    pub(super) problems: BTreeSet<String>,
     /// Field reads checked against a type.
-    pub checked: usize,
+    pub(super) checked: usize,
     /// The routes and commands whose answers the page reads.
-    pub answers: BTreeSet<String>,
+    pub(super) answers: BTreeSet<String>,
 }
 
 /// The answer a `getJson`/`command` literal names.
@@ -99,7 +99,7 @@ fn answer_of(call: &str, literal: &str) -> Option<Option<(String, Shape)>> {
 }
 
 /// Checks `files` (name, text).
-pub fn check(files: &[(String, String)]) -> Report {
+pub(super) fn check(files: &[(String, String)]) -> Report {
     let srcs: Vec<Src> = files.iter().map(|(n, t)| Src::new(n.clone(), t)).collect();
     let mut report = Report::default();
     let mut bindings = Vec::new();

@@ -4,7 +4,7 @@
 
 /// What a token is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     Ident,
     Str,
     Num,
@@ -13,10 +13,10 @@ pub enum Kind {
 
 /// One token.
 #[derive(Debug, Clone)]
-pub struct Tok {
-    pub kind: Kind,
-    pub text: String,
-    pub line: usize,
+pub(super) struct Tok {
+    pub(super) kind: Kind,
+    pub(super) text: String,
+    pub(super) line: usize,
 }
 
 const PUNCTS: &[&str] = &[
@@ -30,7 +30,7 @@ const BEFORE_REGEX: &[&str] = &[
 ];
 
 /// The tokens of `src`.
-pub fn lex(src: &str) -> Vec<Tok> {
+pub(super) fn lex(src: &str) -> Vec<Tok> {
     let c: Vec<char> = src.chars().collect();
     let mut out: Vec<Tok> = Vec::new();
     let mut line = 1;
@@ -176,19 +176,19 @@ fn regex(c: &[char], mut i: usize) -> usize {
 }
 
 /// One JavaScript file, lexed, with its brackets matched.
-pub struct Src {
-    pub name: String,
-    pub toks: Vec<Tok>,
+pub(super) struct Src {
+    pub(super) name: String,
+    pub(super) toks: Vec<Tok>,
     /// For an opening bracket, its closing one (else `usize::MAX`).
-    pub close: Vec<usize>,
+    pub(super) close: Vec<usize>,
     /// For a closing bracket, its opening one (else `usize::MAX`).
-    pub open: Vec<usize>,
+    pub(super) open: Vec<usize>,
     /// The end of the innermost `{…}` holding each token (the file's end at the top).
-    pub block_end: Vec<usize>,
+    pub(super) block_end: Vec<usize>,
 }
 
 impl Src {
-    pub fn new(name: String, text: &str) -> Self {
+    pub(super) fn new(name: String, text: &str) -> Self {
         let toks = lex(text);
         let n = toks.len();
         let (mut close, mut open) = (vec![usize::MAX; n], vec![usize::MAX; n]);
@@ -224,13 +224,13 @@ impl Src {
         }
     }
 
-    pub fn is(&self, i: usize, text: &str) -> bool {
+    pub(super) fn is(&self, i: usize, text: &str) -> bool {
         self.toks
             .get(i)
             .is_some_and(|t| t.text == text && t.kind != Kind::Str)
     }
 
-    pub fn ident(&self, i: usize) -> Option<&str> {
+    pub(super) fn ident(&self, i: usize) -> Option<&str> {
         self.toks
             .get(i)
             .filter(|t| t.kind == Kind::Ident)
@@ -238,7 +238,7 @@ impl Src {
     }
 
     /// The end of an arrow's body whose `=>` is at `arrow`.
-    pub fn arrow_end(&self, arrow: usize) -> usize {
+    pub(super) fn arrow_end(&self, arrow: usize) -> usize {
         if self.is(arrow + 1, "{") {
             return self.close[arrow + 1];
         }
@@ -258,7 +258,7 @@ impl Src {
     }
 
     /// The simple parameter names of a list opened at `open` (`(a, b = 1, {c})` gives a, b).
-    pub fn params(&self, open: usize) -> Vec<(usize, String)> {
+    pub(super) fn params(&self, open: usize) -> Vec<(usize, String)> {
         let end = self.close[open];
         let mut out = Vec::new();
         let mut i = open + 1;

@@ -18,10 +18,10 @@ use super::*;
 use crate::pricing::PricingReport;
 
 /// A route of docs/gui-api.md "Reads" (as the doc spells it) and its answer's samples.
-pub type Shapes = fn() -> Vec<Value>;
+pub(super) type Shapes = fn() -> Vec<Value>;
 
 /// Every JSON read of the API, as docs/gui-api.md names it.
-pub const READS: &[(&str, Shapes)] = &[
+pub(super) const READS: &[(&str, Shapes)] = &[
     ("/api/village", village),
     ("/api/chat/{agentId}", chat),
     ("/api/approvals", approvals),
@@ -38,7 +38,7 @@ pub const READS: &[(&str, Shapes)] = &[
 ];
 
 /// Every command's answer (`ok` included), by its `type`.
-pub const COMMANDS: &[(&str, Shapes)] = &[
+pub(super) const COMMANDS: &[(&str, Shapes)] = &[
     ("startAgent", empty),
     ("stopAgent", stop),
     ("startBatch", started),

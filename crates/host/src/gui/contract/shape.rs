@@ -7,7 +7,7 @@ use serde_json::Value;
 
 /// Fields, lists, or anything (a scalar, or a part the doc does not open).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Shape {
+pub(super) enum Shape {
     Any,
     Object(BTreeMap<String, Shape>),
     List(Box<Shape>),
@@ -15,7 +15,7 @@ pub enum Shape {
 
 impl Shape {
     /// The union of the shapes of some values (an absent or `null` part takes the other's).
-    pub fn of(values: &[Value]) -> Self {
+    pub(super) fn of(values: &[Value]) -> Self {
         values
             .iter()
             .map(Self::of_value)
@@ -54,7 +54,7 @@ impl Shape {
 
     /// Where `doc` (a written shape) disagrees with this one, as `path: problem` lines; the
     /// parts `doc` leaves unopened are not compared.
-    pub fn disagreements(&self, doc: &Shape, path: &str, out: &mut Vec<String>) {
+    pub(super) fn disagreements(&self, doc: &Shape, path: &str, out: &mut Vec<String>) {
         match (doc, self) {
             (Shape::Any, _) => {}
             (Shape::List(d), Shape::List(t)) => t.disagreements(d, &format!("{path}[]"), out),
@@ -78,7 +78,7 @@ impl Shape {
 }
 
 /// The first `{…}` shape written in `text` (`None` when there is none).
-pub fn parse_doc(text: &str) -> Option<Shape> {
+pub(super) fn parse_doc(text: &str) -> Option<Shape> {
     let chars: Vec<char> = text.chars().filter(|c| *c != '`').collect();
     let start = chars.iter().position(|c| *c == '{')?;
     let mut at = start;
