@@ -7,67 +7,95 @@ use fuseforks_core::judge::{BackendSetup, ask_backend, evaluate, judge_states};
 use fuseforks_core::llm::LlmClient;
 use fuseforks_core::safety::Channel;
 use fuseforks_core::village::{Language, VillageStore};
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub use crate::world_edit::CastEdit;
 use crate::world_edit::{EditDone, apply_cast};
 
 use super::GuiState;
+use super::contract::{
+    CastDone, CastJudge, CastView, CommandAnswer, NamedItem, Reply, Servant, TryJudge, TryTokens,
+};
 use super::error::ApiError;
 
 /// `GET /api/cast`: the servants with their settings and what names each outside `world.json`
 /// (schedule tasks, judge routes), the roles, the groups, the judges.
 pub async fn cast(
     axum::extract::State(state): axum::extract::State<std::sync::Arc<GuiState>>,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<Reply<CastView>, ApiError> {
     let world = state.orchestrator.world();
     let named = state.orchestrator.all_servant_references();
-    let servants: Vec<Value> = world.agents.iter().map(|a| json!({
-        "id": a.id.as_str(), "name": a.name, "roleId": a.role_id, "groupId": a.group_id,
-        "workDir": a.work_dir, "enabledTools": a.enabled_tools, "maxToolIterations": a.max_tool_iterations,
-        "connected": a.connected_agents.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
-        "status": serde_json::to_value(state.orchestrator.status(a.id.as_str())).unwrap_or(Value::Null),
-        "namedBy": named.get(a.id.as_str()).cloned().unwrap_or_default(),
-    })).collect();
-    let judges: Vec<Value> = world
+    let servants = world
+        .agents
+        .iter()
+        .map(|a| Servant {
+            id: a.id.as_str().to_owned(),
+            name: a.name.clone(),
+            role_id: a.role_id.clone(),
+            group_id: a.group_id.clone(),
+            work_dir: a.work_dir.clone(),
+            enabled_tools: a.enabled_tools.clone(),
+            max_tool_iterations: a.max_tool_iterations,
+            connected: super::views::ids(&a.connected_agents),
+            status: state.orchestrator.status(a.id.as_str()),
+            named_by: named.get(a.id.as_str()).cloned().unwrap_or_default(),
+        })
+        .collect();
+    let judges = world
         .judges
         .iter()
-        .map(|j| json!({"id": j.id.as_str(), "name": j.name, "enabled": j.enabled}))
+        .map(|j| CastJudge {
+            id: j.id.as_str().to_owned(),
+            name: j.name.clone(),
+            enabled: j.enabled,
+        })
         .collect();
-    let roles: Vec<Value> = world
-        .roles
-        .iter()
-        .map(|r| json!({"id": r.id, "name": r.name}))
-        .collect();
-    let groups: Vec<Value> = world
-        .groups
-        .iter()
-        .map(|g| json!({"id": g.id, "name": g.name}))
-        .collect();
-    Ok(axum::Json(
-        json!({"servants": servants, "judges": judges, "roles": roles, "groups": groups,
-        "tools": fuseforks_core::tools::BUNDLED_TOOL_NAMES}),
-    ))
+    let named_item = |id: &str, name: &str| NamedItem {
+        id: id.to_owned(),
+        name: name.to_owned(),
+    };
+    Ok(Reply(CastView {
+        servants,
+        judges,
+        roles: world
+            .roles
+            .iter()
+            .map(|r| named_item(&r.id, &r.name))
+            .collect(),
+        groups: world
+            .groups
+            .iter()
+            .map(|g| named_item(&g.id, &g.name))
+            .collect(),
+        tools: fuseforks_core::tools::BUNDLED_TOOL_NAMES.to_vec(),
+    }))
 }
 
 /// Applies one edit through the host's one path (`world_edit::apply_cast`); `world.json` is
 /// audited as saved from the GUI.
-pub async fn edit(state: &GuiState, edit: CastEdit) -> Result<Value, ApiError> {
+pub async fn edit(state: &GuiState, edit: CastEdit) -> Result<CommandAnswer, ApiError> {
     let done = apply_cast(&state.orchestrator, edit, Channel::Gui).await?;
-    Ok(match done {
-        EditDone::Created { agent_id } => json!({"agentId": agent_id}),
+    Ok(CommandAnswer::Cast(match done {
+        EditDone::Created { agent_id } => CastDone::Created { agent_id },
         EditDone::Deleted {
             trashed,
             named_by,
             was_reception,
-        } => json!({"trashed": trashed, "namedBy": named_by, "wasReception": was_reception}),
-        EditDone::Changed => json!({}),
-    })
+        } => CastDone::Deleted {
+            trashed,
+            named_by,
+            was_reception,
+        },
+        EditDone::Changed => CastDone::Changed {},
+    }))
 }
 
 /// `tryJudge`: the judge's answers on `text` and the rule it would take (nothing delivered).
-pub async fn try_judge(state: &GuiState, judge_id: &str, text: &str) -> Result<Value, ApiError> {
+pub async fn try_judge(
+    state: &GuiState,
+    judge_id: &str,
+    text: &str,
+) -> Result<CommandAnswer, ApiError> {
     let world = state.orchestrator.world();
     let store = VillageStore::new(state.paths.workspace());
     let judges = judge_states(&store, &world);
@@ -81,7 +109,10 @@ pub async fn try_judge(state: &GuiState, judge_id: &str, text: &str) -> Result<V
                 .first()
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            return Ok(json!({"outcome": "invalid", "detail": first}));
+            return Ok(CommandAnswer::TryJudge(TryJudge::Invalid {
+                outcome: "invalid",
+                detail: first,
+            }));
         }
     };
     let jev = state
@@ -102,15 +133,25 @@ pub async fn try_judge(state: &GuiState, judge_id: &str, text: &str) -> Result<V
     };
     let reply = ask_backend(&setup, &judge.spec, rules, text, CancellationToken::new()).await;
     let usage = reply.usage.unwrap_or_default();
-    let tokens = json!({"input": usage.prompt, "output": usage.completion});
-    Ok(match &reply.answers {
-        Err(u) => {
-            json!({"outcome": "undecided", "reason": u.reason, "detail": u.detail, "tokens": tokens})
-        }
+    let tokens = TryTokens {
+        input: usage.prompt,
+        output: usage.completion,
+    };
+    Ok(CommandAnswer::TryJudge(match &reply.answers {
+        Err(u) => TryJudge::Undecided {
+            outcome: "undecided",
+            reason: u.reason,
+            detail: u.detail.clone(),
+            tokens,
+        },
         Ok(answers) => {
             let decision = evaluate(rules, answers);
-            json!({"outcome": decision.outcome_word(), "rule": decision.rule.log_text(),
-                "answers": fuseforks_core::judge::answers_text(rules, answers), "tokens": tokens})
+            TryJudge::Decided {
+                outcome: decision.outcome_word(),
+                rule: decision.rule.log_text(),
+                answers: fuseforks_core::judge::answers_text(rules, answers),
+                tokens,
+            }
         }
-    })
+    }))
 }

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -17,10 +16,17 @@ use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::tools::RunApproval;
 use fuseforks_core::village::{AgentId, ShelfStore};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::GuiState;
+use super::contract::{
+    CommandAnswer, Done, DoorSaved, Forked, InGrace, KeyStored, PendingLeft, Reply, Started,
+    SwitchMoved,
+};
 use super::error::ApiError;
+
+/// The answer of a command that answers nothing but `ok`.
+const EMPTY: CommandAnswer = CommandAnswer::Empty {};
 
 /// How long stopping one agent waits for its turn to record itself.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -172,11 +178,9 @@ pub enum Command {
 pub async fn handle(
     State(state): State<Arc<GuiState>>,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Reply<Done>, ApiError> {
     let command: Command = super::decode::decode(&body)?;
-    let mut answer = execute(&state, command).await?;
-    answer["ok"] = json!(true);
-    Ok(Json(answer))
+    Ok(Reply(execute(&state, command).await?.into()))
 }
 
 fn known_agent(state: &GuiState, id: &str) -> Result<(), ApiError> {
@@ -192,15 +196,19 @@ fn known_agent(state: &GuiState, id: &str) -> Result<(), ApiError> {
 }
 
 /// Runs one command.
-pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiError> {
+pub async fn execute(state: &GuiState, command: Command) -> Result<CommandAnswer, ApiError> {
     let orch = &state.orchestrator;
     let answer = match command {
-        Command::StartAgent { agent_id } => orch.start_agent(&agent_id).map(|()| json!({}))?,
+        Command::StartAgent { agent_id } => orch.start_agent(&agent_id).map(|()| EMPTY)?,
         Command::StopAgent { agent_id } => {
             known_agent(state, &agent_id)?;
-            json!({"inGrace": orch.stop_agent(&agent_id, STOP_GRACE).await})
+            CommandAnswer::InGrace(InGrace {
+                in_grace: orch.stop_agent(&agent_id, STOP_GRACE).await,
+            })
         }
-        Command::StartBatch {} => json!({"started": orch.start_batch()?}),
+        Command::StartBatch {} => CommandAnswer::Started(Started {
+            started: orch.start_batch()?,
+        }),
         Command::SetGroupBatchStart { group_id, enabled } => {
             set_group(state, &group_id, enabled).await?
         }
@@ -212,15 +220,15 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
         Command::Interrupt { agent_id } => {
             known_agent(state, &agent_id)?;
             orch.interrupt(&agent_id);
-            json!({})
+            EMPTY
         }
         Command::NewConversation {} => {
             orch.new_conversation();
-            json!({})
+            EMPTY
         }
-        Command::OpenConversation { session_id } => orch
-            .continue_conversation(&session_id)
-            .map(|()| json!({}))?,
+        Command::OpenConversation { session_id } => {
+            orch.continue_conversation(&session_id).map(|()| EMPTY)?
+        }
         Command::ForkConversation { session_id, at_seq } => fork(state, &session_id, at_seq)?,
         Command::DeleteConversation { session_id } => delete(state, &session_id)?,
         Command::ApproveRun {
@@ -235,23 +243,32 @@ pub async fn execute(state: &GuiState, command: Command) -> Result<Value, ApiErr
             command,
             args,
         } => {
-            json!({"pendingLeft": orch.decide_pending(&agent_id, &command, &args, PendingDecision::Reject, Channel::Gui).await?})
+            let left = orch
+                .decide_pending(
+                    &agent_id,
+                    &command,
+                    &args,
+                    PendingDecision::Reject,
+                    Channel::Gui,
+                )
+                .await?;
+            CommandAnswer::PendingLeft(PendingLeft { pending_left: left })
         }
         Command::DispatchPlan { plan_id, tasks } => dispatch(state, &plan_id, tasks)?,
-        Command::DiscardPlan { plan_id } => orch
-            .discard_plan(&plan_id, Channel::Gui)
-            .map(|()| json!({}))?,
+        Command::DiscardPlan { plan_id } => {
+            orch.discard_plan(&plan_id, Channel::Gui).map(|()| EMPTY)?
+        }
         Command::AnswerQuestion {
             question_id,
             answer,
         } => answer_question(state, &question_id, &answer)?,
         Command::SetRunApproval { mode } => {
             orch.set_run_approval(approval_mode(&mode)?, Channel::Gui);
-            json!({})
+            EMPTY
         }
         Command::SetPlanReviewBypass { enabled } => {
             orch.set_plan_review_bypass(enabled, Channel::Gui);
-            json!({})
+            EMPTY
         }
         Command::KillSwitch { command } => kill_switch(state, &command).await?,
         Command::SetApiKey { template_id, value } => {
@@ -292,7 +309,7 @@ async fn approve_run(
     args: &[String],
     scope: Scope,
     and_continue: bool,
-) -> Result<Value, ApiError> {
+) -> Result<CommandAnswer, ApiError> {
     let orch = &state.orchestrator;
     let decision = match scope {
         Scope::Exact => PendingDecision::ApproveExact,
@@ -304,7 +321,9 @@ async fn approve_run(
     if and_continue {
         orch.resume_after_approval(agent_id).await?;
     }
-    Ok(json!({"pendingLeft": left}))
+    Ok(CommandAnswer::PendingLeft(PendingLeft {
+        pending_left: left,
+    }))
 }
 
 /// `dispatchPlan`: a proposed wave sent, as proposed or with the person's edits.
@@ -312,7 +331,7 @@ fn dispatch(
     state: &GuiState,
     plan_id: &str,
     tasks: Option<Vec<TaskEdit>>,
-) -> Result<Value, ApiError> {
+) -> Result<CommandAnswer, ApiError> {
     let edited = tasks.map(|t| {
         t.into_iter()
             .map(|t| PlanTask {
@@ -324,16 +343,20 @@ fn dispatch(
     state
         .orchestrator
         .dispatch_plan(plan_id, edited, Channel::Gui)?;
-    Ok(json!({}))
+    Ok(EMPTY)
 }
 
 /// `answerQuestion`: the person's answer to a question a turn waits on.
-fn answer_question(state: &GuiState, question_id: &str, answer: &str) -> Result<Value, ApiError> {
+fn answer_question(
+    state: &GuiState,
+    question_id: &str,
+    answer: &str,
+) -> Result<CommandAnswer, ApiError> {
     if answer.trim().is_empty() {
         return Err(ApiError::bad_request("the answer is empty"));
     }
     state.orchestrator.answer_question(question_id, answer)?;
-    Ok(json!({}))
+    Ok(EMPTY)
 }
 
 /// `setVillageLimits`: the token budget and the ask timeout, written to `world.json`.
@@ -341,7 +364,7 @@ async fn set_limits(
     state: &GuiState,
     token_budget: Option<u64>,
     ask_timeout_secs: Option<u64>,
-) -> Result<Value, ApiError> {
+) -> Result<CommandAnswer, ApiError> {
     state
         .orchestrator
         .update_world(|w| {
@@ -351,7 +374,7 @@ async fn set_limits(
         })
         .map_err(at_world_field)?;
     saved(state, "world.json").await;
-    Ok(json!({}))
+    Ok(EMPTY)
 }
 
 /// A refused `world.json` value, about the command's field of the same name (the limits'
@@ -387,7 +410,11 @@ pub(super) async fn saved(state: &GuiState, file: &str) {
     crate::world_edit::audit_saved(&state.orchestrator, file, Channel::Gui).await;
 }
 
-async fn set_group(state: &GuiState, group_id: &str, enabled: bool) -> Result<Value, ApiError> {
+async fn set_group(
+    state: &GuiState,
+    group_id: &str,
+    enabled: bool,
+) -> Result<CommandAnswer, ApiError> {
     if !state
         .orchestrator
         .world()
@@ -408,11 +435,16 @@ async fn set_group(state: &GuiState, group_id: &str, enabled: bool) -> Result<Va
         Ok(())
     })?;
     saved(state, "world.json").await;
-    Ok(json!({}))
+    Ok(EMPTY)
 }
 
 /// A node's place on the connection map (`world.json` `topologyPositions`, judges too).
-async fn set_position(state: &GuiState, id: &str, x: f64, y: f64) -> Result<Value, ApiError> {
+async fn set_position(
+    state: &GuiState,
+    id: &str,
+    x: f64,
+    y: f64,
+) -> Result<CommandAnswer, ApiError> {
     let world = state.orchestrator.world();
     let known = world.agents.iter().any(|a| a.id.as_str() == id)
         || world.judges.iter().any(|j| j.id.as_str() == id);
@@ -435,7 +467,7 @@ async fn set_position(state: &GuiState, id: &str, x: f64, y: f64) -> Result<Valu
         Ok(())
     })?;
     saved(state, "world.json").await;
-    Ok(json!({}))
+    Ok(EMPTY)
 }
 
 /// Sends the user's text as a new causal root in `mode`; the reply comes as a `messageSent`
@@ -445,7 +477,7 @@ fn send(
     agent_id: String,
     text: String,
     mode: RequestMode,
-) -> Result<Value, ApiError> {
+) -> Result<CommandAnswer, ApiError> {
     known_agent(state, &agent_id)?;
     if text.trim().is_empty() {
         return Err(ApiError::bad_request("the message is empty"));
@@ -465,10 +497,10 @@ fn send(
             .deliver_and_wait_in_mode(&agent_id, Endpoint::User, &text, mode)
             .await;
     });
-    Ok(json!({}))
+    Ok(EMPTY)
 }
 
-fn fork(state: &GuiState, session_id: &str, at_seq: u64) -> Result<Value, ApiError> {
+fn fork(state: &GuiState, session_id: &str, at_seq: u64) -> Result<CommandAnswer, ApiError> {
     let store = state
         .orchestrator
         .sessions()
@@ -476,10 +508,10 @@ fn fork(state: &GuiState, session_id: &str, at_seq: u64) -> Result<Value, ApiErr
     let now = now_ms();
     let forked = store.fork(session_id, at_seq, now)?;
     state.orchestrator.continue_conversation(&forked)?;
-    Ok(json!({"sessionId": forked}))
+    Ok(CommandAnswer::Forked(Forked { session_id: forked }))
 }
 
-fn delete(state: &GuiState, session_id: &str) -> Result<Value, ApiError> {
+fn delete(state: &GuiState, session_id: &str) -> Result<CommandAnswer, ApiError> {
     if state.orchestrator.current_session().as_deref() == Some(session_id) {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -493,10 +525,10 @@ fn delete(state: &GuiState, session_id: &str) -> Result<Value, ApiError> {
         .sessions()
         .ok_or_else(|| ApiError::not_found("conversation store"))?;
     store.delete(session_id)?;
-    Ok(json!({}))
+    Ok(EMPTY)
 }
 
-async fn kill_switch(state: &GuiState, command: &str) -> Result<Value, ApiError> {
+async fn kill_switch(state: &GuiState, command: &str) -> Result<CommandAnswer, ApiError> {
     let command = SwitchCommand::parse(command).ok_or_else(|| {
         ApiError::bad_request(format!("unknown command {command:?}"))
             .with_fix("pause, resume, abort or halt")
@@ -509,7 +541,9 @@ async fn kill_switch(state: &GuiState, command: &str) -> Result<Value, ApiError>
         &*state.log,
     )
     .await;
-    Ok(json!({"state": to.as_str()}))
+    Ok(CommandAnswer::SwitchMoved(SwitchMoved {
+        state: to.as_str(),
+    }))
 }
 
 /// Stores (or removes) a template's key; the value goes to the store and nowhere else.
@@ -517,7 +551,7 @@ async fn set_key(
     state: &GuiState,
     template_id: &str,
     value: Option<&str>,
-) -> Result<Value, ApiError> {
+) -> Result<CommandAnswer, ApiError> {
     let world = state.orchestrator.world();
     if !world
         .model_templates
@@ -549,11 +583,13 @@ async fn set_key(
         "secret {word}: key={template_id} store={} from=gui",
         state.secrets.name()
     ));
-    Ok(json!({"store": state.secrets.name()}))
+    Ok(CommandAnswer::KeyStored(KeyStored {
+        store: state.secrets.name().to_owned(),
+    }))
 }
 
 /// "Fetch prices": the shelf's price table, through the CLI's path (`crate::pricing`).
-async fn fetch_prices(state: &GuiState) -> Result<Value, ApiError> {
+async fn fetch_prices(state: &GuiState) -> Result<CommandAnswer, ApiError> {
     let log: &dyn LogSink = &*state.log;
     let report = crate::pricing::fetch_prices(
         &state.orchestrator,
@@ -563,10 +599,10 @@ async fn fetch_prices(state: &GuiState) -> Result<Value, ApiError> {
         (log, Channel::Gui),
     )
     .await?;
-    Ok(serde_json::to_value(report).unwrap_or(Value::Null))
+    Ok(CommandAnswer::Prices(report))
 }
 
-async fn set_door(state: &GuiState, enabled: bool, port: u16) -> Result<Value, ApiError> {
+async fn set_door(state: &GuiState, enabled: bool, port: u16) -> Result<CommandAnswer, ApiError> {
     if port == 0 {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -585,7 +621,9 @@ async fn set_door(state: &GuiState, enabled: bool, port: u16) -> Result<Value, A
     }
     shelf.save_door(&door)?;
     saved(state, "mcp_server.json").await;
-    Ok(json!({"restartNeeded": true}))
+    Ok(CommandAnswer::DoorSaved(DoorSaved {
+        restart_needed: true,
+    }))
 }
 
 fn now_ms() -> i64 {

@@ -6,21 +6,26 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri};
 use fuseforks_core::assist::{AssistRequest, total_usage};
 use fuseforks_core::events::AgentStatus;
 use fuseforks_core::log::LogSink as _;
-use fuseforks_core::stats::{AssistRow, Period, TimeZone, aggregate, daily_tokens};
+use fuseforks_core::stats::{AssistRow, Period, StatsRow, TimeZone, aggregate, daily_tokens};
 use fuseforks_core::village::{EditError, EditableFile, VillageStore};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::GuiState;
+use super::contract::{
+    AgentCost, AssistAnswer, AssistReplyView, AssistSlice, AssistSliceRow, AssistTable,
+    AssistUsage, Checked, CommandAnswer, DayTokens, FileEntry, FileList, FileText, NextDue,
+    OwnedFile, Reply, SecretRef, SecretStored, Stats, StatsRowView, StatsTotalsView, VillageFile,
+    Written,
+};
 use super::error::ApiError;
 
-type Answer = Result<Json<Value>, ApiError>;
+type Answer<T> = Result<Reply<T>, ApiError>;
 
 fn store(state: &GuiState) -> VillageStore {
     VillageStore::new(state.paths.workspace())
@@ -38,14 +43,12 @@ fn editable(state: &GuiState, path: &str) -> Result<EditableFile, ApiError> {
 
 /// `GET /api/files`: every editable file of the village, with the kind the assistant drafts
 /// (`skill`, `construct`, `judge`) where it has one.
-pub async fn files(State(state): State<Arc<GuiState>>) -> Answer {
+pub async fn files(State(state): State<Arc<GuiState>>) -> Answer<FileList> {
     let world = state.orchestrator.world();
-    let mut list = vec![
-        json!({"path": "world.json"}),
-        json!({"path": "Ordinance.md"}),
-        json!({"path": "schedules.json"}),
-        json!({"path": "mcp.json"}),
-    ];
+    let mut list: Vec<FileEntry> = ["world.json", "Ordinance.md", "schedules.json", "mcp.json"]
+        .into_iter()
+        .map(|path| FileEntry::Village(VillageFile { path: path.into() }))
+        .collect();
     for a in &world.agents {
         for (name, kind) in [
             ("Construct.md", Some("construct")),
@@ -54,13 +57,25 @@ pub async fn files(State(state): State<Arc<GuiState>>) -> Answer {
             ("mcp.json", None),
             ("run.json", None),
         ] {
-            list.push(json!({"path": format!("agents/{}/{name}", a.id), "owner": a.id, "ownerName": a.name, "draft": kind}));
+            list.push(FileEntry::Owned(OwnedFile {
+                path: format!("agents/{}/{name}", a.id),
+                owner: a.id.as_str().to_owned(),
+                owner_name: a.name.clone(),
+                draft: kind,
+                judge: false,
+            }));
         }
     }
     for j in &world.judges {
-        list.push(json!({"path": format!("judges/{}/judge.toml", j.id), "owner": j.id, "ownerName": j.name, "draft": "judge", "judge": true}));
+        list.push(FileEntry::Owned(OwnedFile {
+            path: format!("judges/{}/judge.toml", j.id),
+            owner: j.id.as_str().to_owned(),
+            owner_name: j.name.clone(),
+            draft: Some("judge"),
+            judge: true,
+        }));
     }
-    Ok(Json(json!({"files": list})))
+    Ok(Reply(FileList { files: list }))
 }
 
 /// Whether a file is an `mcp.json` (its plain values are hidden from the page).
@@ -71,7 +86,10 @@ fn is_mcp(file: &EditableFile) -> bool {
 /// `GET /api/files/{*path}`: the text (an `mcp.json`'s plain values masked), its hash (a save
 /// names it), its problems, and for an `mcp.json` the `${secret:NAME}`s its headers reference
 /// with whether a value is stored (never the value).
-pub async fn file(State(state): State<Arc<GuiState>>, Path(path): Path<String>) -> Answer {
+pub async fn file(
+    State(state): State<Arc<GuiState>>,
+    Path(path): Path<String>,
+) -> Answer<FileText> {
     let file = editable(&state, &path)?;
     let store = store(&state);
     let on_disk = store.read_editable(&file)?;
@@ -89,22 +107,25 @@ pub async fn file(State(state): State<Arc<GuiState>>, Path(path): Path<String>) 
             String::new()
         }),
     };
-    let secrets: Vec<Value> = secret_names(&file, &on_disk, &store)
+    let secrets = secret_names(&file, &on_disk, &store)
         .into_iter()
         .map(|name| {
-            let stored = state
+            let has_value = state
                 .secrets
                 .get(&format!("mcp:{name}"))
                 .ok()
                 .flatten()
                 .is_some();
-            json!({"name": name, "hasValue": stored})
+            SecretRef { name, has_value }
         })
         .collect();
-    Ok(Json(
-        json!({"path": file.path(), "text": text, "hash": super::file_guard::hash(&on_disk),
-        "findings": findings, "secrets": secrets}),
-    ))
+    Ok(Reply(FileText {
+        path: file.path(),
+        text,
+        hash: super::file_guard::hash(&on_disk),
+        findings,
+        secrets,
+    }))
 }
 
 /// The `${secret:NAME}`s the headers of an `mcp.json` reference, as the core resolves them.
@@ -128,7 +149,11 @@ fn secret_names(file: &EditableFile, text: &str, store: &VillageStore) -> Vec<St
 /// `setMcpSecret`: stores the value of a `${secret:NAME}` that an `mcp.json` of the village
 /// references, under `mcp:NAME` as the runtime reads it (write-only: the value never comes
 /// back; the log says which name was stored, never the value).
-pub fn set_mcp_secret(state: &GuiState, name: &str, value: &str) -> Result<Value, ApiError> {
+pub fn set_mcp_secret(
+    state: &GuiState,
+    name: &str,
+    value: &str,
+) -> Result<CommandAnswer, ApiError> {
     let store = store(state);
     let world = state.orchestrator.world();
     let mut files = vec![EditableFile::SharedMcp];
@@ -163,44 +188,57 @@ pub fn set_mcp_secret(state: &GuiState, name: &str, value: &str) -> Result<Value
     state
         .log
         .line(&format!("secret stored: name=mcp:{name} from=gui"));
-    Ok(json!({"name": name}))
+    Ok(CommandAnswer::SecretStored(SecretStored {
+        name: name.to_owned(),
+    }))
 }
 
 /// `checkFile`: the problems of a text not saved, and how long the check took on the server;
 /// for `schedules.json`, each task's next due time in the process zone.
-pub fn check(state: &GuiState, path: &str, text: &str) -> Result<Value, ApiError> {
+pub fn check(state: &GuiState, path: &str, text: &str) -> Result<CommandAnswer, ApiError> {
     let file = editable(state, path)?;
     let started = Instant::now();
     let findings = store(state).check_editable(&file, text, &state.orchestrator.world());
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    let mut answer = json!({"findings": findings, "checkMicros": micros});
-    if file == EditableFile::Schedules && findings.is_empty() {
-        answer["nextDue"] = next_due(text);
-    }
-    Ok(answer)
+    let next_due = (file == EditableFile::Schedules && findings.is_empty()).then(|| next_due(text));
+    Ok(CommandAnswer::Checked(Checked {
+        findings,
+        check_micros: micros,
+        next_due,
+    }))
 }
 
 /// Each task's next due instant after now, in the process zone (`null` when none).
-fn next_due(text: &str) -> Value {
+fn next_due(text: &str) -> Vec<NextDue> {
     let Ok(schedules) = serde_json::from_str::<fuseforks_core::village::Schedules>(text) else {
-        return json!([]);
+        return Vec::new();
     };
     let zone = crate::preflight_view::process_zone()
         .map(|z| z.zone().clone())
         .unwrap_or(TimeZone::UTC);
     let now = jiff::Timestamp::now().as_millisecond();
-    let rows: Vec<Value> = schedules
+    schedules
         .0
         .iter()
         .map(|t| {
-            let due = fuseforks_core::schedule::next_due(&t.recurrence, t.created_at_ms, &zone, now);
+            let due =
+                fuseforks_core::schedule::next_due(&t.recurrence, t.created_at_ms, &zone, now);
             let shown = due
                 .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
-                .map(|ts| ts.to_zoned_datetime(zone.clone()).strftime("%Y-%m-%d %H:%M %Z").to_string());
-            json!({"id": t.id, "to": t.to.as_str(), "enabled": t.enabled, "nextDueMs": due, "nextDue": shown})
+                .map(|ts| {
+                    ts.to_zoned_datetime(zone.clone())
+                        .strftime("%Y-%m-%d %H:%M %Z")
+                        .to_string()
+                });
+            NextDue {
+                id: t.id.clone(),
+                to: t.to.as_str().to_owned(),
+                enabled: t.enabled,
+                next_due_ms: due,
+                next_due: shown,
+            }
         })
-        .collect();
-    Value::Array(rows)
+        .collect()
 }
 
 /// `saveFile`: saved when it passes; its findings otherwise (422, nothing written).
@@ -209,7 +247,7 @@ pub async fn save(
     path: &str,
     text: &str,
     base_hash: Option<&str>,
-) -> Result<Value, ApiError> {
+) -> Result<CommandAnswer, ApiError> {
     let file = editable(state, path)?;
     let store = store(state);
     let on_disk = store.read_editable(&file)?;
@@ -246,7 +284,7 @@ fn invalid(first: &fuseforks_core::village::TextFinding) -> ApiError {
 
 /// `world.json`: checked as a save would, then put in effect and written through the running
 /// village's `update_world` (one edit at a time).
-async fn save_world(state: &GuiState, text: &str) -> Result<Value, ApiError> {
+async fn save_world(state: &GuiState, text: &str) -> Result<CommandAnswer, ApiError> {
     let store = store(state);
     let findings = store.check_editable(&EditableFile::World, text, &state.orchestrator.world());
     if let Some(first) = findings.first() {
@@ -272,13 +310,17 @@ async fn save_world(state: &GuiState, text: &str) -> Result<Value, ApiError> {
 /// What a save answers: the file as it is on disk now — its hash (the next save names it) and
 /// its text as the page is shown it (the village writes JSON files in its own layout, so the
 /// editor takes this text, not the one it sent).
-fn written(store: &VillageStore, file: &EditableFile) -> Value {
+fn written(store: &VillageStore, file: &EditableFile) -> CommandAnswer {
     let now = store.read_editable(file).unwrap_or_default();
     let shown = match is_mcp(file) {
         true => super::file_guard::masked(&now),
         false => Some(now.clone()),
     };
-    json!({"path": file.path(), "hash": super::file_guard::hash(&now), "text": shown})
+    CommandAnswer::Written(Written {
+        path: file.path(),
+        hash: super::file_guard::hash(&now),
+        text: shown,
+    })
 }
 
 /// `text` with every "quoted" part shown as "…".
@@ -295,7 +337,7 @@ fn unquoted(text: &str) -> String {
 /// `assist`: one exchange of the drafting assistant, with its usage. A request of the wrong
 /// shape (an unknown kind, a missing field) is `422 INVALID_ASSIST_REQUEST`, as the core's own
 /// refusals are.
-pub async fn assist(state: &GuiState, request: &Value) -> Result<Value, ApiError> {
+pub async fn assist(state: &GuiState, request: &Value) -> Result<CommandAnswer, ApiError> {
     let request: AssistRequest = serde_json::from_value(request.clone()).map_err(|e| {
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -310,16 +352,26 @@ pub async fn assist(state: &GuiState, request: &Value) -> Result<Value, ApiError
         .orchestrator
         .assist_draft(request, CancellationToken::new())
         .await?;
-    let mut answer = serde_json::to_value(&outcome.reply).unwrap_or(Value::Null);
     let u = total_usage(&outcome.calls);
-    answer["usage"] = json!({"prompt": u.prompt, "cached": u.cache_read, "completion": u.completion, "reasoning": u.reasoning, "calls": outcome.calls.len()});
-    Ok(json!({"reply": answer}))
+    let usage = AssistUsage {
+        prompt: u.prompt,
+        cached: u.cache_read,
+        completion: u.completion,
+        reasoning: u.reasoning,
+        calls: outcome.calls.len(),
+    };
+    Ok(CommandAnswer::Assist(AssistAnswer {
+        reply: AssistReplyView {
+            reply: outcome.reply,
+            usage,
+        },
+    }))
 }
 
 /// `GET /api/stats[?period=YYYY-MM]`: the rows, the assistant's table and total, the turns'
 /// totals, the money of both (`cost`), tokens per day, `≈ $` per servant, and the age of the
 /// prices behind it.
-pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
+pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer<Stats> {
     let Some(sessions) = state.orchestrator.sessions() else {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -340,34 +392,84 @@ pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
         entry.0 += row.usage.prompt + row.usage.completion;
         entry.1 += row.cost_usd.unwrap_or(0.0);
     }
-    let rows: Vec<Value> = report.rows.iter().map(|r| json!({"sessionId": r.session_id, "agentId": r.agent_id, "model": r.model, "stop": r.stop, "turns": r.turns, "prompt": r.usage.prompt, "cached": r.usage.cache_read, "completion": r.usage.completion, "effective": r.effective, "costUsd": r.cost_usd})).collect();
-    // A slice of the assistant's calls (`turns` = its model calls), by template and in all.
-    let slice = |a: &AssistRow| json!({"turns": a.calls, "prompt": a.usage.prompt, "completion": a.usage.completion, "effective": a.effective, "costUsd": a.cost_usd});
-    let assist: Vec<Value> = report
+    let rows = report.rows.iter().map(stats_row).collect();
+    let assist = report
         .assist
         .rows
         .iter()
-        .map(|a| {
-            let mut row = slice(a);
-            row["model"] = json!(a.model);
-            row["templateId"] = json!(a.template_id);
-            row
+        .map(|a| AssistSliceRow {
+            slice: slice(a),
+            model: a.model.clone(),
+            template_id: a.template_id.clone(),
         })
         .collect();
     let today = jiff::Timestamp::now().to_zoned_datetime(zone).date();
     let age = fuseforks_core::pricing::pricing_age(&report, &world, today);
     let t = &report.totals;
-    Ok(Json(json!({
-        "pricingAsOf": age.as_ref().map(|a| &a.pricing_as_of),
-        "pricingAgeDays": age.as_ref().map(|a| a.pricing_age_days),
-        "rows": rows,
-        "assist": {"rows": assist, "total": slice(&report.assist.total)},
-        "cost": report.cost_usd,
-        "totals": {"turns": t.turns, "prompt": t.usage.prompt, "completion": t.usage.completion, "effective": t.effective, "costUsd": t.cost_usd, "pricedRows": t.priced_rows, "unpricedRows": t.unpriced_rows, "unknownUsageCalls": t.unknown_usage_calls},
-        "days": days.into_iter().map(|(day, tokens)| json!({"day": day, "tokens": tokens})).collect::<Vec<_>>(),
-        "judges": world.judges.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
-        "agents": per_agent.into_iter().map(|(id, (tokens, cost))| json!({"agentId": id, "tokens": tokens, "costUsd": cost})).collect::<Vec<_>>(),
-    })))
+    Ok(Reply(Stats {
+        pricing_as_of: age.as_ref().map(|a| a.pricing_as_of.clone()),
+        pricing_age_days: age.as_ref().map(|a| a.pricing_age_days),
+        rows,
+        assist: AssistTable {
+            rows: assist,
+            total: slice(&report.assist.total),
+        },
+        cost: report.cost_usd,
+        totals: StatsTotalsView {
+            turns: t.turns,
+            prompt: t.usage.prompt,
+            completion: t.usage.completion,
+            effective: t.effective,
+            cost_usd: t.cost_usd,
+            priced_rows: t.priced_rows,
+            unpriced_rows: t.unpriced_rows,
+            unknown_usage_calls: t.unknown_usage_calls,
+        },
+        days: days
+            .into_iter()
+            .map(|(day, tokens)| DayTokens { day, tokens })
+            .collect(),
+        judges: world
+            .judges
+            .iter()
+            .map(|j| j.id.as_str().to_owned())
+            .collect(),
+        agents: per_agent
+            .into_iter()
+            .map(|(agent_id, (tokens, cost_usd))| AgentCost {
+                agent_id,
+                tokens,
+                cost_usd,
+            })
+            .collect(),
+    }))
+}
+
+/// A turn row of the stats page.
+fn stats_row(r: &StatsRow) -> StatsRowView {
+    StatsRowView {
+        session_id: r.session_id.clone(),
+        agent_id: r.agent_id.clone(),
+        model: r.model.clone(),
+        stop: r.stop.clone(),
+        turns: r.turns,
+        prompt: r.usage.prompt,
+        cached: r.usage.cache_read,
+        completion: r.usage.completion,
+        effective: r.effective,
+        cost_usd: r.cost_usd,
+    }
+}
+
+/// A slice of the assistant's calls (`turns` = its model calls), by template and in all.
+fn slice(a: &AssistRow) -> AssistSlice {
+    AssistSlice {
+        turns: a.calls,
+        prompt: a.usage.prompt,
+        completion: a.usage.completion,
+        effective: a.effective,
+        cost_usd: a.cost_usd,
+    }
 }
 
 fn period_of(query: &str) -> Result<Period, ApiError> {

@@ -18,6 +18,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::GuiState;
+use super::contract::Lagged;
 
 /// One agent's live facts.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -120,12 +121,19 @@ pub async fn events(
             Ok(event) => Event::default()
                 .event("core")
                 .json_data(&event)
-                .unwrap_or_else(|_| Event::default().event("lagged").data("{}")),
-            Err(RecvError::Lagged(_)) => Event::default().event("lagged").data("{}"),
+                .unwrap_or_else(|_| lagged()),
+            Err(RecvError::Lagged(_)) => lagged(),
             Err(RecvError::Closed) => return None,
         };
         Some((Ok(event), receiver))
     })
     .take_until(state.stop.clone().cancelled_owned());
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+/// `lagged`: the page fell behind (or an event did not serialise) and reloads its views; its
+/// body is [`Lagged`].
+fn lagged() -> Event {
+    let event = Event::default().event("lagged");
+    event.clone().json_data(Lagged {}).unwrap_or(event)
 }

@@ -2,7 +2,8 @@
 //! village, serving the pages of `gui/` (embedded) and the API they use (docs/gui-api.md):
 //! `guard.rs` (loopback Host, token → cookie, same Origin, security headers), `routes.rs` (the
 //! route table), `views.rs` (reads), `commands.rs` (the one command type), `live.rs` (the
-//! event stream and the live facts folded from it), `assets.rs` (the files), `error.rs`.
+//! event stream and the live facts folded from it), `assets.rs` (the files), `error.rs`,
+//! `contract/` (the type of every answer and event the page reads).
 //!
 //! # Parts
 //!
@@ -38,6 +39,10 @@
 //!   hash of its text
 //! - `cast.rs` (`/api/cast`, the `cast` edits through `world_edit.rs` over the core's
 //!   `orchestrator/cast.rs`, `tryJudge`)
+//! - `contract/`: **the wire contract**: one `Serialize` type per read, per command's answer and
+//!   per event body, by page; `Reply` writes one or answers `500 GUI_ANSWER_UNSERIALIZABLE`, never
+//!   a `null`; its tests hold `docs/gui-api.md`'s shapes and the properties the pages' JavaScript
+//!   reads to these types, and the tidy test forbids `json!` in the GUI server
 //!
 //! The page's script is ES modules, one per page (`gui/README.md` lists them): the shared state
 //! in `gui/store.js` only, each read that a later one supersedes behind `gui/latest.js`; the
@@ -56,6 +61,7 @@
 mod assets;
 mod cast;
 mod commands;
+pub mod contract;
 mod decode;
 mod editing;
 mod error;

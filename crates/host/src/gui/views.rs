@@ -6,77 +6,97 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use fuseforks_core::events::AgentStatus;
-use fuseforks_core::orchestrator::WaveStatus;
+use fuseforks_core::orchestrator::{ToolCallDetail, WaveStatus};
 use fuseforks_core::sessions::{AgentMessage, Record, SessionStore, StoredRecord};
-use fuseforks_core::village::{AgentId, ShelfStore, World};
-use serde_json::{Value, json};
+use fuseforks_core::village::{AgentId, AgentSpec, ShelfStore, World};
 
 use super::GuiState;
+use super::contract::{
+    AgentStatsView, Approvals, Chat, Conversation, ConversationList, DoorLink, DoorProblem,
+    DoorSettingsRow, DoorView, ExportLine, LastTool, LogTail, MapEdge, MapNode, MapView, Message,
+    PendingRun, ProblemWords, ProposedWave, Questions, Reply, SessionRow, SettingsView,
+    TemplateRow, Village, VillageAgent, VillageGroup, WaveTask, unserializable,
+};
 use super::error::ApiError;
 
 /// The most log lines one read returns, and how much of the file's end it reads.
 const MAX_LOG_LINES: usize = 500;
 const LOG_TAIL_BYTES: u64 = 256 * 1024;
 
-type Answer = Result<Json<Value>, ApiError>;
+type Answer<T> = Result<Reply<T>, ApiError>;
 
-fn status_word(status: AgentStatus) -> Value {
-    serde_json::to_value(status).unwrap_or(Value::Null)
+/// A servant as the village page shows it, with its live facts.
+fn village_agent(state: &GuiState, world: &World, a: &AgentSpec) -> VillageAgent {
+    let id = a.id.as_str();
+    let template = world.template(&a.model_template_id);
+    let live = state.live.agent(id);
+    let cache_rate =
+        (live.prompt_tokens > 0).then(|| live.cached_tokens as f64 / live.prompt_tokens as f64);
+    VillageAgent {
+        id: id.to_owned(),
+        name: a.name.clone(),
+        status: state.orchestrator.status(id),
+        template_id: a.model_template_id.as_str().to_owned(),
+        model: template.map(|t| t.model.clone()),
+        batch_start: a.batch_start,
+        group_id: a.group_id.clone(),
+        connected: ids(&a.connected_agents),
+        typing: live.typing,
+        last_tool: live.last_tool.map(|(tool, ok)| LastTool { tool, ok }),
+        stats: AgentStatsView {
+            uptime_secs: live.uptime_secs,
+            total_tokens: live.total_tokens,
+            prompt_tokens: live.prompt_tokens,
+            cached_tokens: live.cached_tokens,
+            cache_rate,
+            last_prompt_tokens: live.last_prompt_tokens,
+            context_limit: template.map(|t| t.context_length),
+        },
+    }
+}
+
+/// Agent ids as the page reads them.
+pub(super) fn ids(list: &[AgentId]) -> Vec<String> {
+    list.iter().map(|c| c.as_str().to_owned()).collect()
 }
 
 /// `GET /api/village`.
-pub async fn village(State(state): State<Arc<GuiState>>) -> Answer {
+pub async fn village(State(state): State<Arc<GuiState>>) -> Answer<Village> {
     let orch = &state.orchestrator;
     let world = orch.world();
-    let agents: Vec<Value> = world
+    let agents = world
         .agents
         .iter()
-        .map(|a| {
-            let id = a.id.as_str();
-            let template = world.template(&a.model_template_id);
-            let live = state.live.agent(id);
-            let cache_rate = (live.prompt_tokens > 0)
-                .then(|| live.cached_tokens as f64 / live.prompt_tokens as f64);
-            json!({
-                "id": id, "name": a.name, "status": status_word(orch.status(id)),
-                "templateId": a.model_template_id.as_str(),
-                "model": template.map(|t| t.model.clone()),
-                "batchStart": a.batch_start, "groupId": a.group_id,
-                "connected": a.connected_agents.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
-                "typing": live.typing,
-                "lastTool": live.last_tool.as_ref().map(|(tool, ok)| json!({"tool": tool, "ok": ok})),
-                "stats": {
-                    "uptimeSecs": live.uptime_secs, "totalTokens": live.total_tokens,
-                    "promptTokens": live.prompt_tokens, "cachedTokens": live.cached_tokens,
-                    "cacheRate": cache_rate, "lastPromptTokens": live.last_prompt_tokens,
-                    "contextLimit": template.map(|t| t.context_length),
-                },
-            })
-        })
+        .map(|a| village_agent(&state, &world, a))
         .collect();
-    let groups: Vec<Value> = world
+    let groups = world
         .groups
         .iter()
-        .map(|g| json!({"id": g.id, "name": g.name, "batchStart": g.batch_start}))
+        .map(|g| VillageGroup {
+            id: g.id.clone(),
+            name: g.name.clone(),
+            batch_start: g.batch_start,
+        })
         .collect();
-    Ok(Json(json!({
-        "language": orch.language().as_str(),
-        "version": state.version,
-        "agents": agents,
-        "groups": groups,
-        "switch": orch.switch_state().as_str(),
-        "runApproval": orch.run_approval().as_str(),
-        "planReviewBypass": orch.plan_review_bypass(),
-        "pendingCount": pending_runs(&state, &world).len() + proposed(&state).len(),
-        "door": {"open": state.door_url.is_some(), "url": state.door_url},
-        "roots": orch.running_roots(),
-        "map": map(&world),
-    })))
+    Ok(Reply(Village {
+        language: orch.language().as_str(),
+        version: state.version.clone(),
+        agents,
+        groups,
+        switch: orch.switch_state().as_str(),
+        run_approval: orch.run_approval().as_str(),
+        plan_review_bypass: orch.plan_review_bypass(),
+        pending_count: pending_runs(&state, &world).len() + proposed(&state).len(),
+        door: DoorLink {
+            open: state.door_url.is_some(),
+            url: state.door_url.clone(),
+        },
+        roots: orch.running_roots(),
+        map: map(&world),
+    }))
 }
 
 /// The map's drawing area (SVG user units): width, height.
@@ -86,7 +106,7 @@ const MAP_H: f64 = MAP_SIZE.1;
 
 /// The connection map, laid out here: servants and judges at their `topologyPositions`, the
 /// others on a circle in list order; an edge per connection.
-fn map(world: &World) -> Value {
+fn map(world: &World) -> MapView {
     let mut ids: Vec<(&str, &str, &str)> = world
         .agents
         .iter()
@@ -99,7 +119,7 @@ fn map(world: &World) -> Value {
             .map(|j| (j.id.as_str(), j.name.as_str(), "judge")),
     );
     let n = ids.len().max(1) as f64;
-    let nodes: Vec<Value> = ids
+    let nodes = ids
         .iter()
         .enumerate()
         .map(|(i, (id, name, kind))| {
@@ -113,26 +133,38 @@ fn map(world: &World) -> Value {
                     )
                 }
             };
-            json!({"id": id, "name": name, "kind": kind, "x": x.round(), "y": y.round()})
+            MapNode {
+                id: (*id).to_owned(),
+                name: (*name).to_owned(),
+                kind,
+                x: x.round(),
+                y: y.round(),
+            }
         })
         .collect();
-    let edges: Vec<Value> = world
+    let edges = world
         .agents
         .iter()
         .flat_map(|a| {
-            a.connected_agents
-                .iter()
-                .map(move |c| json!({"from": a.id.as_str(), "to": c.as_str()}))
+            a.connected_agents.iter().map(move |c| MapEdge {
+                from: a.id.as_str().to_owned(),
+                to: c.as_str().to_owned(),
+            })
         })
         .collect();
-    json!({"width": MAP_W, "height": MAP_H, "nodes": nodes, "edges": edges})
+    MapView {
+        width: MAP_W,
+        height: MAP_H,
+        nodes,
+        edges,
+    }
 }
 
 /// `GET /api/tools/{agentId}/{callId}`: a tool call's arguments and result, while in memory.
 pub async fn tool_call(
     State(state): State<Arc<GuiState>>,
     Path((agent, call)): Path<(String, String)>,
-) -> Answer {
+) -> Answer<ToolCallDetail> {
     let detail = state.orchestrator.tool_call(&agent, &call).ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
@@ -140,16 +172,18 @@ pub async fn tool_call(
             "the call is no longer in memory (the last 200 are kept)",
         )
     })?;
-    Ok(Json(serde_json::to_value(detail).unwrap_or(Value::Null)))
+    Ok(Reply(detail))
 }
 
-fn message_json(seq: Option<u64>, m: &AgentMessage) -> Value {
-    let mut v = json!({"id": m.id, "from": m.from.label(), "to": m.to.label(),
-        "content": m.content, "tsMs": m.ts_ms});
-    if let Some(seq) = seq {
-        v["seq"] = json!(seq);
+fn message(seq: u64, m: &AgentMessage) -> Message {
+    Message {
+        id: m.id.clone(),
+        from: m.from.label(),
+        to: m.to.label(),
+        content: m.content.clone(),
+        ts_ms: m.ts_ms,
+        seq,
     }
-    v
 }
 
 fn store(state: &GuiState) -> Result<&SessionStore, ApiError> {
@@ -175,7 +209,7 @@ fn messages(store: &SessionStore, session: &str) -> Result<Vec<(u64, AgentMessag
 }
 
 /// `GET /api/chat/{agentId}`: the current conversation's messages to or from that agent.
-pub async fn chat(State(state): State<Arc<GuiState>>, Path(agent): Path<String>) -> Answer {
+pub async fn chat(State(state): State<Arc<GuiState>>, Path(agent): Path<String>) -> Answer<Chat> {
     let world = state.orchestrator.world();
     if AgentId::new(&agent)
         .ok()
@@ -194,15 +228,18 @@ pub async fn chat(State(state): State<Arc<GuiState>>, Path(agent): Path<String>)
         (Some(id), Some(store)) => messages(store, id)?
             .into_iter()
             .filter(|(_, m)| m.from.label() == label || m.to.label() == label)
-            .map(|(seq, m)| message_json(Some(seq), &m))
+            .map(|(seq, m)| message(seq, &m))
             .collect(),
         _ => Vec::new(),
     };
-    Ok(Json(json!({"sessionId": session, "messages": list})))
+    Ok(Reply(Chat {
+        session_id: session,
+        messages: list,
+    }))
 }
 
 /// Every agent's pending `run` requests.
-fn pending_runs(state: &GuiState, world: &World) -> Vec<Value> {
+fn pending_runs(state: &GuiState, world: &World) -> Vec<PendingRun> {
     let village = state.paths.village();
     world
         .agents
@@ -219,78 +256,87 @@ fn pending_runs(state: &GuiState, world: &World) -> Vec<Value> {
             ))
         })
         .flat_map(|(id, policy)| {
-            policy.pending.into_iter().map(move |p| {
-                json!({"agentId": id, "command": p.command, "args": p.args, "count": p.count,
-                    "firstRequestedAtMs": p.first_requested_at_ms})
+            policy.pending.into_iter().map(move |p| PendingRun {
+                agent_id: id.to_owned(),
+                command: p.command,
+                args: p.args,
+                count: p.count,
+                first_requested_at_ms: p.first_requested_at_ms,
             })
         })
         .collect()
 }
 
-fn proposed(state: &GuiState) -> Vec<Value> {
+fn proposed(state: &GuiState) -> Vec<ProposedWave> {
     state
         .orchestrator
         .plans()
         .into_iter()
         .filter(|w| w.status == WaveStatus::Proposed)
-        .map(|w| {
-            let tasks: Vec<Value> = w
+        .map(|w| ProposedWave {
+            tasks: w
                 .tasks
-                .iter()
-                .map(|t| json!({"to": t.to, "message": t.message}))
-                .collect();
-            json!({"planId": w.plan_id, "agentId": w.agent_id, "wave": w.wave, "tasks": tasks})
+                .into_iter()
+                .map(|t| WaveTask {
+                    to: t.to,
+                    message: t.message,
+                })
+                .collect(),
+            plan_id: w.plan_id,
+            agent_id: w.agent_id,
+            wave: w.wave,
         })
         .collect()
 }
 
 /// `GET /api/approvals`.
-pub async fn approvals(State(state): State<Arc<GuiState>>) -> Answer {
+pub async fn approvals(State(state): State<Arc<GuiState>>) -> Answer<Approvals> {
     let world = state.orchestrator.world();
-    Ok(Json(json!({
-        "runs": pending_runs(&state, &world),
-        "plans": proposed(&state),
-        "runApproval": state.orchestrator.run_approval().as_str(),
-        "planReviewBypass": state.orchestrator.plan_review_bypass(),
-    })))
+    Ok(Reply(Approvals {
+        runs: pending_runs(&state, &world),
+        plans: proposed(&state),
+        run_approval: state.orchestrator.run_approval().as_str(),
+        plan_review_bypass: state.orchestrator.plan_review_bypass(),
+    }))
 }
 
 /// `GET /api/questions`: the questions (`ask_user`) waiting for the person now.
-pub async fn questions(State(state): State<Arc<GuiState>>) -> Json<Questions> {
-    Json(Questions {
+pub async fn questions(State(state): State<Arc<GuiState>>) -> Reply<Questions> {
+    Reply(Questions {
         questions: state.orchestrator.pending_questions(),
     })
 }
 
-/// The body of `GET /api/questions`.
-#[derive(Debug, serde::Serialize)]
-pub struct Questions {
-    /// In a stable order (by id).
-    questions: Vec<fuseforks_core::orchestrator::PendingQuestion>,
-}
-
 /// `GET /api/conversations`: newest first.
-pub async fn conversations(State(state): State<Arc<GuiState>>) -> Answer {
+pub async fn conversations(State(state): State<Arc<GuiState>>) -> Answer<ConversationList> {
     let store = store(&state)?;
     let mut list = store.list()?;
     list.sort_by_key(|(_, meta)| std::cmp::Reverse(meta.created_at));
-    let sessions: Vec<Value> = list
+    let sessions = list
         .into_iter()
-        .map(|(id, meta)| json!({"id": id, "title": meta.title, "createdAtMs": meta.created_at}))
+        .map(|(id, meta)| SessionRow {
+            id,
+            title: meta.title,
+            created_at_ms: meta.created_at,
+        })
         .collect();
-    Ok(Json(
-        json!({"current": state.orchestrator.current_session(), "sessions": sessions}),
-    ))
+    Ok(Reply(ConversationList {
+        current: state.orchestrator.current_session(),
+        sessions,
+    }))
 }
 
 /// `GET /api/conversations/{id}`.
-pub async fn conversation(State(state): State<Arc<GuiState>>, Path(id): Path<String>) -> Answer {
+pub async fn conversation(
+    State(state): State<Arc<GuiState>>,
+    Path(id): Path<String>,
+) -> Answer<Conversation> {
     let store = store(&state)?;
-    let list: Vec<Value> = messages(store, &id)?
+    let messages = messages(store, &id)?
         .into_iter()
-        .map(|(seq, m)| message_json(Some(seq), &m))
+        .map(|(seq, m)| message(seq, &m))
         .collect();
-    Ok(Json(json!({"id": id, "messages": list})))
+    Ok(Reply(Conversation { id, messages }))
 }
 
 /// `GET /api/conversations/{id}/export`: JSON lines, one record each, as a download.
@@ -302,9 +348,11 @@ pub async fn export(
     let mut body = String::new();
     for (seq, record) in store.records(&id)? {
         if let StoredRecord::Known(record) = record {
-            let mut line = serde_json::to_value(&record).unwrap_or(Value::Null);
-            line["seq"] = json!(seq);
-            body.push_str(&line.to_string());
+            let line = ExportLine {
+                record: &record,
+                seq,
+            };
+            body.push_str(&serde_json::to_string(&line).map_err(|e| unserializable(&e))?);
             body.push('\n');
         }
     }
@@ -325,32 +373,50 @@ pub async fn export(
 }
 
 /// `GET /api/settings`: templates (with `hasKey`, never a value), the door, the limits.
-pub async fn settings(State(state): State<Arc<GuiState>>) -> Answer {
+pub async fn settings(State(state): State<Arc<GuiState>>) -> Answer<SettingsView> {
     let world = state.orchestrator.world();
-    let templates: Vec<Value> = world
+    let templates = world
         .model_templates
         .iter()
-        .map(|t| {
-            let has_key = state.secrets.get(t.id.as_str()).ok().flatten().is_some();
-            json!({"id": t.id.as_str(), "name": t.name, "provider": t.provider, "model": t.model,
-                "baseUrl": t.base_url, "credential": t.credential, "hasKey": has_key, "useTools": t.use_tools})
+        .map(|t| TemplateRow {
+            id: t.id.as_str().to_owned(),
+            name: t.name.clone(),
+            provider: t.provider,
+            model: t.model.clone(),
+            base_url: t.base_url.clone(),
+            credential: t.credential,
+            has_key: state.secrets.get(t.id.as_str()).ok().flatten().is_some(),
+            use_tools: t.use_tools,
         })
         .collect();
     let door = ShelfStore::new(state.paths.data_dir())
         .load_door()
-        .map(|l| json!({"enabled": l.value.enabled, "port": l.value.port, "hasToken": l.value.token.is_some()}))
-        .unwrap_or_else(|e| json!({"error": {"code": fuseforks_core::Coded::code(&e), "message": e.to_string()}}));
-    Ok(Json(json!({
-        "templates": templates,
-        "secretStore": state.secrets.name(),
-        "door": door,
-        "tokenBudget": world.token_budget,
-        "askTimeoutSecs": world.ask_timeout_secs(),
-    })))
+        .map(|l| {
+            DoorView::Read(DoorSettingsRow {
+                enabled: l.value.enabled,
+                port: l.value.port,
+                has_token: l.value.token.is_some(),
+            })
+        })
+        .unwrap_or_else(|e| {
+            DoorView::Unreadable(DoorProblem {
+                error: ProblemWords {
+                    code: fuseforks_core::Coded::code(&e).to_owned(),
+                    message: e.to_string(),
+                },
+            })
+        });
+    Ok(Reply(SettingsView {
+        templates,
+        secret_store: state.secrets.name().to_owned(),
+        door,
+        token_budget: world.token_budget,
+        ask_timeout_secs: world.ask_timeout_secs(),
+    }))
 }
 
 /// `GET /api/log?lines=N`: the log's last lines, from at most its last 256 KiB.
-pub async fn log(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
+pub async fn log(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer<LogTail> {
     let wanted = uri
         .query()
         .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("lines=")))
@@ -361,7 +427,9 @@ pub async fn log(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer {
     let text = tail(&path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     let from = lines.len().saturating_sub(wanted);
-    Ok(Json(json!({"lines": &lines[from..]})))
+    Ok(Reply(LogTail {
+        lines: lines[from..].iter().map(|l| (*l).to_owned()).collect(),
+    }))
 }
 
 /// The last [`LOG_TAIL_BYTES`] of a file, from the first whole line.
