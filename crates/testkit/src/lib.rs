@@ -4,6 +4,14 @@
 //! stub servers for every LLM wire (scripted replies in each wire's JSON, the wire fixtures,
 //! captured requests), a log capture, and the MCP peers in `mcp/` (Python). A dev-dependency
 //! only.
+// Test support, never in the binary: a helper fails the test that called it with a panic that
+// says why, and a skipped test says so on stderr, as a `#[test]` function itself would.
+#![allow(
+    clippy::panic,
+    clippy::expect_used,
+    clippy::print_stderr,
+    reason = "test support: a failed setup panics in the calling test; skips are said on stderr"
+)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -186,13 +186,15 @@ pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
         dry_run: args.dry_run,
     };
     let ask = asked(request, goal_spec(args), mode, *out, answering);
-    let asking = async move {
+    // Boxed: the whole request (turns, tools, delegations) is one large future, over clippy's
+    // `large_futures` bound; inline it would grow every future that awaits it.
+    let asking = Box::pin(async move {
         let asked = ask.await;
         if let Some(streamer) = streamer {
             streamer.stop().await;
         }
         asked
-    };
+    });
     let language = report.language;
     let shown = Shown {
         json: (args.output != OutputArg::Text).then_some((&orchestrator, started)),
