@@ -4,6 +4,14 @@
 //! (HTTP on loopback + parse + decode), in microseconds (median of many runs). Run with
 //! `cargo bench -p fuseforks-core --bench adapters` (release profile).
 
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark: it prints its figures, and a broken setup stops it with a panic that says why"
+)]
+
 use std::hint::black_box;
 use std::time::Instant;
 

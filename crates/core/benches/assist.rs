@@ -4,6 +4,14 @@
 //! model's time: one `assist_draft` exchange against a zero-latency loopback stub minus a plain
 //! client call of the same size. Run with `cargo bench -p fuseforks-core --bench assist`.
 
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark: it prints its figures, and a broken setup stops it with a panic that says why"
+)]
+
 use std::time::Instant;
 
 use fuseforks_core::assist::{AssistRequest, AssistTarget, DraftKind};

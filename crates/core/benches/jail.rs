@@ -4,6 +4,14 @@
 //!
 //! Run with `cargo bench -p fuseforks-core --bench jail`.
 
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark: it prints its figures, and a broken setup stops it with a panic that says why"
+)]
+
 use std::time::{Duration, Instant};
 
 use fuseforks_core::tools::{RunApproval, ToolContext, TrashTarget, WorkDir, WriteMode, run_tool};

@@ -5,7 +5,14 @@
 //!
 //! Run with `cargo bench -p fuseforks-core --bench safety`.
 
-#![allow(clippy::unwrap_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr,
+    reason = "a benchmark: it prints its figures, and a broken setup stops it with a panic that says why"
+)]
 
 use std::sync::Arc;
 use std::time::Instant;

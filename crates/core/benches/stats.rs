@@ -2,6 +2,14 @@
 //! aggregated by `stats::aggregate` (what `fuseforks-cli stats` calls), all time and one month.
 //! Target ≤ 200 ms. Run with `cargo bench -p fuseforks-core --bench stats`.
 
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark: it prints its figures, and a broken setup stops it with a panic that says why"
+)]
+
 use std::time::Instant;
 
 use fuseforks_core::sessions::{Record, SessionStore, TurnRecord, TurnStop};

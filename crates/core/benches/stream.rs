@@ -7,7 +7,14 @@
 //!
 //! Run with `cargo bench -p fuseforks-core --bench stream`.
 
-#![allow(clippy::unwrap_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr,
+    reason = "a benchmark: it prints its figures, and a broken setup stops it with a panic that says why"
+)]
 
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};

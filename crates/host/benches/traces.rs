@@ -4,6 +4,14 @@
 //! answers 200). Against a real model, whose calls take seconds, the share is far smaller; this
 //! is the worst case. Target ≤ 5 %. Run with `cargo bench -p fuseforks-host --bench traces`.
 
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark: it prints its figures, and a broken setup stops it with a panic that says why"
+)]
+
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -27,6 +27,15 @@
 //! its environment, starts a helper, ignores stdin, or never answers). **Invariant: no product
 //! crate depends on testkit.**
 
+// Test support, never in the binary: a helper fails the test that called it with a panic that
+// says why, and a skipped test says so on stderr, as a `#[test]` function itself would.
+#![allow(
+    clippy::panic,
+    clippy::expect_used,
+    clippy::print_stderr,
+    reason = "test support: a failed setup panics in the calling test; skips are said on stderr"
+)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,12 @@
 //! End-to-end tests of the `fuseforks-cli` binary on temporary villages.
 
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr,
+    reason = "a test crate: its helpers fail the calling test with a panic that says why, and say skips on stderr"
+)]
 
 mod approved_by;
 mod ask_user;

@@ -262,5 +262,6 @@ pub fn own_environment_hidden() -> bool {
     }
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
+#[cfg(target_os = "linux")]
 mod tests;

@@ -90,7 +90,9 @@ pub(crate) async fn read_ends(stream: &mut Option<impl AsyncRead + Unpin>, kept:
     let Some(reader) = stream.as_mut() else {
         return;
     };
-    let mut buf = [0u8; 8192];
+    // On the heap: an array here would sit in the future of every caller up to the turn
+    // (stdout and stderr are read at once), past clippy's `large_futures` bound.
+    let mut buf = vec![0u8; 8192];
     loop {
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,

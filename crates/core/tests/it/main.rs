@@ -1,7 +1,13 @@
 //! Integration tests of `fuseforks-core`: real files in temporary folders, the original's
 //! village fixture, broken-file corpora.
 
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr,
+    reason = "a test crate: its helpers fail the calling test with a panic that says why, and say skips on stderr"
+)]
 
 mod assist;
 mod assist_replies;

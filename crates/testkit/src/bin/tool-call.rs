@@ -4,6 +4,12 @@
 //!
 //! Usage: `tool-call <work folder> <tool> <JSON arguments>`.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a helper process of the memory tests: its stdout is what the test reads, a broken call is said on stderr"
+)]
+
 use fuseforks_core::tools::{RunApproval, ToolContext, TrashTarget, WorkDir, run_tool};
 use fuseforks_core::village::{AgentId, Language, VillageStore};
 

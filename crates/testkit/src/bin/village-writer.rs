@@ -2,6 +2,12 @@
 //! first argument in an endless loop, alternating a small and a large world, so that the test
 //! can kill it (SIGKILL) at random moments. Prints `ready` once the first write is done.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a helper process of the crash test: it says `ready` on stdout for the test, and its usage on stderr"
+)]
+
 use std::io::Write;
 
 use fuseforks_core::village::{VillageStore, World};

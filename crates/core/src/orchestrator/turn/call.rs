@@ -56,7 +56,9 @@ impl Turn<'_> {
                     last_text: last_text.to_owned(),
                 });
             }
-            match self.call_tool(p, call).await {
+            // Boxed: one call's future (the tool, MCP or delegation it may run) is over clippy's
+            // `large_futures` bound, and would otherwise sit inline in every round and turn.
+            match Box::pin(self.call_tool(p, call)).await {
                 Ok(result) => results.push(result),
                 // The turn ends at a question: what ran is kept, what did not is said.
                 Err(RoundsEnd::Asked(mut asked)) => {
