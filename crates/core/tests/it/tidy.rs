@@ -779,5 +779,4 @@ fn no_module_cycles_and_core_keeps_its_floors() {
         &module_graph::problems(),
         "no module cycles; core keeps its floors",
     );
-    );
 }

@@ -167,6 +167,19 @@ pub async fn ask<R>(
     stop: StopRequests,
     report: impl FnOnce(AskAnswer) -> R,
 ) -> Ended<R> {
+    // Boxed: the whole run (boot, turns, tools, delegations, close) is one large future; on the
+    // heap, it does not grow every future that awaits it (clippy's `large_futures`).
+    Box::pin(ask_run(options, headless, request, watcher, stop, report)).await
+}
+
+async fn ask_run<R>(
+    options: OpenOptions,
+    headless: Headless,
+    request: AskRequest,
+    watcher: SharedWatcher,
+    stop: StopRequests,
+    report: impl FnOnce(AskAnswer) -> R,
+) -> Ended<R> {
     let checked = super::preflight(&options, &headless, HeadlessMode::Ask, &watcher);
     let report_pf = match checked {
         Ok(r) => r,

@@ -6,7 +6,8 @@ use super::{fail, lex, production, read, rust_files, without_tests};
 /// into modules (gui/README.md), a long function into named steps or a table.
 #[test]
 fn no_gui_script_over_800_lines_or_a_function_over_120() {
-    let problems = crate::tidy_js::oversized(&super::root(), super::MAX_FILE_LINES, super::MAX_FN_LINES);
+    let problems =
+        crate::tidy_js::oversized(&super::root(), super::MAX_FILE_LINES, super::MAX_FN_LINES);
     fail(
         &problems,
         "no GUI script over 800 lines, no function over 120",
