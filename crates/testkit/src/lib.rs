@@ -13,10 +13,12 @@ pub mod log_capture;
 pub mod maximal;
 pub mod stub;
 pub mod village;
+pub mod wait;
 pub mod wire_replies;
 pub mod wire_streams;
 
 pub use village::{TestVillage, TestVillageBuilder, judge_spec, provider, stub_template};
+pub use wait::{DEADLINE, eventually, eventually_async, eventually_blocking, on_a_free_port, spawn_started, within};
 
 /// A file or folder under `crates/testkit/fixtures/` (see its README): written by us from the
 /// formats in `docs/` and the wire documentation, part of the repository, so a test that reads
@@ -176,12 +178,32 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// A free loopback port (bound, then released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free port: {e}"))
+/// A loopback port that refuses connections for as long as the guard lives: bound (so no
+/// other process takes it) but never listening, for a test of a server that is not there.
+pub struct ClosedPort(tokio::net::TcpSocket);
+
+impl ClosedPort {
+    /// Binds a port the kernel chooses, without listening on it.
+    pub fn new() -> Self {
+        let socket = tokio::net::TcpSocket::new_v4()
+            .and_then(|s| s.bind((std::net::Ipv4Addr::LOCALHOST, 0).into()).map(|()| s))
+            .unwrap_or_else(|e| panic!("no loopback port to hold closed: {e}"));
+        Self(socket)
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.0
+            .local_addr()
+            .map(|a| a.port())
+            .unwrap_or_else(|e| panic!("local address: {e}"))
+    }
+}
+
+impl Default for ClosedPort {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// A `data_dir` in a temporary folder, removed on drop.

@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use fuseforks_core::sessions::{Record, SessionStore, StoredRecord, TurnRecord};
 use fuseforks_testkit::KillOnDrop;
@@ -399,7 +398,6 @@ async fn ctrl_c_during_the_demo_exits_8_with_the_turn_recorded() {
         "turn start: agent=reception",
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let out = signal_and_wait(&mut demo, "INT").await;
     assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
     assert!(
@@ -437,7 +435,6 @@ async fn ctrl_c_with_json_prints_one_json_object() {
         "turn start: agent=reception",
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let out = signal_and_wait(&mut demo, "INT").await;
     assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
     let body: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();

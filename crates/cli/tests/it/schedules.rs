@@ -320,14 +320,9 @@ async fn an_approval_is_an_audit_line_with_or_without_a_running_process() {
         .unwrap(),
     );
     let socket = data.data_dir().join("control/fuseforks.sock");
-    let started = std::time::Instant::now();
-    while !socket.exists() {
-        assert!(
-            started.elapsed().as_secs() < 20,
-            "serve never opened its socket"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
+    let opened = || socket.exists();
+    fuseforks_testkit::eventually("serve to open its socket", fuseforks_testkit::DEADLINE, opened)
+        .await;
     let approved = cli(&format!(
         "schedules approve --data-dir {dir} s1 --acceptance --yes --secrets env"
     ));

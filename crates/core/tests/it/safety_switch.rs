@@ -35,15 +35,8 @@ fn run_call(args: serde_json::Value) -> StubReply {
     wire_replies::tool_calls(WIRE, &[call], U)
 }
 
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "waited for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+async fn until(what: &str, done: impl FnMut() -> bool) {
+    fuseforks_testkit::eventually(what, fuseforks_testkit::DEADLINE, done).await;
 }
 
 /// A `run` child that outlives its section's grace after an abort
