@@ -144,11 +144,14 @@ async fn pause_holds_the_model_call_until_resume() {
         let orch = orch.clone();
         async move { orch.ask_external_outcome("t", "hi").await }
     });
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // The turn has begun: its model call comes next, through the gate. The call's arrival
+    // after the resume (below) is the proof that the gate held it.
+    until("the turn's start", || v.log().contains("turn start: agent=a1")).await;
     assert!(
         stub.requests().is_empty(),
         "a model call started while paused"
     );
+    let resumed_at = Instant::now();
     assert_eq!(
         orch.control(SwitchCommand::Resume, Channel::Api).await,
         SwitchState::Running
@@ -158,6 +161,10 @@ async fn pause_holds_the_model_call_until_resume() {
         .unwrap()
         .unwrap();
     assert_eq!(answer.as_deref(), Some("held answer"));
+    assert!(
+        stub.requests()[0].at >= resumed_at,
+        "a model call started while paused"
+    );
     orch.close(Duration::from_secs(1)).await;
 }
 

@@ -763,63 +763,33 @@ fn the_lexer_keeps_lines_and_drops_comments_and_strings() {
     assert_eq!(lexed.strings, [(2, "}{".to_owned())]);
 }
 
-/// Where a test may sleep, by the marker comment on the line before (or on the same line):
-/// the marker and the folder it is allowed in. Everything else waits on a condition
-/// (`fuseforks_testkit::eventually`), never on the clock.
+/// A sleep a test may keep: its marker comment (on the line before or the same line) and the
+/// folder it is allowed in — a stub's simulated slowness, a moment on paused tokio time, the
+/// crash test's random kill. `crates/testkit/src/wait.rs` (`eventually`) is the one poll.
 const SLEEP_MARKERS: &[(&str, &str)] = &[
-    // A stub that simulates a slow answer or a stream that takes its time.
     ("// tidy: stub latency", "crates/testkit/"),
-    // A moment on the virtual clock of a test under paused tokio time.
     ("// tidy: paused time", "crates/"),
-    // The random moment the crash test kills its writer at.
     ("// tidy: crash moment", "crates/testkit/tests/"),
 ];
-
-/// The one place that polls: `eventually` and its kin.
-const EVENTUALLY: &str = "crates/testkit/src/wait.rs";
-
-/// The test code of a file with the line its code starts at (1-based): all of a test file,
-/// the inline `#[cfg(test)]` module of a product file, nothing of other product code.
-fn test_code(path: &str, code: &str) -> Option<(usize, String)> {
-    let test_file = path.contains("/tests/")
-        || path.starts_with("crates/testkit/")
-        || path.ends_with("/tests.rs");
-    if test_file {
-        return Some((1, code.to_owned()));
-    }
-    let product = without_tests(code);
-    (product.len() < code.len())
-        .then(|| (product.lines().count() + 1, code[product.len()..].to_owned()))
-}
 
 #[test]
 fn tests_wait_on_conditions_not_on_the_clock() {
     let sleep = regex::Regex::new(r"\bsleep\(").unwrap();
     let mut problems = Vec::new();
-    for path in rust_files().into_iter().filter(|p| p != EVENTUALLY) {
+    for path in rust_files().into_iter().filter(|p| p != "crates/testkit/src/wait.rs") {
         let raw = read(&path);
-        let Some((first, code)) = test_code(&path, &lex(&raw).code) else {
-            continue;
-        };
+        let code = lex(&raw).code;
+        let whole = ["/tests/", "crates/testkit/", "/tests.rs"].iter().any(|p| path.contains(p));
+        // Test code: all of a test file, the inline `#[cfg(test)]` module of a product file.
+        let first = if whole { 0 } else { without_tests(&code).lines().count() };
         let raw: Vec<&str> = raw.lines().collect();
-        for (i, line) in code.lines().enumerate() {
-            if !sleep.is_match(line) {
-                continue;
-            }
-            let at = first + i; // 1-based line of the file
+        for (at, _) in code.lines().enumerate().skip(first).filter(|(_, l)| sleep.is_match(l)) {
             let marked = SLEEP_MARKERS.iter().any(|(marker, folder)| {
                 path.starts_with(folder)
-                    && [at.saturating_sub(2), at - 1]
-                        .iter()
-                        .any(|&l| raw.get(l).is_some_and(|r| r.contains(marker)))
+                    && raw[at.saturating_sub(1)..=at].iter().any(|r| r.contains(marker))
             });
             if !marked {
-                problems.push(format!(
-                    "{path}:{at}: a test sleeps; wait for the event with \
-                     `fuseforks_testkit::eventually` (or `StubServer::wait_requests`, \
-                     `spawn_started`) instead — a stub's simulated latency takes \
-                     `// tidy: stub latency` on the line before"
-                ));
+                problems.push(format!("{path}:{}: a test sleeps; wait for the event with `fuseforks_testkit::eventually` (or `wait_requests`, `spawn_started`); a stub's latency takes `// tidy: stub latency`", at + 1));
             }
         }
     }
