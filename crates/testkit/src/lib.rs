@@ -123,6 +123,27 @@ pub fn python_mcp() -> bool {
     present
 }
 
+/// Whether what a test needs from this machine is here (`present`): without it the test says
+/// `skipped: needs {what}` and returns early — unless the environment variable `require`
+/// (a `FUSEFORKS_REQUIRE_…`, set by `.ci/run`) is set, where the absence fails the test.
+pub fn needs(present: bool, what: &str, require: &str) -> bool {
+    if !present {
+        assert!(
+            std::env::var_os(require).is_none_or(|v| v.is_empty()),
+            "{require} is set but this machine lacks {what}"
+        );
+        eprintln!("skipped: needs {what}");
+    }
+    present
+}
+
+/// `/usr/bin/python3` (a test that must not meet a version manager's shim), or `skipped`;
+/// `FUSEFORKS_REQUIRE_SYSTEM_PYTHON` turns its absence into a failure.
+pub fn system_python() -> bool {
+    let present = Path::new("/usr/bin/python3").exists();
+    needs(present, "/usr/bin/python3", "FUSEFORKS_REQUIRE_SYSTEM_PYTHON")
+}
+
 /// The OTLP/HTTP trace receiver script (`crates/testkit/otlp/receiver.py`).
 pub fn otlp_receiver_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

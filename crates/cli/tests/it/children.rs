@@ -219,8 +219,9 @@ async fn an_mcp_child_of_the_same_user_cannot_read_the_environment_of_serve() {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         .unwrap_or(false);
-    if !root || !python.exists() || !Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root, /usr/bin/setpriv and /usr/bin/python3");
+    let here = root && python.exists() && Path::new("/usr/bin/setpriv").exists();
+    let what = "root, /usr/bin/setpriv and /usr/bin/python3";
+    if !fuseforks_testkit::needs(here, what, "FUSEFORKS_REQUIRE_ROOT") {
         return;
     }
     let data = TempDataDir::new();
