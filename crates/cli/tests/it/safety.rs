@@ -504,7 +504,7 @@ async fn a_control_folder_entry_that_is_a_folder_is_reported_once_and_ignored() 
     }
     let log = crate::headless::log(&data);
     assert_eq!(
-        log.matches("CONTROL_FILE_IGNORED").count(),
+        log.matches("CONTROL_FILE_IGNORED name=halt").count(),
         1,
         "reported once"
     );
