@@ -18,7 +18,10 @@ pub mod wire_replies;
 pub mod wire_streams;
 
 pub use village::{TestVillage, TestVillageBuilder, judge_spec, provider, stub_template};
-pub use wait::{DEADLINE, eventually, eventually_async, eventually_blocking, on_a_free_port, spawn_started, within};
+pub use wait::{
+    DEADLINE, eventually, eventually_async, eventually_blocking, on_a_free_port, spawn_started,
+    within,
+};
 
 /// A file or folder under `crates/testkit/fixtures/` (see its README): written by us from the
 /// formats in `docs/` and the wire documentation, part of the repository, so a test that reads
@@ -141,7 +144,11 @@ pub fn needs(present: bool, what: &str, require: &str) -> bool {
 /// `FUSEFORKS_REQUIRE_SYSTEM_PYTHON` turns its absence into a failure.
 pub fn system_python() -> bool {
     let present = Path::new("/usr/bin/python3").exists();
-    needs(present, "/usr/bin/python3", "FUSEFORKS_REQUIRE_SYSTEM_PYTHON")
+    needs(
+        present,
+        "/usr/bin/python3",
+        "FUSEFORKS_REQUIRE_SYSTEM_PYTHON",
+    )
 }
 
 /// The OTLP/HTTP trace receiver script (`crates/testkit/otlp/receiver.py`).
@@ -207,7 +214,10 @@ impl ClosedPort {
     /// Binds a port the kernel chooses, without listening on it.
     pub fn new() -> Self {
         let socket = tokio::net::TcpSocket::new_v4()
-            .and_then(|s| s.bind((std::net::Ipv4Addr::LOCALHOST, 0).into()).map(|()| s))
+            .and_then(|s| {
+                s.bind((std::net::Ipv4Addr::LOCALHOST, 0).into())
+                    .map(|()| s)
+            })
             .unwrap_or_else(|e| panic!("no loopback port to hold closed: {e}"));
         Self(socket)
     }

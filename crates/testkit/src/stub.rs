@@ -222,7 +222,11 @@ impl StubServer {
     /// Waits until the stub has sent `n` scripted replies (a delayed one once its delay is
     /// over): the moment a client has its answer, for a test of what the client does next.
     pub async fn wait_answers(&self, n: usize) {
-        let answered = || self.shared.answered.load(std::sync::atomic::Ordering::SeqCst);
+        let answered = || {
+            self.shared
+                .answered
+                .load(std::sync::atomic::Ordering::SeqCst)
+        };
         crate::eventually(
             format_args!("the stub to send {n} replies"),
             crate::DEADLINE,

@@ -50,7 +50,10 @@ pub async fn eventually<S: Settled>(
 
 /// [`eventually`] that gives back `None` at the deadline instead of failing, for a test that
 /// says more than "timed out" when the wait ends without the condition.
-pub async fn within<S: Settled>(deadline: Duration, mut check: impl FnMut() -> S) -> Option<S::Value> {
+pub async fn within<S: Settled>(
+    deadline: Duration,
+    mut check: impl FnMut() -> S,
+) -> Option<S::Value> {
     let started = Instant::now();
     loop {
         if let Some(value) = check().settled() {
@@ -59,6 +62,7 @@ pub async fn within<S: Settled>(deadline: Duration, mut check: impl FnMut() -> S
         if started.elapsed() >= deadline {
             return None;
         }
+        // tidy: the one poll
         tokio::time::sleep(POLL).await;
     }
 }
@@ -74,7 +78,11 @@ pub async fn eventually_async<S: Settled>(
         if let Some(value) = check().await.settled() {
             return value;
         }
-        assert!(started.elapsed() < deadline, "waited {deadline:?} for {what}");
+        assert!(
+            started.elapsed() < deadline,
+            "waited {deadline:?} for {what}"
+        );
+        // tidy: the one poll
         tokio::time::sleep(POLL).await;
     }
 }
@@ -90,7 +98,11 @@ pub fn eventually_blocking<S: Settled>(
         if let Some(value) = check().settled() {
             return value;
         }
-        assert!(started.elapsed() < deadline, "waited {deadline:?} for {what}");
+        assert!(
+            started.elapsed() < deadline,
+            "waited {deadline:?} for {what}"
+        );
+        // tidy: the one poll
         std::thread::sleep(POLL);
     }
 }
@@ -99,7 +111,10 @@ pub fn eventually_blocking<S: Settled>(
 /// `--door-port` and `--gui-port`): the kernel names a free port, `start` tries it and gives
 /// back `None` when the port was taken meanwhile (another process may take a released port:
 /// the attempt then fails to bind), and another port is tried, up to five times.
-pub async fn on_a_free_port<T>(what: &str, mut start: impl AsyncFnMut(u16) -> Option<T>) -> (T, u16) {
+pub async fn on_a_free_port<T>(
+    what: &str,
+    mut start: impl AsyncFnMut(u16) -> Option<T>,
+) -> (T, u16) {
     for _ in 0..5 {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())

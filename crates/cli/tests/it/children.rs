@@ -328,9 +328,14 @@ async fn an_mcp_server_with_endless_tool_pages_does_not_grow_serve_without_bound
     // The connect ends either way (the tool list cut at its bound, or the 30 s connect
     // timeout): VmHWM is the peak over the whole of it.
     let log = data.workspace().join("fuseforks.log");
-    let connected = || std::fs::read_to_string(&log).unwrap_or_default().contains("outcome=");
+    let connected = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("outcome=")
+    };
     within(Duration::from_secs(40), connected).await;
-    let status = std::fs::read_to_string(format!("/proc/{}/status", serve.id())).unwrap_or_default();
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", serve.id())).unwrap_or_default();
     let peak_kb = status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))

@@ -539,7 +539,8 @@ async fn serve_opens_the_gui_with_the_secret_gui_token() {
     let data = TempDataDir::new();
     stub_village(stub.base_url()).write(&data);
     let dir = data.data_dir().display().to_string();
-    let line = |port| format!("serve --data-dir {dir} --start batch --secrets env --gui-port {port}");
+    let line =
+        |port| format!("serve --data-dir {dir} --start batch --secrets env --gui-port {port}");
     // Refused before the GUI opens: a port held closed by the test.
     let closed = fuseforks_testkit::ClosedPort::new();
     for (token, code) in [

@@ -9,8 +9,8 @@ use fuseforks_core::village::TemplateId;
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
 use fuseforks_testkit::{
-    DEADLINE, KillOnDrop, TempDataDir, TestVillage, TestVillageBuilder, eventually, snapshot,
-    on_a_free_port, stub_template, within,
+    DEADLINE, KillOnDrop, TempDataDir, TestVillage, TestVillageBuilder, eventually, on_a_free_port,
+    snapshot, stub_template, within,
 };
 use serde_json::json;
 

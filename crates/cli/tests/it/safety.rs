@@ -382,7 +382,10 @@ async fn pause_holds_the_next_tool_round_and_resume_continues_it() {
     assert_eq!(stdout(&out).trim(), "done");
     assert!(work.join("b.md").exists());
     let log = crate::headless::log(&data);
-    let at = |needle: &str| log.find(needle).unwrap_or_else(|| panic!("{needle:?}: {log}"));
+    let at = |needle: &str| {
+        log.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?}: {log}"))
+    };
     assert!(
         at("kill switch: command=resume") < at("round=2 name=file"),
         "the held round's tool call ran before the resume: {log}"
@@ -682,7 +685,11 @@ async fn the_socket_is_private_and_refuses_another_users_peer() {
         .is_ok();
     let python = std::path::Path::new("/usr/bin/python3");
     let what = "root, setpriv and /usr/bin/python3 (the peer-credential half)";
-    if fuseforks_testkit::needs(root && setpriv && python.exists(), what, "FUSEFORKS_REQUIRE_ROOT") {
+    if fuseforks_testkit::needs(
+        root && setpriv && python.exists(),
+        what,
+        "FUSEFORKS_REQUIRE_ROOT",
+    ) {
         // Widen the way to the socket (the test folder is 0700 too).
         for folder in [data.data_dir(), control.as_path()] {
             std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).unwrap();

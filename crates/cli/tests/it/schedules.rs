@@ -321,8 +321,12 @@ async fn an_approval_is_an_audit_line_with_or_without_a_running_process() {
     );
     let socket = data.data_dir().join("control/fuseforks.sock");
     let opened = || socket.exists();
-    fuseforks_testkit::eventually("serve to open its socket", fuseforks_testkit::DEADLINE, opened)
-        .await;
+    fuseforks_testkit::eventually(
+        "serve to open its socket",
+        fuseforks_testkit::DEADLINE,
+        opened,
+    )
+    .await;
     let approved = cli(&format!(
         "schedules approve --data-dir {dir} s1 --acceptance --yes --secrets env"
     ));

@@ -411,10 +411,16 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
     let env = [("DBUS_SESSION_BUS_ADDRESS", service.address.as_str())];
     let list_args = ["secrets", "list", "--data-dir", dir.as_str()];
     // Wait until the keyring answers on the bus.
-    let list = eventually_blocking("the Secret Service to answer", Duration::from_secs(15), || {
-        let list = cli(&list_args, &env, None);
-        stdout(&list).starts_with("store: Secret Service").then_some(list)
-    });
+    let list = eventually_blocking(
+        "the Secret Service to answer",
+        Duration::from_secs(15),
+        || {
+            let list = cli(&list_args, &env, None);
+            stdout(&list)
+                .starts_with("store: Secret Service")
+                .then_some(list)
+        },
+    );
     assert!(stdout(&list).contains("(persistent)"), "{}", stdout(&list));
     assert!(
         !stderr(&list).contains("SECRET_STORE_NOT_PERSISTENT"),
@@ -426,10 +432,14 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
     let set_args = words(&format!("secrets set {id} --stdin --data-dir {dir}"));
     // A keyring that has just answered may still be creating its default collection (seen
     // under load on 2 cores): the first write can fail; it must succeed within the wait.
-    let set = eventually_blocking("a first write to the keyring", Duration::from_secs(30), || {
-        let set = cli(&set_args, &env, Some(&format!("{value}\n")));
-        (set.status.code() == Some(0)).then_some(set)
-    });
+    let set = eventually_blocking(
+        "a first write to the keyring",
+        Duration::from_secs(30),
+        || {
+            let set = cli(&set_args, &env, Some(&format!("{value}\n")));
+            (set.status.code() == Some(0)).then_some(set)
+        },
+    );
     assert_eq!(
         stdout(&set),
         format!("stored: {id} in Secret Service (D-Bus)\n")

@@ -88,7 +88,10 @@ async fn abort_waits_for_a_run_child_then_the_turn_ends_interrupted() {
     assert!(alive(child), "the abort cut the run child");
     std::fs::write(work.join("go"), b"").unwrap();
     let (aborted, finished_first) = aborting.await.unwrap();
-    assert!(finished_first, "the abort answered before the run child finished");
+    assert!(
+        finished_first,
+        "the abort answered before the run child finished"
+    );
     assert_eq!(stdout(&aborted).trim(), "running", "{}", stderr(&aborted));
     assert_eq!(
         std::fs::read_to_string(work.join("out.txt"))
@@ -179,7 +182,10 @@ async fn abort_waits_for_an_mcp_call_already_sent() {
     assert!(!aborting.is_finished(), "the abort did not wait");
     std::fs::write(work.join("go"), b"").unwrap();
     let (aborted, finished_first) = aborting.await.unwrap();
-    assert!(finished_first, "the abort answered before the MCP call finished");
+    assert!(
+        finished_first,
+        "the abort answered before the MCP call finished"
+    );
     assert_eq!(stdout(&aborted).trim(), "running", "{}", stderr(&aborted));
     assert!(
         audit_lines(&data).iter().any(|l| l["action"] == "mcp_call"

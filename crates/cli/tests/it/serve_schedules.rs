@@ -103,7 +103,10 @@ async fn serve_fires_an_overdue_daily_schedule_once_started_and_ask_never_consum
     let latency_ms =
         logged_at(&text, "schedule fire: id=s1") - logged_at(&text, "schedule runner: started");
     eprintln!("figure: runner start -> schedule fire = {latency_ms} ms");
-    let position = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle:?}: {text}"));
+    let position = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?}: {text}"))
+    };
     assert!(
         position("schedule runner: started") < position("schedule fire: id=s1"),
         "{text}"
@@ -155,15 +158,20 @@ async fn a_kill_between_consume_and_delivery_loses_the_firing_and_never_doubles_
     // For the restart, s1 (its consume on disk) loses its slow probe, so that a wrong firing
     // would say so at once, and s2, overdue too, fires: its turn ending proves the runner has
     // decided about both (one tick reads the whole file) — a positive sign instead of a wait.
-    let mut doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(data.workspace().join("schedules.json")).unwrap())
-            .unwrap();
+    let mut doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(data.workspace().join("schedules.json")).unwrap(),
+    )
+    .unwrap();
     doc[0].as_object_mut().unwrap().remove("probe");
     let (mut second, _) = overdue_daily();
     second["id"] = json!("s2");
     doc.as_array_mut().unwrap().push(second);
     write_schedules(&data, &doc);
-    stub.push([wire_replies::text(fuseforks_core::llm::Wire::OpenAiCompat, "s2 done", U)]);
+    stub.push([wire_replies::text(
+        fuseforks_core::llm::Wire::OpenAiCompat,
+        "s2 done",
+        U,
+    )]);
     let mut again = serve(&dir);
     wait_log(&data, "schedule fire: id=s2").await;
     wait_log(&data, "turn: agent=rec").await;

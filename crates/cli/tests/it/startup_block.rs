@@ -4,9 +4,9 @@
 
 use fuseforks_core::llm::Wire;
 use fuseforks_core::village::Language;
+use fuseforks_testkit::TempDataDir;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
-use fuseforks_testkit::TempDataDir;
 
 use crate::headless::{
     U, ask_args, command, log, run, serve_on_a_port, signal_and_wait, stub_village, wait_log,

@@ -580,12 +580,16 @@ async fn a_running_agents_mcp_servers_are_named_with_their_tools() {
         .await;
     // The tools are noted right after the connect's log line: ask until they are there.
     let mut asked = 0;
-    fuseforks_testkit::eventually_async("the kid's tools in the prompt", fuseforks_testkit::DEADLINE, async || {
-        asked += 1;
-        stub.push([wire_replies::text(wire, "Which tone?", U)]);
-        ask(&orch, &request(DraftKind::Skill, "a1", Some("hi"))).await;
-        system(asked).contains("kid (noop)")
-    })
+    fuseforks_testkit::eventually_async(
+        "the kid's tools in the prompt",
+        fuseforks_testkit::DEADLINE,
+        async || {
+            asked += 1;
+            stub.push([wire_replies::text(wire, "Which tone?", U)]);
+            ask(&orch, &request(DraftKind::Skill, "a1", Some("hi"))).await;
+            system(asked).contains("kid (noop)")
+        },
+    )
     .await;
     orch.stop_agent("a1", std::time::Duration::from_secs(10))
         .await;

@@ -177,4 +177,3 @@ async fn an_interrupted_streaming_turn_is_recorded_with_the_usage_seen() {
     );
     assert!(turn.usage_unknown, "a cut stream's usage is a lower bound");
 }
-

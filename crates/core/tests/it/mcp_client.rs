@@ -110,7 +110,12 @@ async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent(
     assert!(alive(&pid));
     assert!(orch.stop_agent("a1", Duration::from_secs(10)).await);
     let gone = || !alive(&pid);
-    eventually("the MCP child to die with its agent", Duration::from_secs(10), gone).await;
+    eventually(
+        "the MCP child to die with its agent",
+        Duration::from_secs(10),
+        gone,
+    )
+    .await;
 }
 
 /// The Python HTTP server on a port it chose, once it listens: the process and the port.
@@ -128,7 +133,9 @@ async fn http_server() -> (KillOnDrop, u16) {
     // Its first line says the port, once it listens (or nothing, when it ended first).
     let line = tokio::task::spawn_blocking(move || {
         let mut line = String::new();
-        std::io::BufReader::new(stdout).read_line(&mut line).map(|_| line)
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .map(|_| line)
     })
     .await
     .unwrap()

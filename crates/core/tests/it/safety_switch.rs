@@ -146,7 +146,10 @@ async fn pause_holds_the_model_call_until_resume() {
     });
     // The turn has begun: its model call comes next, through the gate. The call's arrival
     // after the resume (below) is the proof that the gate held it.
-    until("the turn's start", || v.log().contains("turn start: agent=a1")).await;
+    until("the turn's start", || {
+        v.log().contains("turn start: agent=a1")
+    })
+    .await;
     assert!(
         stub.requests().is_empty(),
         "a model call started while paused"

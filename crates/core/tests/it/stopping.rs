@@ -294,9 +294,11 @@ async fn a_conversation_closed_under_a_running_turn_keeps_its_records_together()
             .collect()
     };
     // The turn's own record is the last the turn writes.
-    until("the turn record in the store", Duration::from_secs(10), || {
-        kinds().iter().flatten().any(|k| k == "turn")
-    })
+    until(
+        "the turn record in the store",
+        Duration::from_secs(10),
+        || kinds().iter().flatten().any(|k| k == "turn"),
+    )
     .await;
     let kinds = kinds();
     assert_eq!(
