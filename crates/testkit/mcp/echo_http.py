@@ -1,8 +1,10 @@
 """A Streamable HTTP MCP server written with the official Python SDK, for interop tests.
 
-Usage: echo_http.py PORT TOKEN — serves http://127.0.0.1:PORT/mcp and answers 401 to any
-request whose Authorization header is not `Bearer TOKEN`. Tool `whisper(text)` lower-cases.
+Usage: echo_http.py TOKEN — serves http://127.0.0.1:<port>/mcp on a port the system
+chooses, prints one line `PORT <n>` once listening, and answers 401 to any request whose
+Authorization header is not `Bearer TOKEN`. Tool `whisper(text)` lower-cases.
 """
+import socket
 import sys
 
 import uvicorn
@@ -11,7 +13,7 @@ from starlette.responses import PlainTextResponse
 
 from mcp.server.mcpserver import MCPServer
 
-PORT, TOKEN = int(sys.argv[1]), sys.argv[2]
+TOKEN = sys.argv[1]
 app = MCPServer("quiet")
 
 
@@ -30,4 +32,10 @@ class Bearer(BaseHTTPMiddleware):
 
 web = app.streamable_http_app()
 web.add_middleware(Bearer)
-uvicorn.run(web, host="127.0.0.1", port=PORT, log_level="warning")
+# Bound and listening before the port is said, so a client that reads it can connect at once.
+listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener.bind(("127.0.0.1", 0))
+listener.listen(128)
+print(f"PORT {listener.getsockname()[1]}", flush=True)
+server = uvicorn.Server(uvicorn.Config(web, log_level="warning"))
+server.run(sockets=[listener])

@@ -18,7 +18,9 @@
 //! wire's JSON (`wire_replies.rs`) and the same replies cut into each wire's stream
 //! (`wire_streams.rs`, for the streamed-equals-whole conformance), an OTLP/HTTP receiver in Python
 //! (`otlp/receiver.py`, decoding with `opentelemetry-proto`), Jev's replies and a `jev.json`
-//! pointing at the stub (`jev.rs`), a log capture (`log_capture.rs`), the stub village
+//! pointing at the stub (`jev.rs`), a log capture (`log_capture.rs`), the waits (`wait.rs`:
+//! `eventually` and its async and blocking kin poll a condition to a deadline and name what was
+//! awaited; `spawn_started`; a retried free port for a child told its port; `ClosedPort`), the stub village
 //! (`village.rs`: `TestVillage::builder()` with `stub_template(wire, base)`, agents, reception,
 //! budget and a work folder, used by every test and bench that needs a village on a stub;
 //! `TempDataDir::edit_world` for later changes), and MCP peers written with the official Python SDK
@@ -44,10 +46,15 @@ pub mod log_capture;
 pub mod maximal;
 pub mod stub;
 pub mod village;
+pub mod wait;
 pub mod wire_replies;
 pub mod wire_streams;
 
 pub use village::{TestVillage, TestVillageBuilder, judge_spec, provider, stub_template};
+pub use wait::{
+    DEADLINE, eventually, eventually_async, eventually_blocking, on_a_free_port, spawn_started,
+    within,
+};
 
 /// A file or folder under `crates/testkit/fixtures/` (see its README): written by us from the
 /// formats in `docs/` and the wire documentation, part of the repository, so a test that reads
@@ -152,6 +159,31 @@ pub fn python_mcp() -> bool {
     present
 }
 
+/// Whether what a test needs from this machine is here (`present`): without it the test says
+/// `skipped: needs {what}` and returns early — unless the environment variable `require`
+/// (a `FUSEFORKS_REQUIRE_…`, set by `.ci/run`) is set, where the absence fails the test.
+pub fn needs(present: bool, what: &str, require: &str) -> bool {
+    if !present {
+        assert!(
+            std::env::var_os(require).is_none_or(|v| v.is_empty()),
+            "{require} is set but this machine lacks {what}"
+        );
+        eprintln!("skipped: needs {what}");
+    }
+    present
+}
+
+/// `/usr/bin/python3` (a test that must not meet a version manager's shim), or `skipped`;
+/// `FUSEFORKS_REQUIRE_SYSTEM_PYTHON` turns its absence into a failure.
+pub fn system_python() -> bool {
+    let present = Path::new("/usr/bin/python3").exists();
+    needs(
+        present,
+        "/usr/bin/python3",
+        "FUSEFORKS_REQUIRE_SYSTEM_PYTHON",
+    )
+}
+
 /// The OTLP/HTTP trace receiver script (`crates/testkit/otlp/receiver.py`).
 pub fn otlp_receiver_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -207,12 +239,35 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// A free loopback port (bound, then released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free port: {e}"))
+/// A loopback port that refuses connections for as long as the guard lives: bound (so no
+/// other process takes it) but never listening, for a test of a server that is not there.
+pub struct ClosedPort(tokio::net::TcpSocket);
+
+impl ClosedPort {
+    /// Binds a port the kernel chooses, without listening on it.
+    pub fn new() -> Self {
+        let socket = tokio::net::TcpSocket::new_v4()
+            .and_then(|s| {
+                s.bind((std::net::Ipv4Addr::LOCALHOST, 0).into())
+                    .map(|()| s)
+            })
+            .unwrap_or_else(|e| panic!("no loopback port to hold closed: {e}"));
+        Self(socket)
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.0
+            .local_addr()
+            .map(|a| a.port())
+            .unwrap_or_else(|e| panic!("local address: {e}"))
+    }
+}
+
+impl Default for ClosedPort {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// A `data_dir` in a temporary folder, removed on drop.

@@ -161,6 +161,8 @@ impl Captured {
 struct Shared {
     script: Mutex<VecDeque<StubReply>>,
     captured: Mutex<Vec<Captured>>,
+    /// Replies sent so far (a delayed one counts once its delay is over).
+    answered: std::sync::atomic::AtomicUsize,
 }
 
 /// A running stub; stops when dropped.
@@ -177,6 +179,7 @@ impl StubServer {
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into()),
             captured: Mutex::default(),
+            answered: std::sync::atomic::AtomicUsize::new(0),
         });
         let app = Router::new().fallback(answer).with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -208,15 +211,28 @@ impl StubServer {
     /// Waits up to 20 s until the stub has received `n` requests (a delayed reply is counted
     /// when its request arrives, before it answers).
     pub async fn wait_requests(&self, n: usize) {
-        let started = std::time::Instant::now();
-        while self.requests().len() < n {
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "the stub received {} of {n} requests in 20 s",
-                self.requests().len()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        crate::eventually(
+            format_args!("the stub to receive {n} requests"),
+            crate::DEADLINE,
+            || self.requests().len() >= n,
+        )
+        .await;
+    }
+
+    /// Waits until the stub has sent `n` scripted replies (a delayed one once its delay is
+    /// over): the moment a client has its answer, for a test of what the client does next.
+    pub async fn wait_answers(&self, n: usize) {
+        let answered = || {
+            self.shared
+                .answered
+                .load(std::sync::atomic::Ordering::SeqCst)
+        };
+        crate::eventually(
+            format_args!("the stub to send {n} replies"),
+            crate::DEADLINE,
+            || answered() >= n,
+        )
+        .await;
     }
 
     /// Adds replies to the end of the script.
@@ -271,8 +287,12 @@ async fn answer(
             .into_response();
     };
     if !reply.delay.is_zero() {
+        // tidy: stub latency (a slow answer, as scripted)
         tokio::time::sleep(reply.delay).await;
     }
+    shared
+        .answered
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let body = match (&reply.fill, reply.stop) {
         (_, Some((at, end))) => stopped(&reply.body, at, end),
         (None, None) => axum::body::Body::from(reply.body),
@@ -306,6 +326,7 @@ fn stopped(body: &[u8], at: usize, end: StreamEnd) -> axum::body::Body {
     if let StreamEnd::Resume(pause) = end {
         let tail = Bytes::copy_from_slice(&body[at.min(body.len())..]);
         let rest = futures_util::stream::once(async move {
+            // tidy: stub latency (a stream that takes its time, as scripted)
             tokio::time::sleep(pause).await;
             Ok::<Bytes, std::io::Error>(tail)
         });
@@ -313,6 +334,7 @@ fn stopped(body: &[u8], at: usize, end: StreamEnd) -> axum::body::Body {
     }
     let rest = futures_util::stream::once(async move {
         // Let the client read the head before the end comes.
+        // tidy: stub latency
         tokio::time::sleep(Duration::from_millis(50)).await;
         if end == StreamEnd::Stall {
             std::future::pending::<()>().await;

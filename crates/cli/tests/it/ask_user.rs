@@ -267,16 +267,8 @@ async fn under_serve_a_schedule_s_question_finds_no_person_and_the_turn_goes_on(
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
-/// Polls `check` every 20 ms, up to 10 s.
-async fn until(what: &str, mut check: impl FnMut() -> bool) {
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !check() {
-        assert!(
-            std::time::Instant::now() < end,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+async fn until(what: &str, check: impl FnMut() -> bool) {
+    fuseforks_testkit::eventually(what, fuseforks_testkit::DEADLINE, check).await;
 }
 
 /// The GUI's person answers over real HTTP (`fuseforks-cli gui`): the question waits, listed

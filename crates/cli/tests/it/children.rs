@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
-use fuseforks_testkit::{KillOnDrop, TempDataDir, mcp_script};
+use fuseforks_testkit::{KillOnDrop, TempDataDir, mcp_script, within};
 use serde_json::{Value, json};
 
 use crate::headless::{alive, command, gone_within, read_pid, signal, village, wait_log};
@@ -189,9 +189,9 @@ async fn sigterm_during_a_connect_that_never_completes_ends_serve_at_once() {
     let pid_file = file(&data, "kid.pid");
     let options = ["--pid", pid_file.to_str().unwrap(), "--silent"];
     let (_stub, mut serving) = serve_with(&data, &options).await;
+    // The server serve started for the connect has written its pid and stays silent: the
+    // connect is in progress (30 s timeout).
     let kid = read_pid(&pid_file).await;
-    // The server is up and silent: the connect is in progress (30 s timeout).
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let serve = serving.take();
     let started = Instant::now();
     signal(&serve, "TERM");
@@ -219,8 +219,9 @@ async fn an_mcp_child_of_the_same_user_cannot_read_the_environment_of_serve() {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         .unwrap_or(false);
-    if !root || !python.exists() || !Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root, /usr/bin/setpriv and /usr/bin/python3");
+    let here = root && python.exists() && Path::new("/usr/bin/setpriv").exists();
+    let what = "root, /usr/bin/setpriv and /usr/bin/python3";
+    if !fuseforks_testkit::needs(here, what, "FUSEFORKS_REQUIRE_ROOT") {
         return;
     }
     let data = TempDataDir::new();
@@ -324,20 +325,22 @@ async fn an_mcp_server_with_endless_tool_pages_does_not_grow_serve_without_bound
     let (_stub, mut serving) = serve_with(&data, &options).await;
     let kid = read_pid(&pid_file).await;
     let serve = serving.take();
-    let mut peak_kb = 0_u64;
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(12) {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", serve.id())).unwrap_or_default();
-        if let Some(kb) = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        {
-            peak_kb = kb;
-        }
-    }
+    // The connect ends either way (the tool list cut at its bound, or the 30 s connect
+    // timeout): VmHWM is the peak over the whole of it.
+    let log = data.workspace().join("fuseforks.log");
+    let connected = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("outcome=")
+    };
+    within(Duration::from_secs(40), connected).await;
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", serve.id())).unwrap_or_default();
+    let peak_kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no VmHWM for serve: {status}"));
     signal(&serve, "TERM");
     let _ = tokio::time::timeout(Duration::from_secs(35), wait_exit(serve)).await;
     cleanup(kid);

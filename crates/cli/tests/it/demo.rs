@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use fuseforks_core::sessions::{Record, SessionStore, StoredRecord, TurnRecord};
 use fuseforks_testkit::KillOnDrop;
@@ -382,6 +381,27 @@ fn a_port_that_cannot_be_bound_is_a_clear_error() {
     drop(held);
 }
 
+/// Waits until the reception's first model call is under way in the demo village at
+/// `data_dir`: after `turn start` (its message committed), the next commit to the session
+/// store is the call's intent, written just before the call is sent (the demo model is inside
+/// the process: the test cannot see its requests).
+async fn call_under_way(data_dir: &Path) {
+    wait_for(
+        &data_dir.join("workspace/fuseforks.log"),
+        "turn start: agent=reception",
+    )
+    .await;
+    let store = data_dir.join("workspace/sessions.redb");
+    let stamp = || {
+        std::fs::metadata(&store)
+            .ok()
+            .map(|m| (m.modified().ok(), m.len()))
+    };
+    let before = stamp();
+    let what = "the call's intent in the session store";
+    fuseforks_testkit::eventually(what, fuseforks_testkit::DEADLINE, || stamp() != before).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_during_the_demo_exits_8_with_the_turn_recorded() {
     let tmp = tempfile::tempdir().unwrap();
@@ -394,12 +414,7 @@ async fn ctrl_c_during_the_demo_exits_8_with_the_turn_recorded() {
         .unwrap();
     let mut demo = KillOnDrop::new(child);
     let data_dir = root.join("village");
-    wait_for(
-        &data_dir.join("workspace/fuseforks.log"),
-        "turn start: agent=reception",
-    )
-    .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    call_under_way(&data_dir).await;
     let out = signal_and_wait(&mut demo, "INT").await;
     assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
     assert!(
@@ -432,12 +447,7 @@ async fn ctrl_c_with_json_prints_one_json_object() {
     .spawn()
     .unwrap();
     let mut demo = KillOnDrop::new(child);
-    wait_for(
-        &root.join("village/workspace/fuseforks.log"),
-        "turn start: agent=reception",
-    )
-    .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    call_under_way(&root.join("village")).await;
     let out = signal_and_wait(&mut demo, "INT").await;
     assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
     let body: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();

@@ -4,18 +4,18 @@
 //! MCP child behind), `check` naming a missing header secret, and MCP children's stderr wrapped
 //! under `--events jsonl`.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use fuseforks_core::llm::Wire;
 use fuseforks_core::sessions::SessionStore;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall};
-use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
+use fuseforks_testkit::{KillOnDrop, TempDataDir, mcp_script};
 use serde_json::{Value, json};
 
 use crate::headless::{
-    U, alive, command, gone_within, log, read_pid, run, signal_and_wait, village, wait_for,
+    U, alive, command, gone_within, log, read_pid, run, serve_on_a_port, signal_and_wait, village,
     wait_log,
 };
 use crate::{stderr, words};
@@ -32,13 +32,18 @@ fn serve_command(data: &TempDataDir, port: u16) -> Command {
     command(args, true)
 }
 
-fn serve_with_door(data: &TempDataDir, port: u16) -> Child {
-    serve_command(data, port)
-        .env("FUSEFORKS_SECRET_DOOR_TOKEN", DOOR_TOKEN)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+/// `serve` with its door open on a free port: the process and the port.
+async fn serve_with_door(data: &TempDataDir) -> (KillOnDrop, u16) {
+    let listening = |port| format!("mcp server: 127.0.0.1:{port}/mcp");
+    serve_on_a_port(data, listening, |port| {
+        serve_command(data, port)
+            .env("FUSEFORKS_SECRET_DOOR_TOKEN", DOOR_TOKEN)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    })
+    .await
 }
 
 async fn door_client(args: Vec<String>) -> Value {
@@ -78,10 +83,7 @@ async fn the_python_sdk_asks_through_the_door_strangers_are_refused_and_sigterm_
         json!({"mcpServers": {"echo": {"command": "python3", "args": [mcp_script("echo_stdio.py"), pid_file]}}})
             .to_string(),
     );
-    let port = free_port();
-    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    let log_path = data.workspace().join("fuseforks.log");
-    wait_for(&log_path, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    let (mut serving, port) = serve_with_door(&data).await;
     // The door opens in the boot, before the agents: serving starts after them.
     wait_log(&data, "schedule runner").await;
     let child_pid = read_pid(&pid_file).await;
@@ -168,9 +170,7 @@ async fn the_door_refuses_foreign_origins_and_ends_sessions_on_delete() {
     .await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
-    let port = free_port();
-    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    let (mut serving, port) = serve_with_door(&data).await;
     // The door opens in the boot, before the agents: serving starts after them.
     wait_log(&data, "schedule runner").await;
     let url = format!("http://127.0.0.1:{port}/mcp");
@@ -265,9 +265,7 @@ async fn each_door_session_is_its_own_conversation() {
     .await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
-    let port = free_port();
-    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    let (mut serving, port) = serve_with_door(&data).await;
     // The door opens in the boot, before the agents: serving starts after them.
     wait_log(&data, "schedule runner").await;
     let url = format!("http://127.0.0.1:{port}/mcp");
@@ -442,9 +440,7 @@ async fn many_door_sessions_do_not_grow_serve_without_bound() {
     let stub = StubServer::start(vec![]).await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
-    let port = free_port();
-    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    let (mut serving, port) = serve_with_door(&data).await;
     // The door opens in the boot, before the agents: serving starts after them.
     wait_log(&data, "schedule runner").await;
     let script = r#"
@@ -524,9 +520,7 @@ async fn the_door_answers_malformed_json_400_and_oversized_bodies_413() {
     let stub = StubServer::start(vec![]).await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
-    let port = free_port();
-    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    let (mut serving, port) = serve_with_door(&data).await;
     // The door opens in the boot, before the agents: serving starts after them.
     wait_log(&data, "schedule runner").await;
     let (status, body) = raw_post(
@@ -553,9 +547,7 @@ async fn the_door_says_the_binary_version() {
     let stub = StubServer::start(vec![]).await;
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
-    let port = free_port();
-    let mut serving = KillOnDrop::new(serve_with_door(&data, port));
-    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    let (mut serving, port) = serve_with_door(&data).await;
     // The door opens in the boot, before the agents: serving starts after them.
     wait_log(&data, "schedule runner").await;
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -6,10 +6,10 @@ use std::process::{Command, Stdio};
 
 use fuseforks_core::safety::sha256_hex;
 use fuseforks_testkit::stub::StubServer;
-use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script, snapshot, wire_replies};
+use fuseforks_testkit::{KillOnDrop, TempDataDir, mcp_script, snapshot, wire_replies};
 use serde_json::{Value, json};
 
-use crate::headless::{U, command, signal_and_wait, wait_for, wait_log};
+use crate::headless::{U, command, serve_on_a_port, signal_and_wait, wait_log};
 use crate::safety::{ask, audit_lines, call, dir, working_village};
 use crate::{stderr, stdout, words};
 
@@ -93,21 +93,20 @@ async fn the_doors_dry_run_argument_answers_the_effects_as_structured_content() 
     let data = TempDataDir::new();
     let work_dir = working_village(&data, stub.base_url());
     let before = snapshot(work_dir.data_dir());
-    let port = free_port();
-    let args = words(&format!(
-        "serve --data-dir {} --start batch --secrets env --door-port {port}",
-        dir(&data)
-    ));
-    let mut serving = KillOnDrop::new(
+    let listening = |port| format!("mcp server: 127.0.0.1:{port}/mcp");
+    let (mut serving, port) = serve_on_a_port(&data, listening, |port| {
+        let args = words(&format!(
+            "serve --data-dir {} --start batch --secrets env --door-port {port}",
+            dir(&data)
+        ));
         command(args, true)
             .env("FUSEFORKS_SECRET_DOOR_TOKEN", TOKEN)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap(),
-    );
-    let log_path = data.workspace().join("fuseforks.log");
-    wait_for(&log_path, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+            .unwrap()
+    })
+    .await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let out = tokio::task::spawn_blocking(move || {
         Command::new("python3")

@@ -61,8 +61,7 @@ fn tool_result(stub: &StubServer) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_child_cannot_drive_the_kill_switch() {
     let python = "/usr/bin/python3";
-    if !std::path::Path::new(python).exists() {
-        eprintln!("skipped: needs /usr/bin/python3");
+    if !fuseforks_testkit::system_python() {
         return;
     }
     let data = TempDataDir::new();

@@ -18,7 +18,7 @@ use fuseforks_testkit::wire_replies::{self, ScriptCall};
 use fuseforks_testkit::{KillOnDrop, TempDataDir};
 use serde_json::{Value, json};
 
-use crate::headless::{U, command, signal_and_wait, stub_village};
+use crate::headless::{U, command, serve_on_a_port, signal_and_wait, stub_village};
 use crate::{stderr, words};
 
 /// A running `gui`: the process, its port, its token.
@@ -539,13 +539,15 @@ async fn serve_opens_the_gui_with_the_secret_gui_token() {
     let data = TempDataDir::new();
     stub_village(stub.base_url()).write(&data);
     let dir = data.data_dir().display().to_string();
-    let port = fuseforks_testkit::free_port();
-    let line = format!("serve --data-dir {dir} --start batch --secrets env --gui-port {port}");
+    let line =
+        |port| format!("serve --data-dir {dir} --start batch --secrets env --gui-port {port}");
+    // Refused before the GUI opens: a port held closed by the test.
+    let closed = fuseforks_testkit::ClosedPort::new();
     for (token, code) in [
         (None, "GUI_TOKEN_MISSING"),
         (Some("short"), "GUI_TOKEN_WEAK"),
     ] {
-        let mut c = command(words(&line), true);
+        let mut c = command(words(&line(closed.port())), true);
         if let Some(t) = token {
             c.env("FUSEFORKS_SECRET_GUI_TOKEN", t);
         }
@@ -554,22 +556,16 @@ async fn serve_opens_the_gui_with_the_secret_gui_token() {
         assert!(stderr(&out).contains(code), "{}", stderr(&out));
     }
     let token = "gui-secret-token-0123456789abcdef0123";
-    let mut serving = KillOnDrop::new(
-        command(words(&line), true)
+    let listening = |port| format!("gui: http://127.0.0.1:{port}/");
+    let (mut serving, port) = serve_on_a_port(&data, listening, |port| {
+        command(words(&line(port)), true)
             .env("FUSEFORKS_SECRET_GUI_TOKEN", token)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap(),
-    );
-    let started = std::time::Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the GUI never opened"
-        );
-        std::thread::sleep(Duration::from_millis(25));
-    }
+            .unwrap()
+    })
+    .await;
     let gui = Running {
         child: KillOnDrop::new(Command::new("true").spawn().unwrap()),
         port,

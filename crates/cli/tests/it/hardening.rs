@@ -9,7 +9,7 @@ use fuseforks_core::stats::{Period, TimeZone, aggregate};
 use fuseforks_core::village::{VillageStore, World};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall};
-use fuseforks_testkit::{KillOnDrop, TempDataDir};
+use fuseforks_testkit::{KillOnDrop, TempDataDir, within};
 use serde_json::json;
 
 use crate::headless::{U, ask_args, command, log, signal, stub_village, village, wait_for};
@@ -51,7 +51,8 @@ async fn sigterm_during_a_45_s_call(
     let log_file = data.workspace().join("fuseforks.log");
     wait_for(&log_file, ready).await;
     wait_for(&log_file, "turn start: agent=rec").await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The model call is under way: its request has arrived.
+    stub.wait_requests(1).await;
     let ask = asking.take();
     signal(&ask, "TERM");
     let signalled = Instant::now();
@@ -123,7 +124,6 @@ async fn sigterm_with_a_45_s_call_and_an_mcp_server_ignoring_sigterm_exits_withi
     .await;
     let kid = std::fs::read_to_string(&pid_file).unwrap();
     let kid = kid.trim();
-    let started = Instant::now();
     let alive = || {
         std::fs::read_to_string(format!("/proc/{kid}/stat")).is_ok_and(|stat| {
             !stat
@@ -134,10 +134,7 @@ async fn sigterm_with_a_45_s_call_and_an_mcp_server_ignoring_sigterm_exits_withi
                 .starts_with('Z')
         })
     };
-    while alive() && started.elapsed() < Duration::from_secs(4) {
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    let gone = !alive();
+    let gone = within(Duration::from_secs(4), || !alive()).await.is_some();
     if !gone {
         let _ = std::process::Command::new("kill")
             .args(["-KILL", kid])

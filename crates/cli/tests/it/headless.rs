@@ -2,14 +2,15 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fuseforks_core::llm::Wire;
 use fuseforks_core::village::TemplateId;
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
 use fuseforks_testkit::{
-    KillOnDrop, TempDataDir, TestVillage, TestVillageBuilder, snapshot, stub_template,
+    DEADLINE, KillOnDrop, TempDataDir, TestVillage, TestVillageBuilder, eventually, on_a_free_port,
+    snapshot, stub_template, within,
 };
 use serde_json::json;
 
@@ -336,17 +337,52 @@ pub(crate) async fn wait_log(data: &TempDataDir, needle: &str) {
 }
 
 pub(crate) async fn wait_for(path: &Path, needle: &str) {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(20) {
-        if std::fs::read_to_string(path)
+    let what = format!("{needle:?} in {}", path.display());
+    eventually(what, DEADLINE, || {
+        std::fs::read_to_string(path)
             .unwrap_or_default()
             .contains(needle)
-        {
-            return;
+    })
+    .await;
+}
+
+/// `start(port)` (a `serve` with `--door-port` or `--gui-port`, which refuse port 0) on a free
+/// port, once the village log of `data` says `listening(port)`. A start that lost its port to
+/// another process meanwhile exits first, saying `…_BIND_FAILED`: it is tried again on
+/// another port, its log removed.
+pub(crate) async fn serve_on_a_port(
+    data: &TempDataDir,
+    listening: impl Fn(u16) -> String,
+    mut start: impl FnMut(u16) -> Child,
+) -> (KillOnDrop, u16) {
+    let log_path = data.workspace().join("fuseforks.log");
+    on_a_free_port("serve", async |port| {
+        let mut serving = KillOnDrop::new(start(port));
+        let needle = listening(port);
+        let listens = eventually(format!("{needle:?} or the end of serve"), DEADLINE, || {
+            if std::fs::read_to_string(&log_path)
+                .unwrap_or_default()
+                .contains(&needle)
+            {
+                return Some(true);
+            }
+            let child = serving.0.as_mut().unwrap();
+            child.try_wait().unwrap().map(|_| false)
+        })
+        .await;
+        if listens {
+            return Some(serving);
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{needle:?} never appeared in {}", path.display());
+        let out = serving.take().wait_with_output().unwrap();
+        assert!(
+            stderr(&out).contains("_BIND_FAILED"),
+            "serve ended before it listened: {}",
+            stderr(&out)
+        );
+        let _ = std::fs::remove_file(&log_path);
+        None
+    })
+    .await
 }
 
 /// Whether `pid` runs (a zombie counts as gone).
@@ -362,29 +398,20 @@ pub(crate) fn alive(pid: u32) -> bool {
 
 /// Waits up to `limit` for `pid` to be gone (or a zombie).
 pub(crate) async fn gone_within(pid: u32, limit: Duration) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    !alive(pid)
+    within(limit, || !alive(pid)).await.is_some()
 }
 
 /// Waits up to 30 s for a process to write its pid into `path` (under `data_dir`).
 pub(crate) async fn read_pid(path: &Path) -> u32 {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    let log = std::fs::read_to_string(path.with_file_name("workspace").join("fuseforks.log"));
-    panic!("{} was never written: {log:?}", path.display());
+    let pid = within(Duration::from_secs(30), || {
+        let text = std::fs::read_to_string(path).ok()?;
+        text.trim().parse().ok()
+    })
+    .await;
+    pid.unwrap_or_else(|| {
+        let log = std::fs::read_to_string(path.with_file_name("workspace").join("fuseforks.log"));
+        panic!("{} was never written: {log:?}", path.display())
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -460,7 +487,8 @@ async fn sigint_during_a_slow_answer_interrupts_and_records_the_turn() {
         "ask --data-dir {dir} --start reception --secrets env 'keep going'"
     )));
     wait_log(&data, "turn start: agent=rec").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The interrupt must come while the model is answering: its request has arrived.
+    stub.wait_requests(1).await;
     let out = signal_and_wait(&mut asking, "INT").await;
     assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
     assert_eq!(stdout(&out), "(Interrupted.)\n");

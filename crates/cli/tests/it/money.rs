@@ -4,7 +4,7 @@
 //! record leaves an intent that stats count as unknown usage; `check` refuses bad endpoints.
 
 use std::process::{Child, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fuseforks_core::llm::Wire;
 use fuseforks_core::sessions::SessionStore;
@@ -12,7 +12,7 @@ use fuseforks_core::stats::{Period, TimeZone, aggregate};
 use fuseforks_core::village::{VillageStore, World};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
-use fuseforks_testkit::{KillOnDrop, TempDataDir};
+use fuseforks_testkit::{KillOnDrop, TempDataDir, eventually_blocking};
 
 use crate::headless::{U, command, log, run, stub_village, village};
 use crate::{stderr, stdout, words};
@@ -36,20 +36,16 @@ fn ask_with_peak_rss(dir: &str) -> (ExitStatus, u64, String) {
     let mut child = KillOnDrop::new(child);
     let status_file = format!("/proc/{}/status", child.0.as_ref().unwrap().id());
     let mut peak_kib = 0u64;
-    let started = Instant::now();
-    loop {
+    // VmHWM is the peak so far: the last reading before the exit holds the whole run's.
+    eventually_blocking("the ask to end", Duration::from_secs(60), || {
         if let Some(kib) = std::fs::read_to_string(&status_file)
             .ok()
             .and_then(|s| vm_hwm_kib(&s))
         {
             peak_kib = peak_kib.max(kib);
         }
-        let done = child.0.as_mut().unwrap().try_wait().unwrap();
-        if done.is_some() || started.elapsed() > Duration::from_secs(60) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
+        child.0.as_mut().unwrap().try_wait().unwrap().is_some()
+    });
     let out = child.take().wait_with_output().unwrap();
     (out.status, peak_kib * 1024, stdout(&out))
 }
@@ -160,11 +156,7 @@ async fn a_sigkill_between_payment_and_record_is_unknown_usage_in_stats() {
         .spawn()
         .unwrap();
     let mut asking = KillOnDrop::new(child);
-    let started = Instant::now();
-    while stub.requests().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(20), "never sent");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    stub.wait_requests(1).await;
     // The call is paid for (the provider has it); the process dies before any turn record.
     let mut ask = asking.take();
     ask.kill().unwrap();

@@ -9,10 +9,12 @@ use fuseforks_core::llm::Wire;
 use fuseforks_core::sessions::{Record, SessionStore};
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptCall};
-use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port, mcp_script};
+use fuseforks_testkit::{ClosedPort, TempDataDir, mcp_script};
 use serde_json::{Value, json};
 
-use crate::headless::{KEY, U, ask_args, command, log, run, signal_and_wait, village, wait_log};
+use crate::headless::{
+    KEY, U, ask_args, command, log, run, serve_on_a_port, signal_and_wait, village, wait_log,
+};
 use crate::{stderr, stdout, words};
 
 /// Every stderr line as JSON (under `--events jsonl`).
@@ -129,7 +131,8 @@ async fn a_401_says_why_on_stderr_and_in_jsonl_and_never_the_key() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_port_says_connection_refused() {
-    let port = free_port();
+    let closed = ClosedPort::new();
+    let port = closed.port();
     let data = TempDataDir::new();
     village(&data, &format!("http://127.0.0.1:{port}"), None);
     let dir = data.data_dir().display().to_string();
@@ -323,22 +326,22 @@ async fn a_failed_turn_at_the_door_names_its_reason() {
     let data = TempDataDir::new();
     village(&data, stub.base_url(), None);
     let dir = data.data_dir().display().to_string();
-    let port = free_port();
-    let port_arg = port.to_string();
     const TOKEN: &str = "door-outcomes-token-41a";
-    let serve = command(
-        words(&format!(
-            "serve --data-dir {dir} --start batch --secrets env --door-port {port_arg}"
-        )),
-        true,
-    )
-    .env("FUSEFORKS_SECRET_DOOR_TOKEN", TOKEN)
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut serving = KillOnDrop::new(serve);
-    wait_log(&data, &format!("mcp server: 127.0.0.1:{port}/mcp")).await;
+    let listening = |port| format!("mcp server: 127.0.0.1:{port}/mcp");
+    let (mut serving, port) = serve_on_a_port(&data, listening, |port| {
+        command(
+            words(&format!(
+                "serve --data-dir {dir} --start batch --secrets env --door-port {port}"
+            )),
+            true,
+        )
+        .env("FUSEFORKS_SECRET_DOOR_TOKEN", TOKEN)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+    })
+    .await;
     // The door opens in the boot, before the agents: serving starts after them.
     wait_log(&data, "schedule runner").await;
     let url = format!("http://127.0.0.1:{port}/mcp");

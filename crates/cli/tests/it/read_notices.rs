@@ -5,7 +5,6 @@
 //! place; the scheduler writes `lastConsumedDueMs` back and adds no other field.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::{KillOnDrop, TempDataDir, wire_replies};
@@ -174,10 +173,7 @@ async fn serve_warns_once_and_the_scheduler_writes_back_only_last_consumed_due_m
         .unwrap(),
     );
     wait_log(&data, "schedule fire: id=s1 target=rec").await;
-    let started = Instant::now();
-    while stub.requests().is_empty() && started.elapsed() < Duration::from_secs(10) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    stub.wait_requests(1).await;
     let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 

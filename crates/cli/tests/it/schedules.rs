@@ -190,8 +190,8 @@ fn approve_names_an_unknown_schedule_or_a_missing_probe() {
 fn on_a_terminal_approve_asks_and_takes_the_answer() {
     use std::io::Write;
     use std::process::{Command, Stdio};
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: util-linux `script` is not installed");
+    let here = Command::new("script").arg("--version").output().is_ok();
+    if !fuseforks_testkit::needs(here, "util-linux `script`", "FUSEFORKS_REQUIRE_SCRIPT") {
         return;
     }
     let (data, dir) = village_with_schedules();
@@ -320,14 +320,13 @@ async fn an_approval_is_an_audit_line_with_or_without_a_running_process() {
         .unwrap(),
     );
     let socket = data.data_dir().join("control/fuseforks.sock");
-    let started = std::time::Instant::now();
-    while !socket.exists() {
-        assert!(
-            started.elapsed().as_secs() < 20,
-            "serve never opened its socket"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
+    let opened = || socket.exists();
+    fuseforks_testkit::eventually(
+        "serve to open its socket",
+        fuseforks_testkit::DEADLINE,
+        opened,
+    )
+    .await;
     let approved = cli(&format!(
         "schedules approve --data-dir {dir} s1 --acceptance --yes --secrets env"
     ));

@@ -6,12 +6,14 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fuseforks_core::llm::Wire;
 use fuseforks_core::village::TemplateId;
 use fuseforks_testkit::stub::StubServer;
-use fuseforks_testkit::{KillOnDrop, TempDataDir, TestVillage, stub_template, wire_replies};
+use fuseforks_testkit::{
+    KillOnDrop, TempDataDir, TestVillage, eventually_blocking, stub_template, wire_replies,
+};
 
 use crate::headless::U;
 use crate::{stderr, stdout, words};
@@ -409,17 +411,16 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
     let env = [("DBUS_SESSION_BUS_ADDRESS", service.address.as_str())];
     let list_args = ["secrets", "list", "--data-dir", dir.as_str()];
     // Wait until the keyring answers on the bus.
-    let started = Instant::now();
-    let mut list = cli(&list_args, &env, None);
-    while !stdout(&list).starts_with("store: Secret Service") {
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "the Secret Service never answered: {}",
-            all_output(&list)
-        );
-        std::thread::sleep(Duration::from_millis(200));
-        list = cli(&list_args, &env, None);
-    }
+    let list = eventually_blocking(
+        "the Secret Service to answer",
+        Duration::from_secs(15),
+        || {
+            let list = cli(&list_args, &env, None);
+            stdout(&list)
+                .starts_with("store: Secret Service")
+                .then_some(list)
+        },
+    );
     assert!(stdout(&list).contains("(persistent)"), "{}", stdout(&list));
     assert!(
         !stderr(&list).contains("SECRET_STORE_NOT_PERSISTENT"),
@@ -429,14 +430,16 @@ fn the_secret_service_is_used_when_a_session_bus_has_one() {
 
     let value = format!("sk-secret-service-VALUE-{id}");
     let set_args = words(&format!("secrets set {id} --stdin --data-dir {dir}"));
-    let mut set = cli(&set_args, &env, Some(&format!("{value}\n")));
     // A keyring that has just answered may still be creating its default collection (seen
     // under load on 2 cores): the first write can fail; it must succeed within the wait.
-    while set.status.code() != Some(0) && started.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(300));
-        set = cli(&set_args, &env, Some(&format!("{value}\n")));
-    }
-    assert_eq!(set.status.code(), Some(0), "{}", stderr(&set));
+    let set = eventually_blocking(
+        "a first write to the keyring",
+        Duration::from_secs(30),
+        || {
+            let set = cli(&set_args, &env, Some(&format!("{value}\n")));
+            (set.status.code() == Some(0)).then_some(set)
+        },
+    );
     assert_eq!(
         stdout(&set),
         format!("stored: {id} in Secret Service (D-Bus)\n")

@@ -53,13 +53,18 @@ fn spawn_ask(data: &TempDataDir) -> KillOnDrop {
     )
 }
 
-/// Asserts the abort (`aborting`) has not answered for a while: it waits for the section.
-async fn still_waiting(aborting: &tokio::task::JoinHandle<std::process::Output>) {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_millis(500) {
-        assert!(!aborting.is_finished(), "the abort did not wait");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+/// Sends `abort` like [`send`], and says with its answer whether `proof` (the file the held
+/// section writes once let go) was there when the answer came: an abort that waits for its
+/// section answers only after it, one that does not answers before the test lets it go.
+fn send_abort(
+    data: &TempDataDir,
+    proof: std::path::PathBuf,
+) -> tokio::task::JoinHandle<(std::process::Output, bool)> {
+    let dir = dir(data);
+    tokio::task::spawn_blocking(move || {
+        let answer = cli(&format!("abort --data-dir {dir}"));
+        (answer, proof.exists())
+    })
 }
 
 /// Abort while a `run` child is under way: the child goes on until its condition, writes its
@@ -77,12 +82,16 @@ async fn abort_waits_for_a_run_child_then_the_turn_ends_interrupted() {
     let work = work_dir.data_dir().to_path_buf();
     let asking = spawn_ask(&data);
     let child = read_pid(&work.join("child.pid")).await;
-    let aborting = send("abort", &data);
+    let aborting = send_abort(&data, work.join("out.txt"));
     wait_log(&data, "kill switch: command=abort from=running to=aborting").await;
-    still_waiting(&aborting).await;
+    assert!(!aborting.is_finished(), "the abort did not wait");
     assert!(alive(child), "the abort cut the run child");
     std::fs::write(work.join("go"), b"").unwrap();
-    let aborted = aborting.await.unwrap();
+    let (aborted, finished_first) = aborting.await.unwrap();
+    assert!(
+        finished_first,
+        "the abort answered before the run child finished"
+    );
     assert_eq!(stdout(&aborted).trim(), "running", "{}", stderr(&aborted));
     assert_eq!(
         std::fs::read_to_string(work.join("out.txt"))
@@ -168,11 +177,15 @@ async fn abort_waits_for_an_mcp_call_already_sent() {
     let work = work_dir.data_dir().to_path_buf();
     let asking = spawn_ask(&data);
     wait_for_file(&work.join("started")).await;
-    let aborting = send("abort", &data);
+    let aborting = send_abort(&data, work.join("out.txt"));
     wait_log(&data, "kill switch: command=abort from=running to=aborting").await;
-    still_waiting(&aborting).await;
+    assert!(!aborting.is_finished(), "the abort did not wait");
     std::fs::write(work.join("go"), b"").unwrap();
-    let aborted = aborting.await.unwrap();
+    let (aborted, finished_first) = aborting.await.unwrap();
+    assert!(
+        finished_first,
+        "the abort answered before the MCP call finished"
+    );
     assert_eq!(stdout(&aborted).trim(), "running", "{}", stderr(&aborted));
     assert!(
         audit_lines(&data).iter().any(|l| l["action"] == "mcp_call"
@@ -228,7 +241,8 @@ async fn a_halt_during_an_aborts_wait_does_not_wait() {
     let child = read_pid(&work.join("child.pid")).await;
     let aborting = send("abort", &data);
     wait_log(&data, "kill switch: command=abort from=running to=aborting").await;
-    still_waiting(&aborting).await;
+    // The abort's answer, `halted` below, proves it waited until the halt.
+    assert!(!aborting.is_finished(), "the abort did not wait");
     let started = Instant::now();
     let halted = send("halt", &data).await.unwrap();
     assert_eq!(stdout(&halted).trim(), "halted", "{}", stderr(&halted));

@@ -1,15 +1,14 @@
 //! `serve` runs the schedules: an overdue-within-grace daily
-//! schedule fires through the stub within a second of the scheduler's start, `ask` never
+//! schedule fires through the stub once the scheduler has started, `ask` never
 //! touches `lastConsumedDueMs`, and a kill between the consume and the delivery loses that
 //! firing and never doubles it (real child processes).
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use fuseforks_core::probe::approve_probe;
 use fuseforks_core::village::{ScheduleProbe, ShelfStore, VillageStore};
 use fuseforks_testkit::stub::StubServer;
-use fuseforks_testkit::{KillOnDrop, TempDataDir, wire_replies};
+use fuseforks_testkit::{DEADLINE, KillOnDrop, TempDataDir, eventually, wire_replies};
 use serde_json::{Value, json};
 
 use crate::headless::{U, command, log, run, signal_and_wait, village, wait_log};
@@ -71,7 +70,7 @@ fn logged_at(log: &str, needle: &str) -> i64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_fires_an_overdue_daily_schedule_within_a_second_and_ask_never_consumes() {
+async fn serve_fires_an_overdue_daily_schedule_once_started_and_ask_never_consumes() {
     let stub = StubServer::start(vec![
         wire_replies::text(fuseforks_core::llm::Wire::OpenAiCompat, "asked", U),
         wire_replies::text(fuseforks_core::llm::Wire::OpenAiCompat, "noted", U),
@@ -97,15 +96,21 @@ async fn serve_fires_an_overdue_daily_schedule_within_a_second_and_ask_never_con
 
     let mut serving = serve(&dir);
     wait_log(&data, "schedule fire: id=s1 target=rec").await;
-    let started = Instant::now();
-    while stub.requests().len() < 2 && started.elapsed() < Duration::from_secs(10) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    stub.wait_requests(2).await;
     let text = log(&data);
+    // The firing follows the runner's start; how long after is a figure, not a test of
+    // this machine's speed.
     let latency_ms =
         logged_at(&text, "schedule fire: id=s1") - logged_at(&text, "schedule runner: started");
     eprintln!("figure: runner start -> schedule fire = {latency_ms} ms");
-    assert!((0..=1_000).contains(&latency_ms), "{text}");
+    let position = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?}: {text}"))
+    };
+    assert!(
+        position("schedule runner: started") < position("schedule fire: id=s1"),
+        "{text}"
+    );
     assert_eq!(consumed(&data), Some(due));
     let fired = &stub.requests()[1];
     assert!(fired.body.to_string().contains("[Scheduled task s1]"));
@@ -143,24 +148,33 @@ async fn a_kill_between_consume_and_delivery_loses_the_firing_and_never_doubles_
     let dir = data.data_dir().display().to_string();
 
     let mut serving = serve(&dir);
-    let started = Instant::now();
-    while consumed(&data).is_none() && started.elapsed() < Duration::from_secs(20) {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let consumed_now = || consumed(&data).is_some();
+    eventually("the consume of s1", DEADLINE, consumed_now).await;
     assert_eq!(consumed(&data), Some(due), "{}", log(&data));
     let killed = signal_and_wait(&mut serving, "KILL").await;
     assert_eq!(killed.status.code(), None, "not killed by the signal");
     assert!(!log(&data).contains("schedule fire:"), "{}", log(&data));
 
+    // For the restart, s1 (its consume on disk) loses its slow probe, so that a wrong firing
+    // would say so at once, and s2, overdue too, fires: its turn ending proves the runner has
+    // decided about both (one tick reads the whole file) — a positive sign instead of a wait.
+    let mut doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(data.workspace().join("schedules.json")).unwrap(),
+    )
+    .unwrap();
+    doc[0].as_object_mut().unwrap().remove("probe");
+    let (mut second, _) = overdue_daily();
+    second["id"] = json!("s2");
+    doc.as_array_mut().unwrap().push(second);
+    write_schedules(&data, &doc);
+    stub.push([wire_replies::text(
+        fuseforks_core::llm::Wire::OpenAiCompat,
+        "s2 done",
+        U,
+    )]);
     let mut again = serve(&dir);
-    let restarted = Instant::now();
-    while log(&data).matches("schedule runner: started").count() < 2
-        && restarted.elapsed() < Duration::from_secs(20)
-    {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    // Longer than the probe and several ticks: nothing owed, nothing fires.
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    wait_log(&data, "schedule fire: id=s2").await;
+    wait_log(&data, "turn: agent=rec").await;
     let out = signal_and_wait(&mut again, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = log(&data);
@@ -169,9 +183,9 @@ async fn a_kill_between_consume_and_delivery_loses_the_firing_and_never_doubles_
         2,
         "{text}"
     );
-    assert!(!text.contains("schedule fire:"), "{text}");
+    assert!(!text.contains("schedule fire: id=s1"), "{text}");
     assert!(!text.contains("schedule probe:"), "{text}");
-    assert!(stub.requests().is_empty(), "the lost firing was delivered");
+    assert_eq!(stub.requests().len(), 1, "the lost firing was delivered");
     assert_eq!(consumed(&data), Some(due));
 }
 

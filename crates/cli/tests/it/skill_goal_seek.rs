@@ -155,8 +155,7 @@ fn fake_version_manager(root: &Path) -> PathBuf {
 /// under Landlock); now it runs (exit 0), while writing into the manager's tree stays refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_skill_check_runs_through_a_version_manager_shim_under_landlock() {
-    if !fuseforks_testkit::landlock(1) || !Path::new("/usr/bin/python3").exists() {
-        eprintln!("skipped: needs Landlock and /usr/bin/python3");
+    if !fuseforks_testkit::landlock(1) || !fuseforks_testkit::system_python() {
         return;
     }
     let manager = TempDataDir::new();
@@ -269,8 +268,7 @@ fn path_with_python() -> String {
 /// context) and said in the turn record; it never reaches the model.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_goal_seeking_skill_runs_as_written_and_its_check_passes() {
-    if !Path::new("/usr/bin/python3").exists() {
-        eprintln!("skipped: needs python3");
+    if !fuseforks_testkit::system_python() {
         return;
     }
     let good = sha256_hex(GOAL);
@@ -317,8 +315,7 @@ async fn a_goal_seeking_skill_runs_as_written_and_its_check_passes() {
 /// says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_row_with_a_wrong_goal_hash_fails_the_skills_check() {
-    if !Path::new("/usr/bin/python3").exists() {
-        eprintln!("skipped: needs python3");
+    if !fuseforks_testkit::system_python() {
         return;
     }
     let good = sha256_hex(GOAL);

@@ -4,11 +4,13 @@
 
 use fuseforks_core::llm::Wire;
 use fuseforks_core::village::Language;
+use fuseforks_testkit::TempDataDir;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
-use fuseforks_testkit::{KillOnDrop, TempDataDir, free_port};
 
-use crate::headless::{U, ask_args, command, log, run, signal_and_wait, stub_village, wait_log};
+use crate::headless::{
+    U, ask_args, command, log, run, serve_on_a_port, signal_and_wait, stub_village, wait_log,
+};
 use crate::{assert_version_form, binary_version, stderr, words};
 
 /// The log lines without their time stamp and frame.
@@ -35,8 +37,8 @@ async fn serve_writes_the_six_lines_in_order_with_the_door_before_any_agent() {
     let data = TempDataDir::new();
     stub_village(stub.base_url()).write(&data);
     let dir = data.data_dir().display().to_string();
-    let port = free_port();
-    let mut serving = KillOnDrop::new(
+    let listening = |port| format!("mcp server: 127.0.0.1:{port}/mcp");
+    let (mut serving, port) = serve_on_a_port(&data, listening, |port| {
         command(
             words(&format!(
                 "serve --data-dir {dir} --start batch --secrets env --door-port {port}"
@@ -47,8 +49,9 @@ async fn serve_writes_the_six_lines_in_order_with_the_door_before_any_agent() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap(),
-    );
+        .unwrap()
+    })
+    .await;
     wait_log(&data, "schedule runner").await;
     let out = signal_and_wait(&mut serving, "TERM").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::spawn;
 
@@ -58,17 +58,12 @@ fn sleeper() -> tokio::process::Command {
 
 /// The watchdog of `group`'s group once it runs `wanted` (or whatever is there after 5 s).
 async fn watchdog_of(pgid: i32, wanted: impl Fn(&PathBuf) -> bool) -> (u32, Option<PathBuf>) {
-    let started = Instant::now();
     let mut found = None;
-    while started.elapsed() < Duration::from_secs(5) {
+    let runs_wanted = || {
         found = others_in_group(pgid).first().copied();
-        if let Some(pid) = found
-            && exe(pid).is_some_and(|e| wanted(&e))
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        found.is_some_and(|pid| exe(pid).is_some_and(|e| wanted(&e)))
+    };
+    fuseforks_testkit::within(Duration::from_secs(5), runs_wanted).await;
     let pid = found.expect("no watchdog in the child's group");
     (pid, exe(pid))
 }
@@ -77,10 +72,8 @@ async fn watchdog_of(pgid: i32, wanted: impl Fn(&PathBuf) -> bool) -> (u32, Opti
 async fn drop_ends_the_group(group: super::GroupChild, watchdog: u32) {
     let leader = u32::try_from(group.pgid()).expect("a positive pgid");
     drop(group);
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) && (alive(leader) || alive(watchdog)) {
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let gone = || !alive(leader) && !alive(watchdog);
+    fuseforks_testkit::within(Duration::from_secs(5), gone).await;
     assert!(!alive(leader), "the child outlived its dropped GroupChild");
     assert!(!alive(watchdog), "the watchdog outlived its group");
 }
@@ -104,9 +97,17 @@ async fn without_a_shell_the_watchdog_stays_a_forked_loop_and_still_ends_the_gro
     )));
     let group = super::spawn_linux(sleeper(), None, missing).unwrap();
     let ours = std::env::current_exe().unwrap();
-    // Give a wrongly successful exec time to show.
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let (watchdog, program) = watchdog_of(group.pgid(), |e| *e == ours).await;
+    // Asleep (in its read of the pipe) means past its exec: the forked loop only starts
+    // after the exec failed, and nothing before the exec waits. A wrongly successful exec
+    // shows as another program below.
+    let waits = || {
+        let state = processes().into_iter().find(|&(pid, _, _)| pid == watchdog);
+        state.is_some_and(|(_, state, _)| state == 'S')
+    };
+    fuseforks_testkit::eventually("the watchdog past its exec", Duration::from_secs(5), waits)
+        .await;
+    let program = exe(watchdog).or(program);
     assert_eq!(
         program.as_ref(),
         Some(&ours),

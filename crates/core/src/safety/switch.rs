@@ -333,14 +333,15 @@ mod tests {
         let switch = std::sync::Arc::new(KillSwitch::default());
         switch.apply(SwitchCommand::Pause);
         let stop = CancellationToken::new();
-        let waiting = {
-            let (switch, stop) = (switch.clone(), stop.clone());
-            tokio::spawn(async move { switch.gate(&stop).await })
-        };
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        assert!(!waiting.is_finished(), "held while paused");
+        let mut waiting = Box::pin(switch.gate(&stop));
+        // Polled here: a gate that does not hold is ready at its first poll.
+        let mut here = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(
+            waiting.as_mut().poll(&mut here).is_pending(),
+            "held while paused"
+        );
         switch.apply(SwitchCommand::Resume);
-        assert_eq!(waiting.await.unwrap(), Ok(()));
+        assert_eq!(waiting.await, Ok(()));
         switch.apply(SwitchCommand::Halt);
         assert_eq!(switch.gate(&stop).await, Err(Held::Halted));
     }

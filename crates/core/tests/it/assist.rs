@@ -576,20 +576,22 @@ async fn a_running_agents_mcp_servers_are_named_with_their_tools() {
         system(0)
     );
     orch.start_agent("a1").unwrap();
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !v.log().contains("server=kid outcome=connected") {
-        assert!(std::time::Instant::now() < end, "{}", v.log());
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let connected = || v.log().contains("server=kid outcome=connected");
+    fuseforks_testkit::eventually("the kid's connect", fuseforks_testkit::DEADLINE, connected)
+        .await;
     // The tools are noted right after the connect's log line: ask until they are there.
-    for i in 1..=5 {
-        ask(&orch, &request(DraftKind::Skill, "a1", Some("hi"))).await;
-        if system(i).contains("kid (noop)") {
-            break;
-        }
-        assert!(i < 5, "{}", system(i));
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let mut asked = 0;
+    fuseforks_testkit::eventually_async(
+        "the kid's tools in the prompt",
+        fuseforks_testkit::DEADLINE,
+        async || {
+            asked += 1;
+            stub.push([wire_replies::text(wire, "Which tone?", U)]);
+            ask(&orch, &request(DraftKind::Skill, "a1", Some("hi"))).await;
+            system(asked).contains("kid (noop)")
+        },
+    )
+    .await;
     orch.stop_agent("a1", std::time::Duration::from_secs(10))
         .await;
 }

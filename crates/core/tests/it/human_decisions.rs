@@ -98,11 +98,7 @@ async fn pending_requests_are_decided_and_approve_and_continue_resumes_the_agent
     assert_eq!(p["pending"], json!([]));
     // Continue: the System message goes out, the agent runs the now-allowed command.
     orch.resume_after_approval("a1").await.unwrap();
-    let started = std::time::Instant::now();
-    while stub.requests().len() < 6 {
-        assert!(started.elapsed() < Duration::from_secs(10), "never resumed");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    stub.wait_requests(6).await;
     let resumed = stub.requests()[4].body.to_string();
     assert!(
         resumed.contains("A human approved the command"),

@@ -155,6 +155,7 @@ async fn the_api_key_never_reaches_an_error() {
 fn cancel_after(request: &ChatRequest, ms: u64) -> tokio::task::JoinHandle<()> {
     let cancel = request.cancel.clone();
     tokio::spawn(async move {
+        // tidy: paused time (a moment on the virtual clock, not a wait)
         tokio::time::sleep(Duration::from_millis(ms)).await;
         cancel.cancel();
     })

@@ -130,7 +130,8 @@ async fn a_call_cancelled_mid_stream_keeps_the_usage_seen() {
     let endpoint = endpoint(&stub, 3);
     let call =
         tokio::spawn(async move { LlmClient::new().unwrap().chat(&endpoint, &request).await });
-    wait_for(|| !seen.lock().unwrap().is_empty()).await;
+    let arrived = || !seen.lock().unwrap().is_empty();
+    fuseforks_testkit::eventually("the first piece", fuseforks_testkit::DEADLINE, arrived).await;
     cancel.cancel();
     let response: ChatResponse = call.await.unwrap().unwrap();
     assert_eq!(response.stop, StopReason::Aborted);
@@ -175,14 +176,4 @@ async fn an_interrupted_streaming_turn_is_recorded_with_the_usage_seen() {
         "message_start's usage"
     );
     assert!(turn.usage_unknown, "a cut stream's usage is a lower bound");
-}
-
-async fn wait_for(mut done: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting");
 }

@@ -8,7 +8,7 @@ use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::village::AgentId;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage};
-use fuseforks_testkit::{KillOnDrop, free_port, mcp_script};
+use fuseforks_testkit::{DEADLINE, KillOnDrop, eventually, mcp_script, within};
 use serde_json::json;
 
 use crate::orch_support::Village;
@@ -109,31 +109,43 @@ async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent(
     let pid = std::fs::read_to_string(&pid_file).unwrap();
     assert!(alive(&pid));
     assert!(orch.stop_agent("a1", Duration::from_secs(10)).await);
-    let started = Instant::now();
-    while alive(&pid) && started.elapsed() < Duration::from_secs(10) {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(!alive(&pid), "the MCP child died with its agent");
+    let gone = || !alive(&pid);
+    eventually(
+        "the MCP child to die with its agent",
+        Duration::from_secs(10),
+        gone,
+    )
+    .await;
 }
 
-async fn http_server(port: u16) -> KillOnDrop {
-    let child = std::process::Command::new("python3")
+/// The Python HTTP server on a port it chose, once it listens: the process and the port.
+async fn http_server() -> (KillOnDrop, u16) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new("python3")
         .arg(mcp_script("echo_http.py"))
-        .arg(port.to_string())
         .arg(TOKEN)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the Python HTTP server did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    KillOnDrop::new(child)
+    let stdout = child.stdout.take().unwrap();
+    let server = KillOnDrop::new(child);
+    // Its first line says the port, once it listens (or nothing, when it ended first).
+    let line = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .map(|_| line)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("PORT ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("the Python HTTP server did not start: {line:?}"));
+    (server, port)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -141,8 +153,7 @@ async fn a_streamable_http_server_gets_its_secret_header_or_is_not_connected() {
     if !fuseforks_testkit::python_mcp() {
         return;
     }
-    let port = free_port();
-    let server = http_server(port).await;
+    let (server, port) = http_server().await;
     let stub = StubServer::start(vec![
         call("quiet__whisper", json!({"text": "LOUD"})),
         wire_replies::text(Wire::OpenAiCompat, "ok", U),
@@ -206,24 +217,16 @@ fn child_village(v: &Village, options: &[String]) {
 }
 
 async fn read_pid(path: &std::path::Path) -> String {
-    let started = Instant::now();
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && !text.trim().is_empty()
-        {
-            return text;
-        }
-        assert!(started.elapsed() < Duration::from_secs(20), "no pid file");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let what = format!("a pid in {}", path.display());
+    eventually(what, DEADLINE, || {
+        let text = std::fs::read_to_string(path).ok()?;
+        (!text.trim().is_empty()).then_some(text)
+    })
+    .await
 }
 
 async fn wait_gone(pid: &str, limit: Duration) -> bool {
-    let started = Instant::now();
-    while alive(pid) && started.elapsed() < limit {
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    let gone = !alive(pid);
+    let gone = within(limit, || !alive(pid)).await.is_some();
     if !gone {
         let _ = std::process::Command::new("kill")
             .args(["-KILL", pid.trim()])
@@ -252,11 +255,8 @@ async fn a_stopped_agent_takes_its_mcp_server_and_the_servers_helpers_with_it() 
     let orch = v.open();
     orch.start_agent("a1").unwrap();
     let (kid, helper) = (read_pid(&pid_file).await, read_pid(&helper_file).await);
-    let started = Instant::now();
-    while !v.log().contains("server=kid outcome=connected") {
-        assert!(started.elapsed() < Duration::from_secs(20), "{}", v.log());
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let connected = || v.log().contains("server=kid outcome=connected");
+    eventually("the server's connect", DEADLINE, connected).await;
     assert!(alive(&kid) && alive(&helper));
     assert!(orch.stop_agent("a1", Duration::from_secs(10)).await);
     // The helper ignores SIGTERM: the group's SIGKILL follows 2 s later.
@@ -281,8 +281,9 @@ async fn stopping_an_agent_cancels_a_connect_in_progress() {
     );
     let orch = v.open();
     orch.start_agent("a1").unwrap();
+    // The server the connect started has written its pid and stays silent: the connect is in
+    // progress.
     let kid = read_pid(&pid_file).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
     let started = Instant::now();
     orch.interrupt_all();
     assert!(orch.stop_agent("a1", Duration::from_secs(10)).await);

@@ -399,11 +399,9 @@ async fn an_interrupt_takes_effect_at_the_next_round_and_keeps_what_was_paid() {
                 .unwrap()
         })
     };
-    // Bounded in real time: the virtual clock runs on while the session writer's thread works.
-    let started = std::time::Instant::now();
-    while stub.requests().is_empty() && started.elapsed() < Duration::from_secs(20) {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // Bounded in real time (the wait's deadline is the wall clock): the virtual clock runs on
+    // while the session writer's thread works.
+    stub.wait_requests(1).await;
     assert_eq!(stub.requests().len(), 1, "the first call is in flight");
     orch.interrupt("a1");
     let outcome = handle.await.unwrap();

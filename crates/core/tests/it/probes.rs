@@ -123,18 +123,14 @@ async fn a_timeout_ends_the_whole_group_and_keeps_what_was_written() {
 
 /// Whether the process is gone (or a zombie) within `limit`.
 fn gone_within(pid: &str, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
+    let gone = || {
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .ok()
             .and_then(|s| s.rsplit(')').next().map(|r| r.trim().to_owned()));
-        match state {
-            None => return true,
-            Some(rest) if rest.starts_with('Z') || rest.starts_with('X') => return true,
-            Some(_) if Instant::now() > deadline => return false,
-            Some(_) => std::thread::sleep(Duration::from_millis(50)),
-        }
-    }
+        state.is_none_or(|rest| rest.starts_with('Z') || rest.starts_with('X'))
+    };
+    fuseforks_testkit::eventually_blocking(format!("pid {pid} to end"), limit, gone);
+    true
 }
 
 #[tokio::test]

@@ -35,15 +35,8 @@ fn run_call(args: serde_json::Value) -> StubReply {
     wire_replies::tool_calls(WIRE, &[call], U)
 }
 
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "waited for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+async fn until(what: &str, done: impl FnMut() -> bool) {
+    fuseforks_testkit::eventually(what, fuseforks_testkit::DEADLINE, done).await;
 }
 
 /// A `run` child that outlives its section's grace after an abort
@@ -151,11 +144,17 @@ async fn pause_holds_the_model_call_until_resume() {
         let orch = orch.clone();
         async move { orch.ask_external_outcome("t", "hi").await }
     });
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // The turn has begun: its model call comes next, through the gate. The call's arrival
+    // after the resume (below) is the proof that the gate held it.
+    until("the turn's start", || {
+        v.log().contains("turn start: agent=a1")
+    })
+    .await;
     assert!(
         stub.requests().is_empty(),
         "a model call started while paused"
     );
+    let resumed_at = Instant::now();
     assert_eq!(
         orch.control(SwitchCommand::Resume, Channel::Api).await,
         SwitchState::Running
@@ -165,6 +164,10 @@ async fn pause_holds_the_model_call_until_resume() {
         .unwrap()
         .unwrap();
     assert_eq!(answer.as_deref(), Some("held answer"));
+    assert!(
+        stub.requests()[0].at >= resumed_at,
+        "a model call started while paused"
+    );
     orch.close(Duration::from_secs(1)).await;
 }
 

@@ -464,8 +464,11 @@ async fn a_paused_firing_fires_on_resume_within_grace_and_is_skipped_after_it() 
         s.orch.control(SwitchCommand::Pause, Channel::Api).await;
         let firing = runner.tick().into_iter().next().unwrap();
         let config = s.runner_config();
-        let held = tokio::spawn(async move { ScheduleRunner::new(config).fire(firing).await });
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        // Run here up to its first wait: the pause's gate. A firing the pause does not hold
+        // is delivered on resume even once late, which the second case catches.
+        let held = fuseforks_testkit::spawn_started(async move {
+            ScheduleRunner::new(config).fire(firing).await
+        });
         assert!(!held.is_finished(), "a pause holds the firing");
         assert_eq!(s.stub.requests().len(), 0);
         s.clock.advance(held_ms);

@@ -4,7 +4,7 @@
 //! a door conversation closed under a running turn keeps its records in one stored
 //! conversation.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fuseforks_core::events::AgentStatus;
 use fuseforks_core::llm::Wire;
@@ -41,12 +41,8 @@ fn tool(name: &str, args: serde_json::Value) -> StubReply {
     )
 }
 
-async fn until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(started.elapsed() < limit, "waited {limit:?} for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+async fn until(what: &str, limit: Duration, done: impl FnMut() -> bool) {
+    fuseforks_testkit::eventually(what, limit, done).await;
 }
 
 /// `stop_agent` is for one agent: when it overruns its grace, only its calls are cut; the
@@ -112,17 +108,25 @@ async fn an_agent_cut_by_its_stop_does_not_run_on() {
     .await;
     // a1 waits on b2 (not cut by a1's stop): the cut cannot end a1's turn.
     assert!(!orch.stop_agent("a1", Duration::from_millis(200)).await);
-    let stopped_at = Instant::now();
     assert_eq!(orch.status("a1"), AgentStatus::Idle);
     assert!(
         asking.await.unwrap().is_err(),
         "the stopped agent's turn never answers"
     );
-    // b2 answers at ~2.5 s; a detached a1 would go on with a third call.
-    tokio::time::sleep(Duration::from_millis(3500).saturating_sub(stopped_at.elapsed())).await;
-    assert_eq!(
-        stub.requests().len(),
-        2,
+    // b2 answers at ~2.5 s: a detached a1 would take that answer and call again at once. A
+    // turn b2 starts after its first one ended is the sign that moment has passed: the third
+    // call must be b2's.
+    until("b2's turn", Duration::from_secs(10), || {
+        v.log().contains("turn: agent=b2")
+    })
+    .await;
+    orch.deliver_and_wait("b2", Endpoint::User, "ping-after-the-stop")
+        .await
+        .unwrap();
+    let sent = stub.requests();
+    assert_eq!(sent.len(), 3, "a1 went on after its stop: {}", v.log());
+    assert!(
+        sent[2].body.to_string().contains("ping-after-the-stop"),
         "a1 went on after its stop: {}",
         v.log()
     );
@@ -149,8 +153,13 @@ async fn messages_queued_behind_a_stop_start_no_turn() {
         stub.requests().len() == 1
     })
     .await;
-    let second = send("two");
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // "two" is in a1's mailbox, behind the turn under way.
+    let second = {
+        let orch = orch.clone();
+        fuseforks_testkit::spawn_started(async move {
+            orch.deliver_and_wait("a1", Endpoint::User, "two").await
+        })
+    };
     orch.interrupt("a1");
     assert!(orch.stop_agent("a1", Duration::from_secs(10)).await);
     let first = first.await.unwrap().unwrap();
@@ -266,27 +275,32 @@ async fn a_conversation_closed_under_a_running_turn_keeps_its_records_together()
     asking.abort();
     let _ = asking.await;
     drop(conversation);
-    until("the turn record", Duration::from_secs(10), || {
-        v.log().contains("turn: agent=a1")
-    })
-    .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
     let store = orch.sessions().unwrap();
-    let sessions = store.list().unwrap();
-    let kinds: Vec<Vec<String>> = sessions
-        .iter()
-        .map(|(id, _)| {
-            store
-                .records(id)
-                .unwrap()
-                .into_iter()
-                .map(|(_, r)| match r {
-                    StoredRecord::Known(r) => r.kind().to_owned(),
-                    StoredRecord::Unknown { kind } => kind,
-                })
-                .collect()
-        })
-        .collect();
+    let kinds = || -> Vec<Vec<String>> {
+        let sessions = store.list().unwrap();
+        sessions
+            .iter()
+            .map(|(id, _)| {
+                store
+                    .records(id)
+                    .unwrap()
+                    .into_iter()
+                    .map(|(_, r)| match r {
+                        StoredRecord::Known(r) => r.kind().to_owned(),
+                        StoredRecord::Unknown { kind } => kind,
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    // The turn's own record is the last the turn writes.
+    until(
+        "the turn record in the store",
+        Duration::from_secs(10),
+        || kinds().iter().flatten().any(|k| k == "turn"),
+    )
+    .await;
+    let kinds = kinds();
     assert_eq!(
         kinds,
         [["message", "intent", "intent", "exchange", "message", "turn"]],

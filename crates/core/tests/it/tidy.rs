@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 mod gui;
 mod module_graph;
+mod waits;
 
 /// The longest production function, in lines (signature to closing brace).
 const MAX_FN_LINES: usize = 120;

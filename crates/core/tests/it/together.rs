@@ -347,12 +347,7 @@ async fn plan_review_proposes_and_a_human_dispatches_or_discards() {
     )
     .unwrap();
     // The bundle comes back to the coordinator as a new message from System.
-    for _ in 0..100 {
-        if town.stub("a").requests().len() >= 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    town.stub("a").wait_requests(3).await;
     assert!(
         town.last_message("b", 0)
             .starts_with("[From: agent:a]\nedited\n"),

@@ -163,18 +163,14 @@ async fn a_timeout_kills_the_command_and_its_children() {
     assert!(started.elapsed() < Duration::from_secs(10));
     let pid = std::fs::read_to_string(agent.work().join("child.pid")).unwrap();
     let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
-    let mut gone = false;
-    for _ in 0..50 {
+    let gone = || {
         let zombie = std::fs::read_to_string(proc.join("stat"))
             .map(|s| s.contains(") Z "))
             .unwrap_or(true);
-        if !proc.exists() || zombie {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(gone, "the background child was killed with its group");
+        !proc.exists() || zombie
+    };
+    let what = "the background child killed with its group";
+    fuseforks_testkit::eventually(what, Duration::from_secs(5), gone).await;
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use fuseforks_core::village::DoorSettings;
 use fuseforks_core::village::ShelfStore;
 use fuseforks_host::door::Door;
 use fuseforks_host::{HostBootOptions, HostPaths, SecretSource, build_host};
-use fuseforks_testkit::{TempDataDir, free_port, mcp_script};
+use fuseforks_testkit::{ClosedPort, TempDataDir, mcp_script};
 use serde_json::Value;
 
 const TOKEN: &str = "shelf-door-CANARY-92c1";
@@ -65,12 +65,19 @@ async fn mcp_server_json_opens_the_door_and_a_failed_ask_comes_back_as_text() {
         return;
     }
     let data = TempDataDir::with_original_village();
-    let port = free_port();
-    shelf(&data, true, port, Some(TOKEN));
-    let mut host = build_host(&HostPaths::new(data.data_dir()), options(true))
-        .await
-        .unwrap();
-    let door = host.take_door().unwrap().expect("enabled: open");
+    // The shelf names the port (0 is not one): a port taken meanwhile by another process
+    // fails the bind, and another is tried.
+    let ((_host, door), port) = fuseforks_testkit::on_a_free_port("the door", async |port| {
+        shelf(&data, true, port, Some(TOKEN));
+        let mut host = build_host(&HostPaths::new(data.data_dir()), options(true))
+            .await
+            .unwrap();
+        match host.take_door() {
+            Err(e) if e.code() == "DOOR_BIND_FAILED" => None,
+            opened => Some((host, opened.unwrap().expect("enabled: open"))),
+        }
+    })
+    .await;
     assert_eq!(door.address().to_string(), format!("127.0.0.1:{port}"));
     // No agent is running: the reception cannot take the request. The client gets a text
     // result marked as an error, not a protocol failure.
@@ -98,17 +105,19 @@ async fn the_door_stays_shut_unless_enabled_allowed_and_keyed() {
     assert!(host.take_door().unwrap().is_none());
     drop(host);
     // Enabled, but this host was not asked to open doors (ask, check).
-    shelf(&data, true, free_port(), Some(TOKEN));
+    // Ports held closed: a door wrongly opened there fails its bind.
+    let closed = ClosedPort::new();
+    shelf(&data, true, closed.port(), Some(TOKEN));
     let mut host = build_host(&paths, options(false)).await.unwrap();
     assert!(host.take_door().unwrap().is_none());
     drop(host);
     // Disabled.
-    shelf(&data, false, free_port(), Some(TOKEN));
+    shelf(&data, false, closed.port(), Some(TOKEN));
     let mut host = build_host(&paths, options(true)).await.unwrap();
     assert!(host.take_door().unwrap().is_none());
     drop(host);
     // Enabled without a token: refused by name, never opened keyless.
-    shelf(&data, true, free_port(), None);
+    shelf(&data, true, closed.port(), None);
     let mut host = build_host(&paths, options(true)).await.unwrap();
     let err = host.take_door().err().unwrap();
     assert_eq!(err.code(), "DOOR_TOKEN_MISSING");

@@ -7,7 +7,6 @@
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -182,15 +181,8 @@ fn post(cookie: &str) -> axum::http::request::Builder {
         .header(header::CONTENT_TYPE, "application/json")
 }
 
-pub(crate) async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) {
-    let started = Instant::now();
-    while !done().await {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "waited for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+pub(crate) async fn until(what: &str, done: impl AsyncFnMut() -> bool) {
+    fuseforks_testkit::eventually_async(what, fuseforks_testkit::DEADLINE, done).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -410,7 +410,17 @@ async fn a_proposed_plan_is_edited_and_dispatched_or_discarded_from_the_page() {
         StatusCode::OK
     );
     assert_eq!(fx.read("/api/approvals").await.1["plans"], json!([]));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A wave is sent only through its dispatch, which says so in the log before it sends
+    // anything: the discard, done when its command answers, must not have.
+    let log = std::fs::read_to_string(fx.data.workspace().join("fuseforks.log")).unwrap();
+    assert!(
+        log.contains(&format!("plan discard: plan={second}")),
+        "{log}"
+    );
+    assert!(
+        !log.contains(&format!("plan={second} tasks=")),
+        "a discarded wave was dispatched: {log}"
+    );
     assert_eq!(
         stub.requests().len(),
         sent,

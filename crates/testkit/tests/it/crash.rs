@@ -30,6 +30,7 @@ fn killing_a_writer_never_leaves_a_torn_world_file() {
             .duration_since(UNIX_EPOCH)
             .unwrap()
             .subsec_nanos() as u64;
+        // tidy: crash moment (a random point in the writer's loop to kill it at)
         std::thread::sleep(Duration::from_micros(
             (nanos ^ round.wrapping_mul(7919)) % 400_000,
         ));
