@@ -22,9 +22,20 @@ def rs_files(folder):
 
 
 def production(text):
-    """The text before the first `#[cfg(test)]` (test modules sit at the end by convention)."""
+    """The code before the first `#[cfg(test)]` (test modules sit at the end by convention),
+    without its comments."""
     cut = text.find("#[cfg(test)]")
-    return text if cut < 0 else text[:cut]
+    return without_comments(text if cut < 0 else text[:cut])
+
+
+def without_comments(text):
+    """Drops whole-line comments and the `// …` ending a line (after a space: not a URL)."""
+    kept = []
+    for line in text.splitlines():
+        if line.lstrip().startswith("//"):
+            continue
+        kept.append(re.sub(r"\s//\s.*$", "", line))
+    return "\n".join(kept)
 
 
 def visibility(crate):
