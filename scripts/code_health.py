@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The code-health figures of the closing notes, measured the same way each time.
 
-Prints, per crate: items and fields declared `pub` against those `pub(crate)`/`pub(super)`
+Prints, per crate: items declared `pub` against those `pub(crate)`/`pub(super)`
 (non-test code), the cycles between top-level modules; then the locks declared in the
 orchestrator's `Inner`, `json!` in the GUI server outside tests, and `sleep(` in test code.
 Counts are by reading the text (no compiler): good for before/after, not for proofs.
@@ -38,14 +38,20 @@ def without_comments(text):
     return "\n".join(kept)
 
 
+ITEM = re.compile(r"^(?:async |const |unsafe )*(?:fn|struct|enum|trait|type|const|static|mod|use) ")
+
+
 def visibility(crate):
+    """Items (fn, struct, enum, trait, type, const, static, mod, use) declared `pub` and those
+    declared `pub(crate)`/`pub(super)`/`pub(in …)`; fields are not counted."""
     public = private = 0
     for path in rs_files(os.path.join(ROOT, "crates", crate, "src")):
         for line in production(open(path, encoding="utf-8").read()).splitlines():
             stripped = line.lstrip()
-            if stripped.startswith("pub(crate)") or stripped.startswith("pub(super)") or stripped.startswith("pub(in "):
+            restricted = re.match(r"^pub\((?:crate|super|in [^)]*)\) ", stripped)
+            if restricted and ITEM.match(stripped[restricted.end():]):
                 private += 1
-            elif stripped.startswith("pub "):
+            elif stripped.startswith("pub ") and ITEM.match(stripped[4:]):
                 public += 1
     return public, private
 
@@ -138,7 +144,7 @@ def count_in(folder, pattern, tests_only):
 def main():
     for crate in CRATES:
         public, private = visibility(crate)
-        print(f"{crate}: pub {public}, pub(crate|super) {private}, cycles {cycles(crate) or 0}")
+        print(f"{crate}: items pub {public}, pub(crate|super) {private}, cycles {cycles(crate) or 0}")
     fields, locks = inner_locks()
     print(f"orchestrator Inner: {fields} fields, {locks} locks declared in it")
     gui = count_in(os.path.join(ROOT, "crates/host/src/gui"), r"json!", False)

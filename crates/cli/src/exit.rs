@@ -6,47 +6,47 @@ use fuseforks_host::lock::LockError;
 use fuseforks_host::preflight_view::PreflightError;
 
 /// Success (`ask` answered or handed off; `check` without rejections; `serve` closed normally).
-pub const OK: u8 = 0;
+pub(crate) const OK: u8 = 0;
 /// The core returned an error.
-pub const CORE_ERROR: u8 = 1;
+pub(crate) const CORE_ERROR: u8 = 1;
 /// Usage error.
-pub const USAGE: u8 = 2;
+pub(crate) const USAGE: u8 = 2;
 /// The preflight rejected.
-pub const REJECTED: u8 = 3;
+pub(crate) const REJECTED: u8 = 3;
 /// The village lock or `sessions.redb` is held by another process.
-pub const LOCKED: u8 = 4;
+pub(crate) const LOCKED: u8 = 4;
 /// Boot failure: a broken or missing `world.json`, a secret-name collision, a file error.
-pub const BOOT_FAILED: u8 = 5;
+pub(crate) const BOOT_FAILED: u8 = 5;
 /// `ask`: no answer (the model call failed — stderr says why —, the tool-round cap
 /// `maxToolIterations` was reached, or the repeat guard stopped the turn: each with its own
 /// fixed line on stdout), or undeliverable.
-pub const NO_ANSWER: u8 = 6;
+pub(crate) const NO_ANSWER: u8 = 6;
 /// `ask`: the wait ran out.
-pub const TIMED_OUT: u8 = 7;
+pub(crate) const TIMED_OUT: u8 = 7;
 /// `ask`: interrupted (Ctrl+C included).
-pub const INTERRUPTED: u8 = 8;
+pub(crate) const INTERRUPTED: u8 = 8;
 /// `ask`: the budget ceiling stopped it.
-pub const BUDGET_EXHAUSTED: u8 = 9;
+pub(crate) const BUDGET_EXHAUSTED: u8 = 9;
 /// `bake`: a credential-like MCP header holds a plaintext value (nothing written).
-pub const PLAINTEXT_HEADERS: u8 = 10;
+pub(crate) const PLAINTEXT_HEADERS: u8 = 10;
 /// The output already holds state (`init`: a village exists at `--data-dir`).
-pub const OUTPUT_EXISTS: u8 = 11;
+pub(crate) const OUTPUT_EXISTS: u8 = 11;
 /// `ask --accept`: the goal was not reached after `--max-attempts` attempts, or the
 /// acceptance command could not be checked (`error` / `timeout`: not retried). Stdout ends
 /// with a fixed line saying which; stderr has `GOAL_NOT_REACHED` or `GOAL_CHECK_FAILED`.
-pub const GOAL_NOT_REACHED: u8 = 12;
+pub(crate) const GOAL_NOT_REACHED: u8 = 12;
 /// `audit verify`: the audit log's chain is broken (stderr names the first broken line and
 /// why: edited, deleted, reordered, truncated, malformed).
-pub const AUDIT_BROKEN: u8 = 13;
+pub(crate) const AUDIT_BROKEN: u8 = 13;
 /// `ask` / `serve`: the village is halted (the `halt` marker on the shelf, or a halt while
 /// running); `fuseforks-cli resume --data-dir D` lifts it.
-pub const HALTED: u8 = 14;
+pub(crate) const HALTED: u8 = 14;
 /// `ask`: needs input — the reception asked the person a question (`ask_user`); stdout has
 /// the question, stderr the conversation to answer with `ask --resume ID "answer"`.
-pub const NEEDS_INPUT: u8 = 15;
+pub(crate) const NEEDS_INPUT: u8 = 15;
 
 /// Every exit code with its meaning, as `--help` prints it (and the README's table says).
-pub const TABLE: [(u8, &str); 16] = [
+pub(crate) const TABLE: [(u8, &str); 16] = [
     (OK, "ok"),
     (CORE_ERROR, "core error"),
     (
@@ -96,7 +96,7 @@ pub const TABLE: [(u8, &str); 16] = [
 ];
 
 /// The `Exit codes:` paragraph of `--help`, from [`TABLE`].
-pub fn help_table() -> String {
+pub(crate) fn help_table() -> String {
     let mut text = String::from("Exit codes:");
     for (code, meaning) in TABLE {
         text.push_str(&format!("\n  {code:>2}  {meaning}"));
@@ -105,7 +105,7 @@ pub fn help_table() -> String {
 }
 
 /// The exit code for a village error.
-pub fn for_village_error(err: &fuseforks_core::village::VillageError) -> u8 {
+pub(crate) fn for_village_error(err: &fuseforks_core::village::VillageError) -> u8 {
     match err {
         fuseforks_core::village::VillageError::AlreadyExists { .. } => OUTPUT_EXISTS,
         _ => BOOT_FAILED,
@@ -113,7 +113,7 @@ pub fn for_village_error(err: &fuseforks_core::village::VillageError) -> u8 {
 }
 
 /// The exit code of a failed `bake` (nothing was written).
-pub fn for_bake_failure(failure: fuseforks_host::bake::BakeFailure) -> u8 {
+pub(crate) fn for_bake_failure(failure: fuseforks_host::bake::BakeFailure) -> u8 {
     use fuseforks_host::bake::BakeFailure;
     match failure {
         BakeFailure::Usage => USAGE,
@@ -126,7 +126,7 @@ pub fn for_bake_failure(failure: fuseforks_host::bake::BakeFailure) -> u8 {
 }
 
 /// The exit code of an `ask` outcome.
-pub fn for_outcome(state: PlanTaskState) -> u8 {
+pub(crate) fn for_outcome(state: PlanTaskState) -> u8 {
     match state {
         PlanTaskState::Answered | PlanTaskState::HandedOff => OK,
         PlanTaskState::NoAnswer
@@ -142,7 +142,7 @@ pub fn for_outcome(state: PlanTaskState) -> u8 {
 }
 
 /// The exit code of a failed boot.
-pub fn for_host_error(err: &HostError) -> u8 {
+pub(crate) fn for_host_error(err: &HostError) -> u8 {
     match err {
         HostError::Lock(LockError::Held(_)) | HostError::SessionStoreLocked(_) => LOCKED,
         HostError::Core(_) => CORE_ERROR,
@@ -151,7 +151,7 @@ pub fn for_host_error(err: &HostError) -> u8 {
 }
 
 /// The exit code of a preflight that could not run.
-pub fn for_preflight_error(err: &PreflightError) -> u8 {
+pub(crate) fn for_preflight_error(err: &PreflightError) -> u8 {
     match err {
         PreflightError::Usage(_) => USAGE,
         _ => BOOT_FAILED,

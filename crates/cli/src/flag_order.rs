@@ -8,7 +8,7 @@ const MOVED: &[(&str, bool)] = &[("--data-dir", true), ("--json", false), ("--se
 
 /// `args` (program name first) with every [`MOVED`] flag met before the leaf subcommand put
 /// right after it. Nothing after `--` is touched; without a leaf, the flags go at the end.
-pub fn to_leaf(args: &[String], root: &clap::Command) -> Vec<String> {
+pub(crate) fn to_leaf(args: &[String], root: &clap::Command) -> Vec<String> {
     let mut out: Vec<String> = args.iter().take(1).cloned().collect();
     let mut moved = Vec::new();
     let mut command = root;

@@ -12,7 +12,7 @@
 const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Makes this process a subreaper and sweeps on every SIGCHLD (call inside the runtime).
-pub fn start() {
+pub(crate) fn start() {
     #[cfg(target_os = "linux")]
     {
         use fuseforks_core::process::{adopt_orphans, end_orphans};
@@ -37,7 +37,7 @@ pub fn start() {
 
 /// Ends the marked orphans left at exit (and those their deaths orphan in turn), for at most
 /// half a second.
-pub fn finish() {
+pub(crate) fn finish() {
     #[cfg(target_os = "linux")]
     {
         let until = std::time::Instant::now() + std::time::Duration::from_millis(500);

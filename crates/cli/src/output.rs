@@ -17,7 +17,7 @@ static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 /// Writes to stdout. A reader that has gone (a closed pipe) is not an error of the command: the
 /// rest of its output is dropped, quietly, and the command ends as it would have (its work is
 /// done and recorded; only the reader stopped reading). Never panics, unlike `println!`.
-pub fn stdout_write(bytes: &[u8]) {
+pub(crate) fn stdout_write(bytes: &[u8]) {
     use std::sync::atomic::Ordering;
     if STDOUT_GONE.load(Ordering::Relaxed) {
         return;
@@ -54,7 +54,7 @@ macro_rules! outp {
 
 /// The stderr writer.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Out {
+pub(crate) struct Out {
     /// `--events jsonl`.
     pub jsonl: bool,
     /// `--verbose`: echo log lines in human mode too.
@@ -66,7 +66,7 @@ impl Out {
     /// `level: [CODE] message` then `Fix: …` on the next line (human), or
     /// `{"type":"cli",level,code,message[,fix]}` (jsonl). Nothing is parsed out of `message`:
     /// code and fix come in their own arguments (for an error, from its [`Coded`]).
-    pub fn cli(&self, level: &str, code: &str, message: &str, fix: Option<&str>) {
+    pub(crate) fn cli(&self, level: &str, code: &str, message: &str, fix: Option<&str>) {
         let mut err = std::io::stderr().lock();
         if self.jsonl {
             let mut line = json!({"type": "cli", "level": level, "code": code, "message": for_stderr(message)});
@@ -80,18 +80,18 @@ impl Out {
     }
 
     /// An error line from a typed error: its `code()`, its `Display` and its `fix()`.
-    pub fn error(&self, err: &dyn Coded) {
+    pub(crate) fn error(&self, err: &dyn Coded) {
         self.cli("error", err.code(), &err.to_string(), err.fix().as_deref());
     }
 
     /// A command's result on stdout, as it is (`init`'s summary). Results never go to stderr.
-    pub fn result(&self, text: &str) {
+    pub(crate) fn result(&self, text: &str) {
         stdout_write(text.as_bytes());
     }
 
     /// A prompt on the terminal (the value `secrets set` reads without echo): the text as it
     /// is, without a newline (human), or `{"type":"prompt",message}` (jsonl).
-    pub fn prompt(&self, text: &str) {
+    pub(crate) fn prompt(&self, text: &str) {
         let mut err = std::io::stderr().lock();
         if self.jsonl {
             let _ = writeln!(
@@ -106,7 +106,7 @@ impl Out {
     }
 
     /// The end of the line a [`Self::prompt`] left open (human only).
-    pub fn prompt_done(&self) {
+    pub(crate) fn prompt_done(&self) {
         if !self.jsonl {
             let _ = writeln!(std::io::stderr().lock());
         }
@@ -114,13 +114,13 @@ impl Out {
 
     /// An argument error from the parser, rendered like every other error: `[USAGE]`, the
     /// parser's message on one line, and a fix made of its tips, the usage line and `--help`.
-    pub fn usage_error(&self, parser_text: &str) {
+    pub(crate) fn usage_error(&self, parser_text: &str) {
         let (message, fix) = usage_parts(parser_text);
         self.cli("error", "USAGE", &message, Some(&fix));
     }
 
     /// A JSON event line (jsonl only).
-    pub fn event(&self, event: &fuseforks_core::events::CoreEvent) {
+    pub(crate) fn event(&self, event: &fuseforks_core::events::CoreEvent) {
         if self.jsonl
             && let Ok(text) = serde_json::to_string(event)
         {
@@ -129,14 +129,14 @@ impl Out {
     }
 
     /// The echo of the village log on stderr.
-    pub fn log_echo(&self) -> Option<Arc<dyn LogSink>> {
+    pub(crate) fn log_echo(&self) -> Option<Arc<dyn LogSink>> {
         (self.jsonl || self.verbose)
             .then(|| Arc::new(StderrLog { jsonl: self.jsonl }) as Arc<dyn LogSink>)
     }
 
     /// `serve`'s echo: every log line under `--verbose` or `--events jsonl`, else one line per
     /// schedule firing (fired or skipped), so that an unattended village says what it does.
-    pub fn serve_echo(&self) -> Arc<dyn LogSink> {
+    pub(crate) fn serve_echo(&self) -> Arc<dyn LogSink> {
         self.log_echo()
             .unwrap_or_else(|| Arc::new(ScheduleLines) as Arc<dyn LogSink>)
     }
@@ -158,14 +158,14 @@ impl Out {
     /// Where MCP children's stderr goes: wrapped as JSON under `--events jsonl`, else one
     /// `mcp:<server>: ` line each, escape sequences and invisible controls stripped either way. Never inherited:
     /// a third-party server must not drive the user's terminal.
-    pub fn child_output(&self) -> Option<Arc<dyn fuseforks_core::mcp::ChildOutput>> {
+    pub(crate) fn child_output(&self) -> Option<Arc<dyn fuseforks_core::mcp::ChildOutput>> {
         Some(Arc::new(ChildLines { jsonl: self.jsonl }))
     }
 }
 
 /// The human rendering of a CLI line: `level: [CODE] message`, then `Fix: …` on its own line
 /// (escape sequences and invisible controls stripped, whatever stderr is).
-pub fn human_line(level: &str, code: &str, message: &str, fix: Option<&str>) -> String {
+pub(crate) fn human_line(level: &str, code: &str, message: &str, fix: Option<&str>) -> String {
     let mut text = format!("{level}: [{code}] {}", for_stderr(message));
     if let Some(fix) = fix {
         text.push_str("\nFix: ");
@@ -176,7 +176,7 @@ pub fn human_line(level: &str, code: &str, message: &str, fix: Option<&str>) -> 
 
 /// The parser's text as one message line (before `Usage:`, tips left out) and a fix (the
 /// tips, the usage line, `--help`).
-pub fn usage_parts(text: &str) -> (String, String) {
+pub(crate) fn usage_parts(text: &str) -> (String, String) {
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)

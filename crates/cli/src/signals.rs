@@ -4,10 +4,10 @@
 use tokio::sync::watch;
 
 /// Signals received so far.
-pub type SignalCount = watch::Receiver<u32>;
+pub(crate) type SignalCount = watch::Receiver<u32>;
 
 /// Registers the handlers now and returns the counter.
-pub fn install() -> std::io::Result<SignalCount> {
+pub(crate) fn install() -> std::io::Result<SignalCount> {
     let (tx, rx) = watch::channel(0u32);
     #[cfg(unix)]
     {
@@ -36,7 +36,7 @@ pub fn install() -> std::io::Result<SignalCount> {
 }
 
 /// Waits until at least `n` signals have arrived.
-pub async fn reached(signals: &mut SignalCount, n: u32) {
+pub(crate) async fn reached(signals: &mut SignalCount, n: u32) {
     while *signals.borrow() < n {
         if signals.changed().await.is_err() {
             std::future::pending::<()>().await;

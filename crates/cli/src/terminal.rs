@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::io::IsTerminal;
 
 /// `text` as it may be shown on stdout.
-pub fn for_stdout(text: &str) -> Cow<'_, str> {
+pub(crate) fn for_stdout(text: &str) -> Cow<'_, str> {
     if std::io::stdout().is_terminal() {
         strip(text)
     } else {
@@ -18,7 +18,7 @@ pub fn for_stdout(text: &str) -> Cow<'_, str> {
 }
 
 /// `text` as it may be written to stderr, whatever stderr is.
-pub fn for_stderr(text: &str) -> Cow<'_, str> {
+pub(crate) fn for_stderr(text: &str) -> Cow<'_, str> {
     strip(text)
 }
 
@@ -38,7 +38,7 @@ fn is_invisible_control(c: char) -> bool {
 
 /// Removes ANSI escape sequences (CSI, OSC, DCS and two-byte ones), C1 controls, every other
 /// control character but newline and tab, and the invisible bidi and format controls.
-pub fn strip(text: &str) -> Cow<'_, str> {
+pub(crate) fn strip(text: &str) -> Cow<'_, str> {
     let keep = |c: char| (!c.is_control() || c == '\n' || c == '\t') && !is_invisible_control(c);
     if text.chars().all(keep) {
         return Cow::Borrowed(text);

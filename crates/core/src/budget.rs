@@ -39,13 +39,13 @@ pub fn effective_tokens(usage: &Usage) -> u64 {
 
 /// Tokens a provider may add to a request beyond its bytes (a tool-use preamble, message
 /// framing): a fixed allowance on top of the request's size.
-pub const REQUEST_OVERHEAD_TOKENS: u64 = 512;
+pub(crate) const REQUEST_OVERHEAD_TOKENS: u64 = 512;
 
 /// An upper bound of a call's effective tokens: the request **as sent** (its whole body —
 /// system prompt, history, tool specs — in bytes: no tokenizer makes more tokens than bytes
 /// of text) plus [`REQUEST_OVERHEAD_TOKENS`], and the whole output cap at the output weight
 /// (× 4). A server that honours the cap it was sent can never cost more than this.
-pub fn estimate(request_bytes: usize, max_output_tokens: u32) -> u64 {
+pub(crate) fn estimate(request_bytes: usize, max_output_tokens: u32) -> u64 {
     let input = u64::try_from(request_bytes)
         .unwrap_or(u64::MAX)
         .saturating_add(REQUEST_OVERHEAD_TOKENS);

@@ -265,19 +265,19 @@ impl Default for EventBus {
 
 impl EventBus {
     /// A bus with the reference's capacity.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             sender: broadcast::channel(EVENT_CAPACITY).0,
         }
     }
 
     /// Sends an event (dropped when nobody listens).
-    pub fn emit(&self, event: CoreEvent) {
+    pub(crate) fn emit(&self, event: CoreEvent) {
         let _ = self.sender.send(event);
     }
 
     /// A new receiver.
-    pub fn subscribe(&self) -> broadcast::Receiver<CoreEvent> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<CoreEvent> {
         self.sender.subscribe()
     }
 }

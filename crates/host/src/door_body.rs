@@ -9,7 +9,7 @@ use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 /// The largest request body the door reads (an `ask_fuseforks` message is far smaller).
-pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// JSON-RPC's code for a body that does not parse.
 const PARSE_ERROR: i64 = -32_700;
@@ -20,7 +20,7 @@ const DOOR_BODY_TOO_LARGE: &str = "DOOR_BODY_TOO_LARGE";
 const DOOR_PARSE_ERROR: &str = "DOOR_PARSE_ERROR";
 
 /// The request, its body read and checked; or the answer that refuses it.
-pub async fn checked(request: Request) -> Result<Request, Response> {
+pub(crate) async fn checked(request: Request) -> Result<Request, Response> {
     if request.method() != Method::POST {
         return Ok(request);
     }

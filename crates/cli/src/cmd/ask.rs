@@ -21,7 +21,7 @@ use crate::signals::SignalCount;
 
 /// `--output`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputArg {
+pub(crate) enum OutputArg {
     /// The answer alone (or the no-answer line).
     Text,
     /// One JSON object: answer, outcome, exit code, session, turns, usage, ≈ $, elapsed.
@@ -45,7 +45,7 @@ struct Shown<'a> {
 
 /// Arguments of `ask`.
 #[derive(Debug, Args)]
-pub struct AskArgs {
+pub(crate) struct AskArgs {
     #[command(flatten)]
     pub common: Common,
     /// Continue the current conversation instead of starting a new one.
@@ -104,7 +104,7 @@ pub struct AskArgs {
 
 /// Runs `ask`: parses, opens the host's lifecycle once (the request answered and reported
 /// before the close), and gives the exit code.
-pub async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
+pub(crate) async fn run(args: &AskArgs, out: &Out, signals: SignalCount) -> u8 {
     let message = match request_text(args, out) {
         Ok(text) => text,
         Err(code) => return code,

@@ -9,7 +9,7 @@ use fuseforks_host::lifecycle::AskAnswer;
 use serde_json::{Value, json};
 
 /// The result object.
-pub fn result(answer: &AskAnswer, outcome: &ExternalOutcome, code: u8) -> Value {
+pub(crate) fn result(answer: &AskAnswer, outcome: &ExternalOutcome, code: u8) -> Value {
     let spent = answer.spent(outcome.session_id.as_deref(), answer.sent_at_ms);
     let (turns, usage) = (spent.turns, spent.usage);
     let state = serde_json::to_value(outcome.state).unwrap_or(Value::Null);

@@ -14,7 +14,7 @@ use serde_json::json;
 
 /// What is streamed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// JSON lines of every piece and tool call.
     Json,
     /// The reception's answer text.
@@ -23,7 +23,7 @@ pub enum Mode {
 
 /// Prints one piece in `mode`; `printed` is set once some of the reception's answer is on
 /// the screen (text mode).
-pub fn say(event: &RequestEvent, mode: Mode, printed: &AtomicBool) {
+pub(crate) fn say(event: &RequestEvent, mode: Mode, printed: &AtomicBool) {
     let mut stdout = std::io::stdout().lock();
     match (event, mode) {
         (

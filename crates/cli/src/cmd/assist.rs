@@ -29,7 +29,7 @@ use crate::terminal::for_stdout;
 
 /// What is drafted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KindArg {
+pub(crate) enum KindArg {
     /// An agent's SKILL.md.
     Skill,
     /// An agent's Construct.md.
@@ -40,7 +40,7 @@ pub enum KindArg {
 
 /// Arguments of `assist`.
 #[derive(Debug, Args)]
-pub struct AssistArgs {
+pub(crate) struct AssistArgs {
     /// The data folder; the village is DATA_DIR/workspace.
     #[arg(long, value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
@@ -90,7 +90,7 @@ impl KindArg {
 }
 
 /// Runs `assist`.
-pub async fn run(args: &AssistArgs, out: &Out, mut signals: SignalCount) -> u8 {
+pub(crate) async fn run(args: &AssistArgs, out: &Out, mut signals: SignalCount) -> u8 {
     let options = HostBootOptions {
         app_version: env!("FUSEFORKS_VERSION").to_owned(),
         secrets: match args.secrets {

@@ -21,14 +21,14 @@ use crate::output::Out;
 
 /// Arguments of `audit`.
 #[derive(Debug, Args)]
-pub struct AuditArgs {
+pub(crate) struct AuditArgs {
     #[command(subcommand)]
     pub command: AuditCommand,
 }
 
 /// `audit` subcommands.
 #[derive(Debug, Subcommand)]
-pub enum AuditCommand {
+pub(crate) enum AuditCommand {
     /// Check the hash chain, its marks and the recorded head; exit 13 names the first broken
     /// line and why.
     Verify(VerifyArgs),
@@ -36,7 +36,7 @@ pub enum AuditCommand {
 
 /// Arguments of `audit verify`.
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// The data folder of the village.
     #[arg(long, value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
@@ -57,7 +57,7 @@ pub struct VerifyArgs {
 }
 
 /// Runs `audit`.
-pub fn run(args: &AuditArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &AuditArgs, out: &Out) -> u8 {
     let AuditCommand::Verify(args) = &args.command;
     if let Some(missing) = fuseforks_host::HostPaths::new(&args.data_dir).village_missing() {
         out.error(&missing);

@@ -17,7 +17,7 @@ use crate::output::Out;
 
 /// Arguments of `bake`.
 #[derive(Debug, Args)]
-pub struct BakeArgs {
+pub(crate) struct BakeArgs {
     /// The GUI's data folder (the source village is DATA_DIR/workspace).
     #[arg(long, value_name = "SOURCE")]
     pub data_dir: PathBuf,
@@ -50,7 +50,7 @@ pub struct BakeArgs {
 }
 
 /// Runs `bake`.
-pub fn run(args: &BakeArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &BakeArgs, out: &Out) -> u8 {
     let store: Option<Box<dyn SecretStore>> = match (&args.env_out, args.secrets) {
         (None, _) => None,
         (Some(_), SecretsArg::Env) => Some(Box::new(EnvSecretStore::from_env())),

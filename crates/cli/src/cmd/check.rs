@@ -12,7 +12,7 @@ use crate::output::Out;
 
 /// Which command to check for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ForArg {
+pub(crate) enum ForArg {
     /// `ask`.
     Ask,
     /// `serve`.
@@ -21,7 +21,7 @@ pub enum ForArg {
 
 /// Arguments of `check`.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The command the village is checked for.
     #[arg(long = "for", value_enum)]
     pub for_command: ForArg,
@@ -42,7 +42,7 @@ pub struct CheckArgs {
 }
 
 /// Runs `check`.
-pub fn run(args: &CheckArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &CheckArgs, out: &Out) -> u8 {
     let mode = match args.for_command {
         ForArg::Ask => HeadlessMode::Ask,
         ForArg::Serve => HeadlessMode::Serve,

@@ -9,14 +9,14 @@ use crate::output::Out;
 
 /// Arguments of `completions`.
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
 }
 
 /// Prints the completion script for `shell`.
-pub fn completions(args: &CompletionsArgs, mut grammar: clap::Command) -> u8 {
+pub(crate) fn completions(args: &CompletionsArgs, mut grammar: clap::Command) -> u8 {
     let name = grammar.get_name().to_owned();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut grammar, name, &mut script);
@@ -25,7 +25,7 @@ pub fn completions(args: &CompletionsArgs, mut grammar: clap::Command) -> u8 {
 }
 
 /// Prints the man page.
-pub fn man(grammar: clap::Command, out: &Out) -> u8 {
+pub(crate) fn man(grammar: clap::Command, out: &Out) -> u8 {
     let mut page = Vec::new();
     match clap_mangen::Man::new(grammar).render(&mut page) {
         Ok(()) => {

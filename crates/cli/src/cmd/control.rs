@@ -22,14 +22,14 @@ use crate::output::Out;
 
 /// Arguments of `pause`, `resume`, `abort` and `halt`.
 #[derive(Debug, Args)]
-pub struct ControlArgs {
+pub(crate) struct ControlArgs {
     /// The data folder of the village.
     #[arg(long, value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
 }
 
 /// Runs one kill-switch command; prints the state after it on stdout.
-pub fn run(command: SwitchCommand, args: &ControlArgs, out: &Out) -> u8 {
+pub(crate) fn run(command: SwitchCommand, args: &ControlArgs, out: &Out) -> u8 {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -122,7 +122,10 @@ fn offline(command: SwitchCommand, data_dir: &Path, out: &Out) -> u8 {
 
 /// The kill switch's findings for `check`: halted (a rejection: `ask`/`serve` exit 14) or a
 /// pause waiting on the shelf (a warning).
-pub fn switch_findings(data_dir: &Path, lang: fuseforks_core::village::Language) -> Vec<Finding> {
+pub(crate) fn switch_findings(
+    data_dir: &Path,
+    lang: fuseforks_core::village::Language,
+) -> Vec<Finding> {
     let resume = format!(
         "fuseforks-cli resume --data-dir {}",
         fuseforks_host::paths::shell_word(&data_dir.display().to_string())

@@ -41,7 +41,7 @@ const CLIENT: &str = "fuseforks-cli demo";
 
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Found the demo in DIR and keep it: DIR/village is then a village for `ask`, `check` and
     /// `serve` (its demo model starts with it), DIR/work holds the servants' work folders
     /// [default: a temporary folder, removed at the end].
@@ -69,13 +69,13 @@ pub struct DemoArgs {
 
 /// `--language`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum DemoLanguage {
+pub(crate) enum DemoLanguage {
     Ja,
     En,
 }
 
 /// Runs `demo`.
-pub async fn run(args: &DemoArgs, out: &Out, signals: SignalCount) -> u8 {
+pub(crate) async fn run(args: &DemoArgs, out: &Out, signals: SignalCount) -> u8 {
     let started = Instant::now();
     let language = match args.language {
         Some(DemoLanguage::Ja) => Language::Ja,

@@ -22,7 +22,7 @@ use crate::signals::SignalCount;
 
 /// Arguments of `gui`.
 #[derive(Debug, Args)]
-pub struct GuiArgs {
+pub(crate) struct GuiArgs {
     /// The data folder; the village is DATA_DIR/workspace.
     #[arg(long, value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
@@ -38,7 +38,7 @@ pub struct GuiArgs {
 }
 
 /// Runs `gui`.
-pub async fn run(args: &GuiArgs, out: &Out, signals: SignalCount) -> u8 {
+pub(crate) async fn run(args: &GuiArgs, out: &Out, signals: SignalCount) -> u8 {
     let secrets = match args.secrets {
         SecretsArg::Keyring => SecretSource::Keyring,
         SecretsArg::Env => SecretSource::Env,
@@ -52,7 +52,7 @@ pub async fn run(args: &GuiArgs, out: &Out, signals: SignalCount) -> u8 {
 }
 
 /// How the GUI is opened.
-pub struct Opening {
+pub(crate) struct Opening {
     /// The port (0: a free one).
     pub port: u16,
     /// Open the desktop's browser.
@@ -63,7 +63,7 @@ pub struct Opening {
 
 /// The village at `data_dir` in the GUI until the next signal (`gui`, `demo --gui`): one call
 /// into the host's lifecycle.
-pub async fn serve_gui(
+pub(crate) async fn serve_gui(
     data_dir: &Path,
     secrets: SecretSource,
     opening: Opening,
@@ -84,7 +84,7 @@ pub async fn serve_gui(
 }
 
 /// Opens `url` in the desktop's browser (a failure is said, never fatal).
-pub fn open_browser(url: &str, out: &Out) {
+pub(crate) fn open_browser(url: &str, out: &Out) {
     let (program, args): (&str, Vec<&str>) = if cfg!(target_os = "macos") {
         ("open", vec![url])
     } else if cfg!(windows) {

@@ -19,7 +19,7 @@ use crate::output::Out;
 
 /// `--secrets`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SecretsArg {
+pub(crate) enum SecretsArg {
     /// The OS keyring.
     Keyring,
     /// `FUSEFORKS_SECRET_*` variables.
@@ -28,7 +28,7 @@ pub enum SecretsArg {
 
 /// `--run-approval`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApprovalArg {
+pub(crate) enum ApprovalArg {
     /// Unknown commands wait for a human (default).
     Required,
     /// Unknown commands are allowed and recorded.
@@ -39,14 +39,14 @@ pub enum ApprovalArg {
 
 /// `--events`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EventsArg {
+pub(crate) enum EventsArg {
     /// One JSON object per stderr line.
     Jsonl,
 }
 
 /// Flags every headless command takes.
 #[derive(Debug, Args)]
-pub struct Common {
+pub(crate) struct Common {
     /// The data folder; the village is DATA_DIR/workspace. Required: there is no default.
     #[arg(long, value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
@@ -68,14 +68,14 @@ pub struct Common {
 }
 
 impl Common {
-    pub fn secret_source(&self) -> SecretSource {
+    pub(crate) fn secret_source(&self) -> SecretSource {
         match self.secrets {
             SecretsArg::Keyring => SecretSource::Keyring,
             SecretsArg::Env => SecretSource::Env,
         }
     }
 
-    pub fn approval(&self) -> RunApproval {
+    pub(crate) fn approval(&self) -> RunApproval {
         match self.run_approval {
             ApprovalArg::Required => RunApproval::Required,
             ApprovalArg::AutoApprove => RunApproval::AutoApprove,
@@ -85,7 +85,7 @@ impl Common {
 
     /// The start set `--start` names for `mode` (`check`); `Err` is the exit code of a usage
     /// error (said).
-    pub fn start_spec(&self, mode: HeadlessMode, out: &Out) -> Result<StartSpec, u8> {
+    pub(crate) fn start_spec(&self, mode: HeadlessMode, out: &Out) -> Result<StartSpec, u8> {
         let start = match (self.start.as_deref(), mode) {
             (Some(start), _) => start,
             (None, HeadlessMode::Ask) => "reception",
@@ -106,7 +106,7 @@ impl Common {
     }
 
     /// The switches and start set of a headless run.
-    pub fn headless(&self, dry_run: bool) -> Headless {
+    pub(crate) fn headless(&self, dry_run: bool) -> Headless {
         Headless {
             start: self.start.clone(),
             bypass_plan_review: self.bypass_plan_review,
@@ -116,7 +116,7 @@ impl Common {
     }
 
     /// Runs the preflight for `mode` (`check`); `Err` is the exit code when it could not run.
-    pub fn preflight(
+    pub(crate) fn preflight(
         &self,
         mode: HeadlessMode,
         door_port: Option<u16>,
@@ -140,7 +140,7 @@ impl Common {
 }
 
 /// The OS locale (`LC_ALL`, `LC_MESSAGES`, `LANG`).
-pub fn os_locale() -> Option<String> {
+pub(crate) fn os_locale() -> Option<String> {
     ["LC_ALL", "LC_MESSAGES", "LANG"]
         .iter()
         .filter_map(|n| std::env::var(n).ok())
@@ -148,7 +148,7 @@ pub fn os_locale() -> Option<String> {
 }
 
 /// Writes findings on stderr (info only with `verbose`); returns whether any rejects.
-pub fn report_findings(report: &PreflightReport, out: &Out, verbose: bool) -> bool {
+pub(crate) fn report_findings(report: &PreflightReport, out: &Out, verbose: bool) -> bool {
     for f in &report.findings {
         let level = match f.level {
             Level::Reject => "reject",
@@ -163,7 +163,7 @@ pub fn report_findings(report: &PreflightReport, out: &Out, verbose: bool) -> bo
 
 /// The options a command opens the host's lifecycle with: its data folder and secret store,
 /// the door it asks for, where log lines are echoed, and `--events jsonl`.
-pub fn open_options(
+pub(crate) fn open_options(
     data_dir: &Path,
     secrets: SecretSource,
     door: DoorAsked,

@@ -20,7 +20,7 @@ use crate::exit;
 use crate::output::Out;
 
 /// What `init --help` says of the providers and `--base-url`, after the examples.
-pub const PROVIDERS: &str = "\
+pub(crate) const PROVIDERS: &str = "\
 Providers: openai, openai-responses, anthropic, gemini, xai, meta, perplexity, ollama, lmstudio.
 --base-url points the template at another server (with --model, required then); without
 --provider its wire is detected from the URL (api.anthropic.com: anthropic, else
@@ -30,7 +30,7 @@ needs no key unless --credential keyring says so; plain http to another host is 
 
 /// Arguments of `init`.
 #[derive(Debug, Args)]
-pub struct InitArgs {
+pub(crate) struct InitArgs {
     /// The data folder; the village goes into DATA_DIR/workspace. Required: there is no default.
     #[arg(long, value_name = "DATA_DIR")]
     data_dir: PathBuf,
@@ -91,7 +91,7 @@ fn model_name(text: &str) -> Result<String, String> {
 }
 
 /// Runs `init`; returns the exit code.
-pub fn run(args: &InitArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &InitArgs, out: &Out) -> u8 {
     let language = match args.language {
         Some(LanguageArg::Ja) => Language::Ja,
         Some(LanguageArg::En) => Language::En,

@@ -19,14 +19,14 @@ use crate::terminal::for_stdout;
 
 /// Arguments of `judge`.
 #[derive(Debug, Args)]
-pub struct JudgeArgs {
+pub(crate) struct JudgeArgs {
     #[command(subcommand)]
     pub action: JudgeAction,
 }
 
 /// What `judge` does.
 #[derive(Debug, Subcommand)]
-pub enum JudgeAction {
+pub(crate) enum JudgeAction {
     /// Check judge files; exit 0 when all are valid, 3 with every finding otherwise.
     Validate {
         /// The data folder; the village is DATA_DIR/workspace.
@@ -57,7 +57,7 @@ pub enum JudgeAction {
 }
 
 /// Runs `judge`.
-pub fn run(args: &JudgeArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &JudgeArgs, out: &Out) -> u8 {
     match &args.action {
         JudgeAction::Try {
             data_dir,
@@ -94,7 +94,7 @@ pub fn run(args: &JudgeArgs, out: &Out) -> u8 {
 }
 
 /// The village's world and its judges' states, or the exit code after an error line.
-pub fn open_judges(data_dir: &Path, out: &Out) -> Result<(World, Vec<JudgeState>), u8> {
+pub(crate) fn open_judges(data_dir: &Path, out: &Out) -> Result<(World, Vec<JudgeState>), u8> {
     let paths = HostPaths::new(data_dir);
     if let Some(missing) = paths.village_missing() {
         out.error(&missing);
@@ -113,7 +113,7 @@ pub fn open_judges(data_dir: &Path, out: &Out) -> Result<(World, Vec<JudgeState>
 }
 
 /// The states of `ids` (all when empty); an unknown id is a usage error.
-pub fn pick<'a>(
+pub(crate) fn pick<'a>(
     states: &'a [JudgeState],
     ids: &[String],
     out: &Out,
@@ -141,7 +141,7 @@ pub fn pick<'a>(
 }
 
 /// Each finding as `file:line:col CODE message`, its fix on the next line.
-pub fn print_findings(file: &str, findings: &[Finding]) {
+pub(crate) fn print_findings(file: &str, findings: &[Finding]) {
     for f in findings {
         let line = format!(
             "{file}:{}:{} {INVALID_JUDGE_FILE} {}\n  Fix: {}",

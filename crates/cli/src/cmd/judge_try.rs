@@ -24,7 +24,7 @@ use crate::output::Out;
 use crate::terminal::for_stdout;
 
 /// What `judge try` was given.
-pub struct TryArgs<'a> {
+pub(crate) struct TryArgs<'a> {
     pub data_dir: &'a std::path::Path,
     pub id: &'a str,
     pub secrets: SecretsArg,
@@ -89,7 +89,7 @@ fn answers_json(rules: &JudgeRules, answers: &Answers) -> Vec<Value> {
 }
 
 /// Runs `judge try`.
-pub async fn run(args: TryArgs<'_>, out: &Out) -> u8 {
+pub(crate) async fn run(args: TryArgs<'_>, out: &Out) -> u8 {
     let text = match read_text(args.text, out) {
         Ok(t) => t,
         Err(code) => return code,

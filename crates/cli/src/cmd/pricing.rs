@@ -22,21 +22,21 @@ use crate::terminal::for_stdout;
 
 /// Arguments of `pricing`.
 #[derive(Debug, Args)]
-pub struct PricingArgs {
+pub(crate) struct PricingArgs {
     #[command(subcommand)]
     pub action: PricingAction,
 }
 
 /// What `pricing` does.
 #[derive(Debug, Subcommand)]
-pub enum PricingAction {
+pub(crate) enum PricingAction {
     /// Fetch the price table and fill the templates of the models it lists.
     Fetch(FetchArgs),
 }
 
 /// Arguments of `pricing fetch`.
 #[derive(Debug, Args)]
-pub struct FetchArgs {
+pub(crate) struct FetchArgs {
     /// A file, or an https:// URL (http:// only to this machine), instead of the source in
     /// DATA_DIR/pricing.json.
     #[arg(long, value_name = "FILE|URL")]
@@ -52,7 +52,7 @@ pub struct FetchArgs {
 }
 
 /// Runs `pricing`.
-pub fn run(args: &PricingArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &PricingArgs, out: &Out) -> u8 {
     let PricingAction::Fetch(args) = &args.action;
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

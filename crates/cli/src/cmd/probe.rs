@@ -21,7 +21,7 @@ use crate::output::Out;
 
 /// Probes the start set's templates and adds one finding per probe to `report` (heaviest
 /// first, as the preflight sorts).
-pub fn run(common: &Common, report: &mut PreflightReport, out: &Out) {
+pub(crate) fn run(common: &Common, report: &mut PreflightReport, out: &Out) {
     let paths = HostPaths::new(&common.data_dir);
     let world = match paths.village().load_world() {
         Ok(loaded) => loaded.value,

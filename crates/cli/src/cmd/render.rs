@@ -17,7 +17,7 @@ use crate::exit;
 use crate::output::Out;
 
 /// The command line's watcher of a running village.
-pub struct Renderer {
+pub(crate) struct Renderer {
     out: Out,
     data_dir: PathBuf,
     /// Info findings too (`--verbose`).
@@ -32,7 +32,7 @@ pub struct Renderer {
 
 impl Renderer {
     /// A renderer for the village at `data_dir`.
-    pub fn new(out: Out, data_dir: &Path) -> Self {
+    pub(crate) fn new(out: Out, data_dir: &Path) -> Self {
         Self {
             out,
             data_dir: data_dir.to_path_buf(),
@@ -44,14 +44,14 @@ impl Renderer {
     }
 
     /// Says info findings too.
-    pub fn verbose(mut self, verbose: bool) -> Self {
+    pub(crate) fn verbose(mut self, verbose: bool) -> Self {
         self.verbose = verbose;
         self
     }
 
     /// Prints a request's pieces as they come (`mode`); gives the flag set once some of the
     /// reception's answer is printed.
-    pub fn streaming(mut self, mode: Option<Mode>) -> (Self, Option<Arc<AtomicBool>>) {
+    pub(crate) fn streaming(mut self, mode: Option<Mode>) -> (Self, Option<Arc<AtomicBool>>) {
         let printed = mode.map(|m| (m, Arc::new(AtomicBool::new(false))));
         let flag = printed.as_ref().map(|(_, p)| Arc::clone(p));
         self.stream = printed;
@@ -59,7 +59,7 @@ impl Renderer {
     }
 
     /// Where the GUI's link goes, and whether the browser opens.
-    pub fn gui(mut self, url_on_stdout: bool, open_browser: bool) -> Self {
+    pub(crate) fn gui(mut self, url_on_stdout: bool, open_browser: bool) -> Self {
         self.url_on_stdout = url_on_stdout;
         self.open_browser = open_browser;
         self
@@ -198,7 +198,7 @@ impl Watcher for Renderer {
 }
 
 /// `fuseforks-cli resume --data-dir D`.
-pub fn resume_command(data_dir: &Path) -> String {
+pub(crate) fn resume_command(data_dir: &Path) -> String {
     format!(
         "fuseforks-cli resume --data-dir {}",
         fuseforks_host::paths::shell_word(&data_dir.display().to_string())
@@ -206,7 +206,7 @@ pub fn resume_command(data_dir: &Path) -> String {
 }
 
 /// The exit code of a run that could not go on.
-pub fn exit_code(failure: &Failure) -> u8 {
+pub(crate) fn exit_code(failure: &Failure) -> u8 {
     match failure {
         Failure::Halted => exit::HALTED,
         Failure::Preflight(e) => exit::for_preflight_error(e),

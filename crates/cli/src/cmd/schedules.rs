@@ -28,7 +28,7 @@ use crate::terminal::for_stdout;
 /// Arguments of `schedules`.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct SchedulesArgs {
+pub(crate) struct SchedulesArgs {
     #[command(subcommand)]
     pub action: Option<SchedulesAction>,
     /// The data folder; the village is DATA_DIR/workspace.
@@ -41,7 +41,7 @@ pub struct SchedulesArgs {
 
 /// What `schedules` does besides listing.
 #[derive(Debug, Subcommand)]
-pub enum SchedulesAction {
+pub(crate) enum SchedulesAction {
     /// Approve a schedule's probe on this machine (shows it and asks first).
     Approve {
         /// The data folder; the village is DATA_DIR/workspace.
@@ -72,7 +72,7 @@ impl Refusal {
 }
 
 /// Runs `schedules`.
-pub fn run(args: &SchedulesArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &SchedulesArgs, out: &Out) -> u8 {
     let result = match (&args.action, &args.data_dir) {
         (
             Some(SchedulesAction::Approve {

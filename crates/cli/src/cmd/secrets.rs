@@ -17,20 +17,20 @@ use crate::exit;
 use crate::output::Out;
 
 /// The longest value `set` stores.
-pub use fuseforks_host::secrets::MAX_VALUE_BYTES;
+pub(crate) use fuseforks_host::secrets::MAX_VALUE_BYTES;
 /// The longest key name.
 const MAX_KEY_CHARS: usize = 256;
 
 /// Arguments of `secrets`.
 #[derive(Debug, Args)]
-pub struct SecretsArgs {
+pub(crate) struct SecretsArgs {
     #[command(subcommand)]
     pub action: SecretsAction,
 }
 
 /// What `secrets` does.
 #[derive(Debug, Subcommand)]
-pub enum SecretsAction {
+pub(crate) enum SecretsAction {
     /// Store a key's value (read from the terminal without echo, or from stdin with --stdin).
     Set {
         /// The key: a template id, `mcp:NAME`, `door_token` or `jev_api_token`.
@@ -60,7 +60,7 @@ pub enum SecretsAction {
 
 /// The village the keys are for.
 #[derive(Debug, Args)]
-pub struct Place {
+pub(crate) struct Place {
     /// The data folder; the village is DATA_DIR/workspace.
     #[arg(long, value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
@@ -77,7 +77,7 @@ impl Refusal {
 }
 
 /// Runs `secrets`.
-pub fn run(args: &SecretsArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &SecretsArgs, out: &Out) -> u8 {
     let result = match &args.action {
         SecretsAction::Set { key, stdin, place } => set(key, *stdin, place, out),
         SecretsAction::Delete { key, place } => delete(key, place, out),
@@ -307,7 +307,7 @@ mod no_echo {
         }
     }
 
-    pub fn read_line() -> std::io::Result<Vec<u8>> {
+    pub(super) fn read_line() -> std::io::Result<Vec<u8>> {
         let stdin = std::io::stdin();
         let before = tcgetattr(&stdin)?;
         let mut quiet = before.clone();

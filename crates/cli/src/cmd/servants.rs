@@ -16,14 +16,14 @@ use crate::terminal::for_stdout;
 
 /// Arguments of `servants`.
 #[derive(Debug, Args)]
-pub struct ServantsArgs {
+pub(crate) struct ServantsArgs {
     #[command(subcommand)]
     pub action: ServantsAction,
 }
 
 /// What `servants` does.
 #[derive(Debug, Subcommand)]
-pub enum ServantsAction {
+pub(crate) enum ServantsAction {
     /// The servants: id, name, template, role, group, work folder, tools, edges.
     List {
         #[command(flatten)]
@@ -108,7 +108,7 @@ pub enum ServantsAction {
 
 /// The settings `add` and `set` both take.
 #[derive(Debug, Args)]
-pub struct Fields {
+pub(crate) struct Fields {
     /// Its work folder: an absolute path apart from the village's folder.
     #[arg(long, value_name = "DIR")]
     work_dir: Option<String>,
@@ -158,7 +158,7 @@ impl Fields {
 }
 
 /// Runs `servants`.
-pub fn run(args: &ServantsArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &ServantsArgs, out: &Out) -> u8 {
     match &args.action {
         ServantsAction::List { place, json } => list(place, *json, out),
         ServantsAction::Add {

@@ -18,7 +18,7 @@ use crate::signals::SignalCount;
 
 /// Arguments of `serve`.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub common: Common,
     /// Open the door on 127.0.0.1:PORT with the secret `door_token`.
@@ -38,7 +38,7 @@ pub struct ServeArgs {
 
 /// Runs `serve`: parses, runs the host's lifecycle once (until a signal or a halt), and gives
 /// the exit code.
-pub async fn run(args: &ServeArgs, out: &Out, signals: SignalCount) -> u8 {
+pub(crate) async fn run(args: &ServeArgs, out: &Out, signals: SignalCount) -> u8 {
     let renderer = Renderer::new(*out, &args.common.data_dir).verbose(args.verbose);
     let door = DoorAsked {
         open: true,

@@ -20,14 +20,14 @@ use crate::terminal::for_stdout;
 
 /// Arguments of `sessions`.
 #[derive(Debug, Args)]
-pub struct SessionsArgs {
+pub(crate) struct SessionsArgs {
     #[command(subcommand)]
     pub command: SessionsCommand,
 }
 
 /// `sessions` subcommands.
 #[derive(Debug, Subcommand)]
-pub enum SessionsCommand {
+pub(crate) enum SessionsCommand {
     /// The conversations, newest first.
     List {
         /// The data folder of the village.
@@ -81,7 +81,7 @@ pub enum SessionsCommand {
 }
 
 /// A village opened for reading its conversations, with its lock held.
-pub struct QuietVillage {
+pub(crate) struct QuietVillage {
     /// The registry.
     pub world: World,
     /// The conversations.
@@ -91,7 +91,7 @@ pub struct QuietVillage {
 
 /// Opens a village that no process runs: the lock (exit 4 when held), `world.json`, and
 /// `sessions.redb`.
-pub fn open_quiet_village(data_dir: &Path, out: &Out) -> Result<QuietVillage, u8> {
+pub(crate) fn open_quiet_village(data_dir: &Path, out: &Out) -> Result<QuietVillage, u8> {
     let paths = HostPaths::new(data_dir);
     if let Some(missing) = paths.village_missing() {
         out.error(&missing);
@@ -122,7 +122,7 @@ pub fn open_quiet_village(data_dir: &Path, out: &Out) -> Result<QuietVillage, u8
 }
 
 /// Runs `sessions`.
-pub fn run(args: &SessionsArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &SessionsArgs, out: &Out) -> u8 {
     let data_dir = match &args.command {
         SessionsCommand::List { data_dir, .. }
         | SessionsCommand::Show { data_dir, .. }

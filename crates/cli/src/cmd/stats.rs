@@ -21,7 +21,7 @@ use crate::output::Out;
 
 /// How rows are grouped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum By {
+pub(crate) enum By {
     /// By agent (judges marked).
     Agent,
     /// By model.
@@ -32,7 +32,7 @@ pub enum By {
 
 /// Arguments of `stats`.
 #[derive(Debug, Args)]
-pub struct StatsArgs {
+pub(crate) struct StatsArgs {
     /// The data folder; the village is DATA_DIR/workspace.
     #[arg(long, value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
@@ -117,7 +117,7 @@ fn groups(report: &StatsReport, by: By, world: &World) -> BTreeMap<String, Group
 }
 
 /// Runs `stats`.
-pub fn run(args: &StatsArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &StatsArgs, out: &Out) -> u8 {
     let zone = fuseforks_host::preflight_view::process_zone()
         .map(|z| z.zone().clone())
         .unwrap_or(TimeZone::UTC);

@@ -20,14 +20,14 @@ use crate::terminal::for_stdout;
 
 /// Arguments of `templates`.
 #[derive(Debug, Args)]
-pub struct TemplatesArgs {
+pub(crate) struct TemplatesArgs {
     #[command(subcommand)]
     pub action: TemplatesAction,
 }
 
 /// What `templates` does.
 #[derive(Debug, Subcommand)]
-pub enum TemplatesAction {
+pub(crate) enum TemplatesAction {
     /// The templates: id, wire, model, base URL, credential, who uses each.
     List {
         #[command(flatten)]
@@ -73,7 +73,7 @@ pub enum TemplatesAction {
 
 /// Arguments of `templates add`.
 #[derive(Debug, Args)]
-pub struct AddArgs {
+pub(crate) struct AddArgs {
     /// Its id (also the secret-store key of its API key).
     id: String,
     /// The server's API base URL (e.g. https://api.openai.com/v1).
@@ -100,7 +100,7 @@ pub struct AddArgs {
 
 /// `--credential`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CredentialArg {
+pub(crate) enum CredentialArg {
     /// The key lives in the secret store under the template id (`secrets set ID`).
     Keyring,
     /// The server takes no key.
@@ -109,7 +109,7 @@ pub enum CredentialArg {
 
 /// The limits and switches `add` and `set` both take.
 #[derive(Debug, Args)]
-pub struct Fields {
+pub(crate) struct Fields {
     /// Context window in tokens.
     #[arg(long, value_name = "TOKENS")]
     context_length: Option<u64>,
@@ -182,7 +182,7 @@ fn credential(arg: CredentialArg) -> Credential {
 }
 
 /// Runs `templates`.
-pub fn run(args: &TemplatesArgs, out: &Out) -> u8 {
+pub(crate) fn run(args: &TemplatesArgs, out: &Out) -> u8 {
     match &args.action {
         TemplatesAction::List { place, json } => list(place, *json, out),
         TemplatesAction::Add(add) => match new_template(add) {

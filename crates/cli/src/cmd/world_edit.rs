@@ -17,7 +17,7 @@ use crate::output::Out;
 
 /// The village a list reads.
 #[derive(Debug, Args)]
-pub struct Place {
+pub(crate) struct Place {
     /// The data folder; the village is DATA_DIR/workspace.
     #[arg(long, value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
@@ -25,7 +25,7 @@ pub struct Place {
 
 /// The village an edit writes, and where the audit key comes from.
 #[derive(Debug, Args)]
-pub struct EditPlace {
+pub(crate) struct EditPlace {
     /// The data folder; the village is DATA_DIR/workspace.
     #[arg(long, value_name = "DATA_DIR")]
     pub data_dir: PathBuf,
@@ -35,7 +35,7 @@ pub struct EditPlace {
 }
 
 /// One edit of either kind.
-pub enum Edit {
+pub(crate) enum Edit {
     /// Of the cast.
     Cast(CastEdit),
     /// Of the model templates.
@@ -44,7 +44,7 @@ pub enum Edit {
 
 /// Reads the village's `world.json` (no lock: nothing is written); the exit code when it
 /// cannot (said on stderr).
-pub fn read_world(data_dir: &Path, out: &Out) -> Result<World, u8> {
+pub(crate) fn read_world(data_dir: &Path, out: &Out) -> Result<World, u8> {
     let paths = HostPaths::new(data_dir);
     if let Some(missing) = paths.village_missing() {
         out.error(&missing);
@@ -60,7 +60,7 @@ pub fn read_world(data_dir: &Path, out: &Out) -> Result<World, u8> {
 }
 
 /// A list's typed answer as one JSON line on stdout.
-pub fn print_json(answer: &impl serde::Serialize, out: &Out) -> u8 {
+pub(crate) fn print_json(answer: &impl serde::Serialize, out: &Out) -> u8 {
     match serde_json::to_string(answer) {
         Ok(text) => {
             out.result(&format!("{text}\n"));
@@ -75,7 +75,12 @@ pub fn print_json(answer: &impl serde::Serialize, out: &Out) -> u8 {
 
 /// Applies `edit` to the village at `place`; on success prints `done` (given what the edit
 /// did) on stdout and returns 0, else says why on stderr and returns its exit code.
-pub fn run(place: &EditPlace, edit: Edit, out: &Out, done: impl FnOnce(&EditDone) -> String) -> u8 {
+pub(crate) fn run(
+    place: &EditPlace,
+    edit: Edit,
+    out: &Out,
+    done: impl FnOnce(&EditDone) -> String,
+) -> u8 {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -118,7 +123,7 @@ pub fn run(place: &EditPlace, edit: Edit, out: &Out, done: impl FnOnce(&EditDone
 /// The exit code of a refused edit: an id taken is 11 (nothing written); a value the village
 /// refuses (the field named), an unknown servant or template, a template in use are 2; a
 /// running servant is 4 (as the GUI's 409); a village file that does not read or write is 5.
-pub fn for_core_error(e: &CoreError) -> u8 {
+pub(crate) fn for_core_error(e: &CoreError) -> u8 {
     match e {
         CoreError::IdTaken(_) => exit::OUTPUT_EXISTS,
         CoreError::CastRefused { .. }
@@ -133,7 +138,7 @@ pub fn for_core_error(e: &CoreError) -> u8 {
 }
 
 /// A list of ids split on commas (`--tools a,b`), blanks dropped.
-pub fn comma_list(text: &str) -> Vec<String> {
+pub(crate) fn comma_list(text: &str) -> Vec<String> {
     text.split(',')
         .map(str::trim)
         .filter(|t| !t.is_empty())

@@ -81,7 +81,7 @@ pub fn normalise(question: &str, probs: &[f64]) -> Result<Vec<f64>, AnswerProble
 }
 
 /// Checks a noul probability (0..=1, finite).
-pub fn noul(question: &str, p: f64) -> Result<f64, AnswerProblem> {
+pub(crate) fn noul(question: &str, p: f64) -> Result<f64, AnswerProblem> {
     if p.is_finite() && (0.0..=1.0).contains(&p) {
         Ok(p)
     } else {

@@ -19,9 +19,9 @@ pub const JEV_DEFAULT_BASE: &str = "https://api.cloudflare.com/client/v4";
 /// The model's path.
 pub const JEV_MODEL: &str = "typesafe/jev";
 /// The largest answer read.
-pub const JEV_MAX_BODY: usize = 1024 * 1024;
+pub(crate) const JEV_MAX_BODY: usize = 1024 * 1024;
 /// The whole call's limit.
-pub const JEV_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const JEV_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where a Jev call goes. `Debug` hides the token.
 #[derive(Clone)]

@@ -5,11 +5,11 @@
 //! buffer; no input panics (proptest in the tests).
 
 /// The largest event (its `data` lines together).
-pub const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
 
 /// One event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     /// Its `event:` name, when given.
     pub event: Option<String>,
     /// Its `data:` lines, joined with `\n`.
@@ -18,11 +18,11 @@ pub struct SseEvent {
 
 /// An event grew past [`MAX_EVENT_BYTES`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EventTooLarge;
+pub(crate) struct EventTooLarge;
 
 /// The incremental parser.
 #[derive(Debug, Default)]
-pub struct SseParser {
+pub(crate) struct SseParser {
     line: Vec<u8>,
     /// The last byte was a `\r` (a following `\n` belongs to it).
     after_cr: bool,
@@ -33,7 +33,7 @@ pub struct SseParser {
 
 impl SseParser {
     /// Feeds bytes; returns the events they completed.
-    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, EventTooLarge> {
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, EventTooLarge> {
         let mut out = Vec::new();
         for &b in bytes {
             match b {
@@ -58,7 +58,7 @@ impl SseParser {
     }
 
     /// The end of the body: an event not closed by a blank line still counts.
-    pub fn finish(mut self) -> Result<Option<SseEvent>, EventTooLarge> {
+    pub(crate) fn finish(mut self) -> Result<Option<SseEvent>, EventTooLarge> {
         let line = std::mem::take(&mut self.line);
         if let Some(event) = self.line_ended(&line)? {
             return Ok(Some(event));

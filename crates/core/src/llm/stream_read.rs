@@ -157,14 +157,14 @@ pub(super) struct StreamState {
 
 impl StreamState {
     /// The usage the stream reported so far (`None`: none yet, or no stream).
-    pub fn usage_so_far(&self) -> Option<Usage> {
+    pub(super) fn usage_so_far(&self) -> Option<Usage> {
         self.fold.lock_or_recover().as_ref()?.usage_so_far()
     }
 
     /// The usage of a call cut now, `paid` (broken attempts') included: `None` when no answer
     /// was streaming and nothing was paid; else what was reported, zero when nothing yet (a
     /// cut stream's usage is a lower bound).
-    pub fn cut(&self, paid: Option<Usage>) -> Option<Usage> {
+    pub(super) fn cut(&self, paid: Option<Usage>) -> Option<Usage> {
         let seen = self.usage_so_far();
         let streaming = self.started.load(std::sync::atomic::Ordering::SeqCst);
         match (paid, seen) {
@@ -186,7 +186,7 @@ impl StreamState {
 
     /// Returns once `cancel` is cancelled while the answer streams (an answer sent whole, or
     /// not begun, is let finish: its usage is then known).
-    pub async fn cancelled_mid_stream(&self, cancel: &tokio_util::sync::CancellationToken) {
+    pub(super) async fn cancelled_mid_stream(&self, cancel: &tokio_util::sync::CancellationToken) {
         cancel.cancelled().await;
         loop {
             let began = self.began.notified();

@@ -115,7 +115,7 @@ pub(crate) enum CompatFlavour {
 
 impl CompatFlavour {
     /// Detects the flavour from the base URL.
-    pub fn detect(base_url: &str) -> Self {
+    pub(crate) fn detect(base_url: &str) -> Self {
         let lower = base_url.to_ascii_lowercase();
         if lower.contains("generativelanguage.googleapis.com") {
             Self::Gemini

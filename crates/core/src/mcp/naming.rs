@@ -5,7 +5,7 @@
 pub(crate) const MAX_LEN: usize = 64;
 
 /// The qualified name of a server's tool.
-pub fn qualified(server: &str, tool: &str) -> String {
+pub(crate) fn qualified(server: &str, tool: &str) -> String {
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| {

@@ -16,7 +16,7 @@ use crate::sessions::TurnStop;
 use crate::village::Language;
 
 /// Exchanges an agent keeps in its prompt history.
-pub const HISTORY_TURNS: usize = 8;
+pub(super) const HISTORY_TURNS: usize = 8;
 
 /// A past exchange: the exact string sent, and the reply.
 #[derive(Debug, Clone, PartialEq, Eq)]

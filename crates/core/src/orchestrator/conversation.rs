@@ -22,7 +22,7 @@ pub(crate) struct SessionSlot(Mutex<Option<String>>);
 impl SessionSlot {
     /// The stored conversation, created by `create` on first use. Only this conversation's
     /// slot is held while `create` commits: other conversations and the book are not blocked.
-    pub fn session(&self, create: impl FnOnce() -> Option<String>) -> Option<String> {
+    pub(crate) fn session(&self, create: impl FnOnce() -> Option<String>) -> Option<String> {
         let mut session = self.0.lock_or_recover();
         if session.is_none() {
             *session = create();
@@ -106,7 +106,7 @@ impl ConversationBook {
     /// A turn starts in `key`: its records go to the conversation's stored one, even if the
     /// conversation closes before the turn ends. A conversation already closed and gone gets
     /// one stored conversation for the turn (never one per record).
-    pub fn enter(self: &Arc<Self>, key: ConversationKey) -> TurnIn {
+    pub(crate) fn enter(self: &Arc<Self>, key: ConversationKey) -> TurnIn {
         let session = match self.open.lock_or_recover().get_mut(&key) {
             Some(entry) => {
                 entry.turns += 1;
@@ -122,7 +122,7 @@ impl ConversationBook {
     }
 
     /// Takes an agent's history in `key` out for a turn (empty the first time).
-    pub fn take_history(&self, key: ConversationKey, agent_id: &str) -> VecDeque<Exchange> {
+    pub(crate) fn take_history(&self, key: ConversationKey, agent_id: &str) -> VecDeque<Exchange> {
         self.open
             .lock_or_recover()
             .get_mut(&key)
@@ -131,7 +131,12 @@ impl ConversationBook {
     }
 
     /// Puts it back after the turn; dropped when the conversation has closed meanwhile.
-    pub fn put_history(&self, key: ConversationKey, agent_id: &str, history: VecDeque<Exchange>) {
+    pub(crate) fn put_history(
+        &self,
+        key: ConversationKey,
+        agent_id: &str,
+        history: VecDeque<Exchange>,
+    ) {
         let mut open = self.open.lock_or_recover();
         if let Some(entry) = open.get_mut(&key).filter(|e| !e.closed) {
             entry.histories.insert(agent_id.to_owned(), history);

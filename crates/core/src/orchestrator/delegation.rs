@@ -17,7 +17,7 @@ use crate::sessions::Endpoint;
 use crate::village::{AgentSpec, Language, World};
 
 /// The most hops from a causal root.
-pub const MAX_HOPS: u32 = 8;
+pub(super) const MAX_HOPS: u32 = 8;
 /// The longest tool name.
 const MAX_TOOL_NAME: usize = 64;
 

@@ -32,7 +32,7 @@ pub(super) struct JudgeNotes(Mutex<HashSet<String>>);
 
 impl JudgeNotes {
     /// True the first time a judge is unavailable for `why`.
-    pub fn first(&self, judge: &str, why: &str) -> bool {
+    pub(super) fn first(&self, judge: &str, why: &str) -> bool {
         self.0
             .lock_or_recover()
             .insert(format!("{judge}\u{0}{why}"))

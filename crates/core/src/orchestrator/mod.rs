@@ -233,17 +233,17 @@ impl TurnControl {
     }
 
     /// The token of the current turn's calls.
-    pub fn token(&self) -> CancellationToken {
+    pub(crate) fn token(&self) -> CancellationToken {
         self.cancel.lock_or_recover().clone()
     }
 
     /// The token that cuts the current turn's streamed answer in flight.
-    pub fn stream_cut(&self) -> CancellationToken {
+    pub(crate) fn stream_cut(&self) -> CancellationToken {
         self.stream_cut.lock_or_recover().clone()
     }
 
     /// Interrupts the current turn; `cut_stream` also cuts a streamed answer in flight.
-    pub fn interrupt(&self, cut_stream: bool) {
+    pub(crate) fn interrupt(&self, cut_stream: bool) {
         self.interrupted.store(true, Ordering::SeqCst);
         self.token().cancel();
         if cut_stream {
@@ -252,7 +252,7 @@ impl TurnControl {
     }
 
     /// Clears the interrupt and arms fresh tokens for the next turn.
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         self.interrupted.store(false, Ordering::SeqCst);
         *self.cancel.lock_or_recover() = CancellationToken::new();
         *self.stream_cut.lock_or_recover() = CancellationToken::new();

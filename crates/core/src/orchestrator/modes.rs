@@ -18,21 +18,21 @@ pub(super) struct Modes(Mutex<Switches>);
 
 impl Modes {
     /// The command-approval mode.
-    pub fn approval(&self) -> RunApproval {
+    pub(super) fn approval(&self) -> RunApproval {
         self.0.lock_or_recover().approval
     }
 
     /// Sets the command-approval mode; returns the one it replaced.
-    pub fn set_approval(&self, mode: RunApproval) -> RunApproval {
+    pub(super) fn set_approval(&self, mode: RunApproval) -> RunApproval {
         std::mem::replace(&mut self.0.lock_or_recover().approval, mode)
     }
 
     /// Whether plan waves skip review (the process-wide switch).
-    pub fn plan_bypass(&self) -> bool {
+    pub(super) fn plan_bypass(&self) -> bool {
         self.0.lock_or_recover().plan_bypass
     }
 
-    pub fn set_plan_bypass(&self, enabled: bool) {
+    pub(super) fn set_plan_bypass(&self, enabled: bool) {
         self.0.lock_or_recover().plan_bypass = enabled;
     }
 }

@@ -25,17 +25,17 @@ pub(super) struct Outlets {
 
 impl Outlets {
     /// A template's API key.
-    pub fn secret(&self, template_id: &str) -> Option<ApiKey> {
+    pub(super) fn secret(&self, template_id: &str) -> Option<ApiKey> {
         (self.secrets)(template_id)
     }
 
     /// The key lookup itself (for the MCP headers' `${secret:NAME}`).
-    pub fn secrets(&self) -> SecretLookup {
+    pub(super) fn secrets(&self) -> SecretLookup {
         Arc::clone(&self.secrets)
     }
 
     /// Writes a log line and sends the event that says the same, in that order.
-    pub fn emit(&self, line: &str, event: CoreEvent) {
+    pub(super) fn emit(&self, line: &str, event: CoreEvent) {
         self.log.line(line);
         self.events.emit(event);
     }

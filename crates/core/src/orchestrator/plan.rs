@@ -17,7 +17,7 @@ use crate::events::CoreEvent;
 pub use crate::events::PlanTask;
 
 /// Waves kept in memory.
-pub const RING: usize = 50;
+pub(super) const RING: usize = 50;
 
 /// Where a wave is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,7 +58,7 @@ pub(crate) struct PlanBook {
 }
 
 impl PlanBook {
-    pub fn insert(&self, wave: PlanWave) {
+    pub(super) fn insert(&self, wave: PlanWave) {
         let mut waves = self.waves.lock_or_recover();
         waves.push_back(wave);
         while waves.len() > RING {
@@ -66,7 +66,7 @@ impl PlanBook {
         }
     }
 
-    pub fn update(&self, plan_id: &str, f: impl FnOnce(&mut PlanWave)) -> bool {
+    pub(super) fn update(&self, plan_id: &str, f: impl FnOnce(&mut PlanWave)) -> bool {
         match self
             .waves
             .lock_or_recover()
@@ -81,7 +81,7 @@ impl PlanBook {
         }
     }
 
-    pub fn get(&self, plan_id: &str) -> Option<PlanWave> {
+    pub(super) fn get(&self, plan_id: &str) -> Option<PlanWave> {
         self.waves
             .lock_or_recover()
             .iter()
@@ -89,11 +89,11 @@ impl PlanBook {
             .cloned()
     }
 
-    pub fn all(&self) -> Vec<PlanWave> {
+    pub(super) fn all(&self) -> Vec<PlanWave> {
         self.waves.lock_or_recover().iter().cloned().collect()
     }
 
-    pub fn next_wave_number(&self, agent_id: &str) -> u32 {
+    pub(super) fn next_wave_number(&self, agent_id: &str) -> u32 {
         let waves = self.waves.lock_or_recover();
         waves.iter().filter(|x| x.agent_id == agent_id).count() as u32 + 1
     }

@@ -36,7 +36,7 @@ pub(crate) struct Waiting {
 
 impl Waiting {
     /// Opens a question; the receiver gets the answer.
-    pub fn open(&self, question: PendingQuestion) -> oneshot::Receiver<String> {
+    pub(super) fn open(&self, question: PendingQuestion) -> oneshot::Receiver<String> {
         let (tx, rx) = oneshot::channel();
         self.open
             .lock_or_recover()
@@ -45,18 +45,18 @@ impl Waiting {
     }
 
     /// Hands the answer to the waiting turn; `false` when no such question waits.
-    pub fn answer(&self, question_id: &str, answer: String) -> bool {
+    pub(super) fn answer(&self, question_id: &str, answer: String) -> bool {
         let waiting = self.open.lock_or_recover().remove(question_id);
         waiting.is_some_and(|(_, tx)| tx.send(answer).is_ok())
     }
 
     /// Forgets a question its turn stopped waiting on.
-    pub fn withdraw(&self, question_id: &str) {
+    pub(super) fn withdraw(&self, question_id: &str) {
         self.open.lock_or_recover().remove(question_id);
     }
 
     /// The questions waiting now.
-    pub fn list(&self) -> Vec<PendingQuestion> {
+    pub(super) fn list(&self) -> Vec<PendingQuestion> {
         let mut all: Vec<PendingQuestion> = self
             .open
             .lock_or_recover()

@@ -36,7 +36,7 @@ impl Recording {
     /// Opens `sessions.redb` under `workspace` (another process holding it is an error; any
     /// other failure is logged and nothing is saved), says which conversation continues, and
     /// starts the writer.
-    pub fn open(
+    pub(super) fn open(
         workspace: &std::path::Path,
         language: Language,
         log: &dyn LogSink,
@@ -85,22 +85,22 @@ impl Recording {
     }
 
     /// The conversation store, when open.
-    pub fn store(&self) -> Option<&Arc<SessionStore>> {
+    pub(super) fn store(&self) -> Option<&Arc<SessionStore>> {
         self.sessions.as_ref()
     }
 
     /// The current conversation.
-    pub fn current(&self) -> Option<String> {
+    pub(super) fn current(&self) -> Option<String> {
         self.current.lock_or_recover().id.clone()
     }
 
     /// Makes `session` current (`None`: a new one, created on its first record).
-    pub fn set_current(&self, session: Option<String>) {
+    pub(super) fn set_current(&self, session: Option<String>) {
         self.current.lock_or_recover().id = session;
     }
 
     /// Says that `agent_id` must re-read its history of the current conversation.
-    pub fn reload_history(&self, agent_id: &str) {
+    pub(super) fn reload_history(&self, agent_id: &str) {
         self.current
             .lock_or_recover()
             .reload
@@ -108,12 +108,12 @@ impl Recording {
     }
 
     /// Whether `agent_id` must re-read its history (asked once: the flag is cleared).
-    pub fn take_reload(&self, agent_id: &str) -> bool {
+    pub(super) fn take_reload(&self, agent_id: &str) -> bool {
         self.current.lock_or_recover().reload.remove(agent_id)
     }
 
     /// The conversations apart.
-    pub fn conversations(&self) -> &Arc<ConversationBook> {
+    pub(super) fn conversations(&self) -> &Arc<ConversationBook> {
         &self.conversations
     }
 
@@ -122,7 +122,7 @@ impl Recording {
     /// losing a record must not lose the answer. A turn in a conversation apart (see
     /// `conversation.rs`, set around the turn by the agent's task) records into that
     /// conversation's own.
-    pub async fn record(&self, records: Vec<Record>, log: &dyn LogSink) -> Option<String> {
+    pub(super) async fn record(&self, records: Vec<Record>, log: &dyn LogSink) -> Option<String> {
         let (sessions, writer) = (self.sessions.as_ref()?, self.writer.as_ref()?);
         let first = records.first()?;
         let now = now_ms();

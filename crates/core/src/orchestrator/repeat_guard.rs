@@ -6,17 +6,17 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 /// How many identical calls one turn may make; the next one is blocked.
-pub const MAX_IDENTICAL_CALLS: u32 = 2;
+pub(super) const MAX_IDENTICAL_CALLS: u32 = 2;
 
 /// Counts identical calls within one turn.
 #[derive(Debug, Default)]
-pub struct RepeatGuard {
+pub(super) struct RepeatGuard {
     seen: HashMap<String, u32>,
 }
 
 impl RepeatGuard {
     /// Records a call; returns how many times it was made before when it must be blocked.
-    pub fn check(&mut self, name: &str, args: &Value) -> Option<u32> {
+    pub(super) fn check(&mut self, name: &str, args: &Value) -> Option<u32> {
         let key = format!("{name}\u{0}{args}");
         let count = self.seen.entry(key).or_insert(0);
         *count += 1;

@@ -41,7 +41,7 @@ pub(super) struct AgentTable {
 
 impl AgentTable {
     /// An agent's state (`Idle` without a slot).
-    pub fn status(&self, id: &str) -> AgentStatus {
+    pub(super) fn status(&self, id: &str) -> AgentStatus {
         self.slots
             .lock_or_recover()
             .get(id)
@@ -49,7 +49,7 @@ impl AgentTable {
     }
 
     /// The agents that have a slot.
-    pub fn ids(&self) -> Vec<String> {
+    pub(super) fn ids(&self) -> Vec<String> {
         self.slots.lock_or_recover().keys().cloned().collect()
     }
 
@@ -57,7 +57,11 @@ impl AgentTable {
     /// check to the insert (so an agent's task that looks itself up finds its slot); `false`,
     /// and `make` not called, when the agent runs or starts already. The MCP servers a failed
     /// slot noted stay until the new task notes its own.
-    pub fn start(&self, id: &str, make: impl FnOnce(&CancellationToken) -> AgentSlot) -> bool {
+    pub(super) fn start(
+        &self,
+        id: &str,
+        make: impl FnOnce(&CancellationToken) -> AgentSlot,
+    ) -> bool {
         let mut slots = self.slots.lock_or_recover();
         let old = slots.get(id);
         if old.is_some_and(|s| matches!(s.status, AgentStatus::Running | AgentStatus::Starting)) {
@@ -71,7 +75,7 @@ impl AgentTable {
     }
 
     /// Marks an agent failed: its mailbox closes.
-    pub fn fail(&self, id: &str) {
+    pub(super) fn fail(&self, id: &str) {
         if let Some(slot) = self.slots.lock_or_recover().get_mut(id) {
             slot.status = AgentStatus::Failed;
             slot.sender = None;
@@ -80,7 +84,7 @@ impl AgentTable {
 
     /// Marks an agent stopping: its mailbox closes and its stop token is cancelled. `None`: no
     /// such agent; `Some(None)`: another stop took its task already.
-    pub fn begin_stop(&self, id: &str) -> Option<Option<Stopping>> {
+    pub(super) fn begin_stop(&self, id: &str) -> Option<Option<Stopping>> {
         let mut slots = self.slots.lock_or_recover();
         let slot = slots.get_mut(id)?;
         slot.status = AgentStatus::Stopping;
@@ -95,19 +99,19 @@ impl AgentTable {
     }
 
     /// Forgets a stopped agent's slot.
-    pub fn remove(&self, id: &str) {
+    pub(super) fn remove(&self, id: &str) {
         self.slots.lock_or_recover().remove(id);
     }
 
     /// Interrupts an agent's turn; `cut_stream` also cuts its streamed answer in flight.
-    pub fn interrupt(&self, id: &str, cut_stream: bool) {
+    pub(super) fn interrupt(&self, id: &str, cut_stream: bool) {
         if let Some(slot) = self.slots.lock_or_recover().get(id) {
             slot.control.interrupt(cut_stream);
         }
     }
 
     /// A running agent's mailbox (`None`: not running).
-    pub fn mailbox(&self, id: &str) -> Option<mpsc::Sender<Delivery>> {
+    pub(super) fn mailbox(&self, id: &str) -> Option<mpsc::Sender<Delivery>> {
         match self.slots.lock_or_recover().get(id) {
             Some(slot) if slot.status == AgentStatus::Running => slot.sender.clone(),
             _ => None,
@@ -115,14 +119,14 @@ impl AgentTable {
     }
 
     /// Notes (`Some`) or forgets (`None`, at its stop) an agent's connected MCP servers.
-    pub fn note_mcp_tools(&self, id: &str, servers: Option<ServerTools>) {
+    pub(super) fn note_mcp_tools(&self, id: &str, servers: Option<ServerTools>) {
         if let Some(slot) = self.slots.lock_or_recover().get_mut(id) {
             slot.mcp_tools = servers.unwrap_or_default();
         }
     }
 
     /// An agent's connected MCP servers (empty when it has no slot).
-    pub fn mcp_tools(&self, id: &str) -> ServerTools {
+    pub(super) fn mcp_tools(&self, id: &str) -> ServerTools {
         self.slots
             .lock_or_recover()
             .get(id)
@@ -132,7 +136,7 @@ impl AgentTable {
 
     /// Cancels the village-wide hard stop, `first` said just before; nothing when it was
     /// cancelled already.
-    pub fn abort_all(&self, first: impl FnOnce()) {
+    pub(super) fn abort_all(&self, first: impl FnOnce()) {
         if !self.abort.is_cancelled() {
             first();
             self.abort.cancel();

@@ -11,11 +11,11 @@ use crate::village::Language;
 /// Utterances kept in memory.
 const RING: usize = 500;
 /// Utterances folded into a turn.
-pub const FOLDED: usize = 12;
+pub(super) const FOLDED: usize = 12;
 /// Characters of each folded excerpt.
-pub const EXCERPT_CHARS: usize = 200;
+pub(super) const EXCERPT_CHARS: usize = 200;
 /// Characters `room_log` returns at most.
-pub const FULL_CHARS: usize = 20_000;
+pub(super) const FULL_CHARS: usize = 20_000;
 
 /// One utterance.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub(crate) struct Square {
 }
 
 impl Square {
-    pub fn push(&self, utterance: Utterance) {
+    pub(super) fn push(&self, utterance: Utterance) {
         let mut ring = self.ring.lock_or_recover();
         ring.push_back(utterance);
         while ring.len() > RING {
@@ -42,7 +42,7 @@ impl Square {
     }
 
     /// The latest utterances of others than `listener`, oldest first.
-    pub fn recent_for(&self, listener: &str) -> Vec<Utterance> {
+    pub(super) fn recent_for(&self, listener: &str) -> Vec<Utterance> {
         let ring = self.ring.lock_or_recover();
         let mut out: Vec<Utterance> = ring
             .iter()
@@ -55,7 +55,7 @@ impl Square {
         out
     }
 
-    pub fn get(&self, id: &str) -> Option<Utterance> {
+    pub(super) fn get(&self, id: &str) -> Option<Utterance> {
         let ring = self.ring.lock_or_recover();
         ring.iter().find(|u| u.id == id).cloned()
     }

@@ -53,7 +53,7 @@ fn cut(text: &str) -> String {
 
 impl ToolRing {
     /// Keeps a call (the oldest goes past [`RING`]).
-    pub fn push(&self, mut detail: ToolCallDetail) {
+    pub(super) fn push(&self, mut detail: ToolCallDetail) {
         detail.args = cut(&detail.args);
         detail.result = cut(&detail.result);
         let mut calls = self.calls.lock_or_recover();
@@ -64,7 +64,7 @@ impl ToolRing {
     }
 
     /// The latest call of `agent_id` with `call_id` (ids repeat across turns).
-    pub fn get(&self, agent_id: &str, call_id: &str) -> Option<ToolCallDetail> {
+    pub(super) fn get(&self, agent_id: &str, call_id: &str) -> Option<ToolCallDetail> {
         self.calls
             .lock_or_recover()
             .iter()
@@ -97,7 +97,7 @@ pub(crate) struct Roots {
 
 impl Roots {
     /// Notes a delivery's budget (once per root).
-    pub fn note(&self, budget: &Arc<CausalBudget>) {
+    pub(super) fn note(&self, budget: &Arc<CausalBudget>) {
         let mut roots = self.roots.lock_or_recover();
         roots.retain(|w| w.strong_count() > 0);
         if !roots
@@ -109,7 +109,7 @@ impl Roots {
     }
 
     /// The roots still held somewhere.
-    pub fn running(&self) -> Vec<RunningRoot> {
+    pub(super) fn running(&self) -> Vec<RunningRoot> {
         self.roots
             .lock_or_recover()
             .iter()

@@ -25,7 +25,10 @@ pub(super) struct Registry {
 impl Registry {
     /// Reads `world.json` from `workspace`; the language is the village's, or the OS locale's
     /// when the village leaves it undetermined.
-    pub fn open(workspace: &std::path::Path, os_locale: Option<&str>) -> Result<Self, CoreError> {
+    pub(super) fn open(
+        workspace: &std::path::Path,
+        os_locale: Option<&str>,
+    ) -> Result<Self, CoreError> {
         let store = VillageStore::new(workspace);
         let world = store.load_world()?.value;
         let language = world.effective_language(os_locale);
@@ -38,22 +41,22 @@ impl Registry {
     }
 
     /// The village's files.
-    pub fn store(&self) -> &VillageStore {
+    pub(super) fn store(&self) -> &VillageStore {
         &self.store
     }
 
     /// A copy of the registry.
-    pub fn world(&self) -> World {
+    pub(super) fn world(&self) -> World {
         self.world.read_or_recover().clone()
     }
 
     /// The village language in effect.
-    pub fn language(&self) -> Language {
+    pub(super) fn language(&self) -> Language {
         self.language
     }
 
     /// Applies `change` to a copy of the registry, saves it, and puts it in effect.
-    pub fn update(
+    pub(super) fn update(
         &self,
         change: impl FnOnce(&mut World) -> Result<(), CoreError>,
     ) -> Result<World, CoreError> {

@@ -87,7 +87,7 @@ pub(crate) fn enforces_network(support: LandlockSupport) -> bool {
 }
 
 /// Builds the ruleset; `Ok(None)` when the kernel has no Landlock (the child runs unconfined).
-pub fn build(confinement: &Confinement) -> Result<Option<OwnedFd>, landlock::RulesetError> {
+pub(super) fn build(confinement: &Confinement) -> Result<Option<OwnedFd>, landlock::RulesetError> {
     // Signals and abstract Unix sockets stay inside the box (ABI v6, Linux 6.12; dropped on
     // older kernels, best effort): a confined command cannot stop or kill `serve` or any
     // other process of the user.

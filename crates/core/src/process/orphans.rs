@@ -131,7 +131,7 @@ fn parse_stat(text: &str) -> Option<(u32, Stat)> {
 }
 
 /// The parent of `pid` (`None` when it is gone or unreadable).
-pub fn parent_of(pid: u32) -> Option<u32> {
+pub(super) fn parent_of(pid: u32) -> Option<u32> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_stat(&text).map(|(ppid, _)| ppid)
 }

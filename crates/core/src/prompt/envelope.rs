@@ -7,7 +7,7 @@ const JA_OPEN: &str = "【送り手:";
 const EN_OPEN: &str = "[From:";
 
 /// Makes envelope openings in a body harmless (`【送り手:` → `〔送り手:`, `[From:` → `(From:`).
-pub fn defuse(body: &str) -> String {
+pub(crate) fn defuse(body: &str) -> String {
     body.replace(JA_OPEN, "〔送り手:")
         .replace(EN_OPEN, "(From:")
 }
@@ -33,7 +33,7 @@ fn clean_sender(sender: &str) -> String {
 }
 
 /// The user message of a turn: the envelope naming the sender, then the defused body.
-pub fn user_message(sender: &str, body: &str, language: Language) -> String {
+pub(crate) fn user_message(sender: &str, body: &str, language: Language) -> String {
     let sender = clean_sender(sender);
     match language {
         Language::Ja => format!("{JA_OPEN} {sender}】\n{}", defuse(body)),

@@ -5,11 +5,11 @@
 //! the boundary; everything before it is byte-identical while the village files do not
 //! change, so provider caches hit. Volatile context goes into the user message, never here.
 
-pub mod envelope;
+pub(crate) mod envelope;
 mod text;
 
 use crate::village::Language;
-pub use envelope::{defuse, user_message};
+pub(crate) use envelope::{defuse, user_message};
 
 /// One connected peer as the roster shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,7 +27,7 @@ pub const RUN_ABORT_GRACE: Duration = Duration::from_secs(10);
 /// How long an MCP call already sent is awaited after an abort (the call's timeout then).
 pub const MCP_ABORT_GRACE: Duration = Duration::from_secs(30);
 /// How long a file write may go on after an abort.
-pub const FILE_ABORT_GRACE: Duration = Duration::from_secs(10);
+pub(super) const FILE_ABORT_GRACE: Duration = Duration::from_secs(10);
 /// The most an abort waits for every section to end: the longest grace and a margin for the
 /// records written after it.
 pub const ABORT_WAIT_BOUND: Duration = Duration::from_secs(35);

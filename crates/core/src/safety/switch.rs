@@ -110,7 +110,7 @@ pub(crate) struct Transition {
 }
 
 impl Transition {
-    pub fn changed(self) -> bool {
+    pub(crate) fn changed(self) -> bool {
         self.from != self.to
     }
 }

@@ -29,7 +29,7 @@ const MAX_BATCH: usize = 512;
 /// The size at which the file is rotated.
 pub const DEFAULT_MAX_BYTES: u64 = 16 * 1024 * 1024;
 /// The longest the head in `sessions.redb` stays only in non-durable commits.
-pub const HEAD_DURABLE_EVERY: Duration = Duration::from_secs(1);
+pub(super) const HEAD_DURABLE_EVERY: Duration = Duration::from_secs(1);
 /// The longest a batch waits for callers of the batch before it (a fraction of one fsync).
 const GATHER_WAIT: Duration = Duration::from_micros(500);
 /// How much of the file's end is read to find the last line at open.

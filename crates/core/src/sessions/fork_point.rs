@@ -10,7 +10,7 @@ use super::store::StoredRecord;
 
 /// Why a fork point is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ForkRefusal {
+pub(super) enum ForkRefusal {
     /// `at` is past the last record (`last` is `None` for an empty conversation).
     PastEnd {
         /// The last record's seq.
@@ -32,7 +32,7 @@ pub enum ForkRefusal {
 const MAX_POINTS_NAMED: usize = 8;
 
 /// Checks `at` against a conversation's records (in seq order).
-pub fn check(records: &[(u64, StoredRecord)], at: u64) -> Result<(), ForkRefusal> {
+pub(super) fn check(records: &[(u64, StoredRecord)], at: u64) -> Result<(), ForkRefusal> {
     let last = records.last().map(|(seq, _)| *seq);
     if last.is_none_or(|last| at > last) {
         let points = records

@@ -11,17 +11,17 @@ use super::{RunApproval, ToolContext, ToolOutput, str_arg};
 use crate::village::Language;
 
 /// The tool's name.
-pub const NAME: &str = "ask_user";
+pub(crate) const NAME: &str = "ask_user";
 /// The longest question, in characters.
-pub const MAX_QUESTION_CHARS: usize = 2_000;
+pub(crate) const MAX_QUESTION_CHARS: usize = 2_000;
 /// The most choices.
-pub const MAX_CHOICES: usize = 8;
+pub(crate) const MAX_CHOICES: usize = 8;
 /// The longest choice, in characters.
-pub const MAX_CHOICE_CHARS: usize = 200;
+pub(crate) const MAX_CHOICE_CHARS: usize = 200;
 
 /// A question as the model put it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Question {
+pub(crate) struct Question {
     /// The question.
     pub text: String,
     /// The choices offered (empty: a free answer).
@@ -29,7 +29,7 @@ pub struct Question {
 }
 
 /// Reads a call's arguments; `Err` is the result the model reads.
-pub fn parse(args: &Value, language: Language) -> Result<Question, ToolOutput> {
+pub(crate) fn parse(args: &Value, language: Language) -> Result<Question, ToolOutput> {
     let say = |ja: &str, en: &str| ToolOutput::fail(language.pick(ja, en));
     let Some(text) = str_arg(args, "question")
         .map(str::trim)
@@ -78,7 +78,7 @@ fn choices_refused(language: Language) -> ToolOutput {
 }
 
 /// The table's runner: reached only where no turn answers the call (no person is present).
-pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(crate) fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     match parse(args, ctx.language) {
         Ok(_) => absent(ctx.language),
         Err(refused) => refused,
@@ -86,7 +86,7 @@ pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
 }
 
 /// The result where no person is present (`serve`, the door, a schedule).
-pub fn absent(language: Language) -> ToolOutput {
+pub(crate) fn absent(language: Language) -> ToolOutput {
     ToolOutput::fail(language.pick(
         "ここには答えられる人がいません（自動実行です）。自分で判断して進めるか、判断に必要なことを答えの中で述べて終えてください。",
         "No person is present to answer (this is an unattended run). Decide yourself and go on, or end your answer by saying what you would need to know.",
@@ -94,7 +94,7 @@ pub fn absent(language: Language) -> ToolOutput {
 }
 
 /// The result in a turn another agent asked for (only the turn a person started can ask).
-pub fn delegated(language: Language) -> ToolOutput {
+pub(crate) fn delegated(language: Language) -> ToolOutput {
     ToolOutput::fail(language.pick(
         "このターンは他のエージェントからの依頼なので、人に直接尋ねられません。尋ねたいことは依頼元への答えの中で述べてください。",
         "This turn was asked for by another agent, so it cannot ask the person directly. Put your question in your answer to the agent that asked you.",

@@ -14,14 +14,14 @@ use crate::llm::ToolSpec;
 use crate::village::Language;
 
 /// The folders, in board order.
-pub const FOLDERS: [&str; 3] = ["doing", "on-hold", "done"];
+pub(crate) const FOLDERS: [&str; 3] = ["doing", "on-hold", "done"];
 /// The most characters a note holds.
-pub const MAX_NOTE_CHARS: usize = 12_000;
+pub(crate) const MAX_NOTE_CHARS: usize = 12_000;
 /// The most bytes read of a note (four per character at worst).
 const NOTE_MAX_BYTES: u64 = MAX_NOTE_CHARS as u64 * 4;
 
 /// The tool's spec.
-pub fn spec(language: Language) -> ToolSpec {
+pub(crate) fn spec(language: Language) -> ToolSpec {
     let (d, name, body, to, owner) = match language {
         Language::Ja => (
             "黒板のメモを扱います（list / read / write / append / move / remove）。書けるのは自分のメモだけで、write は doing に新しく作るときだけ、done のメモは変えられません。",
@@ -53,7 +53,7 @@ pub fn spec(language: Language) -> ToolSpec {
 
 /// An outcome word for the `blackboard op:` log line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Done.
     Ok,
     /// Nothing to do.
@@ -74,7 +74,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The log word.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Ok => "ok",
             Self::Noop => "noop",
@@ -138,7 +138,7 @@ fn io_fail(e: impl std::fmt::Display) -> Answer {
 type Answer = (ToolOutput, Outcome);
 
 /// Runs one `blackboard` call; returns the output and the outcome word for the log.
-pub fn run(args: &Value, ctx: &ToolContext) -> Answer {
+pub(crate) fn run(args: &Value, ctx: &ToolContext) -> Answer {
     let op = str_arg(args, "op").unwrap_or("");
     let board = match open_board(op, ctx) {
         Ok(board) => board,

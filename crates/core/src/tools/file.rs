@@ -14,7 +14,7 @@ use super::{RunApproval, ToolContext, ToolOutput, bool_arg, cap, str_arg};
 use crate::village::Language;
 
 /// The most characters `read` returns.
-pub const READ_MAX_CHARS: usize = 12_000;
+pub(super) const READ_MAX_CHARS: usize = 12_000;
 /// The most bytes `read` takes from a file (four per character at worst).
 const READ_MAX_BYTES: u64 = READ_MAX_CHARS as u64 * 4;
 /// The most characters of a diff shown after a write.
@@ -23,7 +23,7 @@ const DIFF_MAX_CHARS: usize = 4_000;
 pub(crate) const DIFF_SOURCE_MAX_BYTES: u64 = 1024 * 1024;
 
 /// Runs one `file` call.
-pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(super) fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let jail = match ctx.jail() {
         Ok(j) => j,
         Err(out) => return out,

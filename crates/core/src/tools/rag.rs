@@ -66,7 +66,7 @@ fn heading(line: &str) -> Option<(usize, &str)> {
 }
 
 /// Runs one `rag` call.
-pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(super) fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let roots = sources(ctx);
     if roots.is_empty() {
         return ToolOutput::fail(ctx.say(

@@ -10,7 +10,7 @@ use crate::village::Language;
 pub const MAX_NOTE_CHARS: usize = 500;
 
 /// Runs one `remember` call.
-pub fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(super) fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let Some(note) = str_arg(args, "note")
         .map(str::trim)
         .filter(|n| !n.is_empty())

@@ -26,13 +26,13 @@ use crate::process::{self, Confinement};
 use crate::village::Language;
 
 /// Characters of stdout shown.
-pub const STDOUT_MAX_CHARS: usize = 8_000;
+pub(crate) const STDOUT_MAX_CHARS: usize = 8_000;
 /// Characters of stderr shown.
-pub const STDERR_MAX_CHARS: usize = 4_000;
+pub(crate) const STDERR_MAX_CHARS: usize = 4_000;
 /// Bytes kept of each stream (the rest is drained so the child never blocks on a full pipe).
 const KEEP_BYTES: usize = 64 * 1024;
 /// The most text `stdin` may hold (bytes); more is refused with `RUN_STDIN_TOO_LARGE`.
-pub const STDIN_MAX_BYTES: usize = 1024 * 1024;
+pub(crate) const STDIN_MAX_BYTES: usize = 1024 * 1024;
 /// How long the pipes are still drained after a timeout's kill (what the group wrote last).
 const DRAIN_AFTER_KILL: Duration = Duration::from_secs(1);
 /// What a confined command may read and execute besides its folders (when present).
@@ -53,7 +53,7 @@ const SYSTEM_PATHS: [&str; 11] = [
 ];
 
 /// Runs one `run` call.
-pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(crate) async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let jail = match ctx.jail() {
         Ok(j) => j.clone(),
         Err(out) => return out,

@@ -18,7 +18,7 @@ pub enum Decision {
 }
 
 /// True when a pattern (`git status`, `cargo *`) matches the argv.
-pub fn matches(pattern: &str, argv: &[&str]) -> bool {
+pub(crate) fn matches(pattern: &str, argv: &[&str]) -> bool {
     let tokens: Vec<&str> = pattern.split_whitespace().collect();
     match tokens.split_last() {
         None => false,
@@ -50,7 +50,12 @@ pub fn decide(policy: &CommandPolicy, command: &str, args: &[String]) -> Decisio
 }
 
 /// Records an unknown call in `pending` (counted when it repeats; the oldest evicted past 20).
-pub fn record_pending(policy: &mut CommandPolicy, command: &str, args: &[String], now_ms: i64) {
+pub(crate) fn record_pending(
+    policy: &mut CommandPolicy,
+    command: &str,
+    args: &[String],
+    now_ms: i64,
+) {
     if let Some(p) = policy
         .pending
         .iter_mut()
@@ -73,7 +78,7 @@ pub fn record_pending(policy: &mut CommandPolicy, command: &str, args: &[String]
 
 /// The exact allow line auto-approve appends, when the call can be written as one
 /// (no argument that is empty, holds whitespace, or ends in `*`).
-pub fn exact_allow_line(command: &str, args: &[String]) -> Option<String> {
+pub(crate) fn exact_allow_line(command: &str, args: &[String]) -> Option<String> {
     if args
         .iter()
         .any(|a| a.is_empty() || a.chars().any(char::is_whitespace) || a.ends_with('*'))

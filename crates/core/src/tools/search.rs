@@ -27,7 +27,7 @@ const LINE_MAX_CHARS: usize = 500;
 const LINE_MAX_BYTES: usize = 1024 * 1024;
 
 /// Runs one `grep` call.
-pub fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(super) fn grep(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let (jail, pattern, start) = match search_inputs(args, ctx, true) {
         Ok(inputs) => inputs,
         Err(out) => return out,
@@ -122,7 +122,7 @@ fn shown_lines(out: &Lines, ctx: &ToolContext) -> String {
 }
 
 /// Runs one `fd` call.
-pub fn fd(args: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(super) fn fd(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let (jail, pattern, start) = match search_inputs(args, ctx, false) {
         Ok(inputs) => inputs,
         Err(out) => return out,

@@ -13,10 +13,10 @@ use crate::village::Language;
 
 const MAX_CHARS: usize = 12_000;
 /// The most files `sd` previews at once.
-pub const MAX_SD_PATHS: usize = 20;
+pub(super) const MAX_SD_PATHS: usize = 20;
 
 /// A unified diff of two texts, labelled with the file name.
-pub fn unified_diff(before: &str, after: &str, label: &str) -> String {
+pub(super) fn unified_diff(before: &str, after: &str, label: &str) -> String {
     if before == after {
         return "(no change)".into();
     }
@@ -30,7 +30,7 @@ pub fn unified_diff(before: &str, after: &str, label: &str) -> String {
 }
 
 /// The largest file `diff`, `sd` and `yq` read (they hold the whole text and its rewrite).
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+pub(super) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// The largest text `sd` may produce from one file.
 const MAX_REPLACED_BYTES: usize = 4 * 1024 * 1024;
 
@@ -81,7 +81,7 @@ fn replace_bounded(regex: &regex::Regex, text: &str, replacement: &str) -> Optio
 }
 
 /// Runs one `diff` call.
-pub fn diff(args: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(super) fn diff(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let jail = match ctx.jail() {
         Ok(j) => j,
         Err(out) => return out,
@@ -99,7 +99,7 @@ pub fn diff(args: &Value, ctx: &ToolContext) -> ToolOutput {
 }
 
 /// Runs one `sd` call.
-pub fn sd(args: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(super) fn sd(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let jail = match ctx.jail() {
         Ok(j) => j,
         Err(out) => return out,
@@ -236,7 +236,7 @@ fn parse_key(key: &str) -> Option<Vec<Step>> {
 }
 
 /// Runs one `yq` call.
-pub fn yq(args: &Value, ctx: &ToolContext) -> ToolOutput {
+pub(super) fn yq(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let jail = match ctx.jail() {
         Ok(j) => j,
         Err(out) => return out,

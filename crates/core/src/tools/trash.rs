@@ -24,7 +24,7 @@ pub enum TrashTarget {
 /// An entry to put in the trash: its parent folder's handle, its name, and the path shown in
 /// the trash record.
 #[derive(Debug)]
-pub struct TrashSource<'a> {
+pub(crate) struct TrashSource<'a> {
     /// The parent folder.
     pub dir: &'a OwnedFd,
     /// The entry's name in it.
@@ -34,7 +34,7 @@ pub struct TrashSource<'a> {
 }
 
 /// Moves the entry (file or folder) to the trash; returns where it went.
-pub fn move_to_trash(source: &TrashSource<'_>, target: &TrashTarget) -> io::Result<PathBuf> {
+pub(crate) fn move_to_trash(source: &TrashSource<'_>, target: &TrashTarget) -> io::Result<PathBuf> {
     match target {
         TrashTarget::Os { fallback } => match os_trash(source) {
             Ok(dest) => Ok(dest),

@@ -81,7 +81,12 @@ impl<'a> Notes<'a> {
     }
 
     /// Records one adjustment.
-    pub fn add(&mut self, code: NoticeCode, field: impl Into<String>, message: impl Into<String>) {
+    pub(crate) fn add(
+        &mut self,
+        code: NoticeCode,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) {
         self.notices.push(Notice {
             code,
             file: self.file.to_path_buf(),

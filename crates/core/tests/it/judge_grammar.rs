@@ -6,7 +6,7 @@ use fuseforks_core::judge::{check_expr, parse_expr, parse_judge};
 
 /// Questions of every kind: `kind` (choice bug/feature/other), `urgency` (score, 5 levels),
 /// `angry` (noul).
-pub const QUESTIONS: &str = r#"
+pub(crate) const QUESTIONS: &str = r#"
 [questions.kind]
 type = "choice"
 ask = "What kind?"

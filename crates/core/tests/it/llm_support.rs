@@ -12,23 +12,23 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 /// The key every test endpoint uses; it must never appear in an error.
-pub const KEY: &str = "sk-test-0123456789abcdef";
+pub(crate) const KEY: &str = "sk-test-0123456789abcdef";
 
 /// A 1x1 PNG, base64.
-pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+pub(crate) const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 /// A template for `wire` at the stub's base URL (with the API prefix the real one has).
-pub fn template(wire: Wire, stub_base: &str) -> ModelTemplate {
+pub(crate) fn template(wire: Wire, stub_base: &str) -> ModelTemplate {
     let mut t = stub_template(wire, stub_base);
     t.max_retries = 3;
     t
 }
 
-pub fn endpoint(wire: Wire, stub_base: &str) -> Endpoint {
+pub(crate) fn endpoint(wire: Wire, stub_base: &str) -> Endpoint {
     Endpoint::for_template(&template(wire, stub_base), Some(ApiKey::new(KEY))).unwrap()
 }
 
-pub fn weather_tool() -> ToolSpec {
+pub(crate) fn weather_tool() -> ToolSpec {
     ToolSpec {
         name: "weather".into(),
         description: "Current weather of a city".into(),
@@ -37,7 +37,7 @@ pub fn weather_tool() -> ToolSpec {
 }
 
 /// The scripted task's first request: a system prompt, a user message with one image, one tool.
-pub fn task_request() -> ChatRequest {
+pub(crate) fn task_request() -> ChatRequest {
     let user = ChatMessage {
         role: Role::User,
         content: vec![
@@ -66,13 +66,13 @@ pub fn task_request() -> ChatRequest {
     request
 }
 
-pub const FIRST: ScriptUsage = ScriptUsage {
+pub(crate) const FIRST: ScriptUsage = ScriptUsage {
     prompt: 1200,
     completion: 40,
     cache_read: 1000,
     reasoning: 25,
 };
-pub const SECOND: ScriptUsage = ScriptUsage {
+pub(crate) const SECOND: ScriptUsage = ScriptUsage {
     prompt: 1300,
     completion: 12,
     cache_read: 1200,

@@ -11,15 +11,15 @@ use fuseforks_core::tools::TrashTarget;
 use fuseforks_core::village::{AgentId, VillageStore, World};
 use fuseforks_testkit::{TempDataDir, TestVillage};
 
-pub const API_KEY: &str = "sk-CANARY-KEY-5f2a9c";
+pub(crate) const API_KEY: &str = "sk-CANARY-KEY-5f2a9c";
 
-pub struct Village {
+pub(crate) struct Village {
     pub data: TempDataDir,
 }
 
 impl Village {
     /// One agent `a1` (work folder `work/`) on a template for `wire` at `stub_base`.
-    pub fn new(wire: Wire, stub_base: &str, budget: Option<u64>) -> Self {
+    pub(crate) fn new(wire: Wire, stub_base: &str, budget: Option<u64>) -> Self {
         let data = TempDataDir::new();
         let store = TestVillage::builder()
             .stub(wire, stub_base)
@@ -39,16 +39,16 @@ impl Village {
         Self { data }
     }
 
-    pub fn store(&self) -> VillageStore {
+    pub(crate) fn store(&self) -> VillageStore {
         VillageStore::new(self.data.workspace())
     }
 
-    pub fn open(&self) -> Orchestrator {
+    pub(crate) fn open(&self) -> Orchestrator {
         self.open_with_secrets(&[])
     }
 
     /// Opens with extra secrets besides the template's key.
-    pub fn open_with_secrets(&self, extra: &[(&str, &str)]) -> Orchestrator {
+    pub(crate) fn open_with_secrets(&self, extra: &[(&str, &str)]) -> Orchestrator {
         let extra: Vec<(String, String)> = extra
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -76,13 +76,13 @@ impl Village {
         .unwrap()
     }
 
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.data.workspace().join("fuseforks.log")).unwrap_or_default()
     }
 }
 
 /// Calls whose usage the store cannot attribute (an intent without its exchange).
-pub fn unknown_calls(store: &SessionStore) -> u64 {
+pub(crate) fn unknown_calls(store: &SessionStore) -> u64 {
     aggregate(
         store,
         &World::default(),

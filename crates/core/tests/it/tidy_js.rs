@@ -20,7 +20,7 @@ fn scripts(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Each script of `root`'s `gui/` over `max_file` lines, and each function over `max_fn`.
-pub fn oversized(root: &Path, max_file: usize, max_fn: usize) -> Vec<String> {
+pub(crate) fn oversized(root: &Path, max_file: usize, max_fn: usize) -> Vec<String> {
     let mut files = Vec::new();
     scripts(&root.join("gui"), &mut files);
     files.sort();

@@ -7,39 +7,39 @@ use fuseforks_core::village::{AgentId, Language, VillageStore};
 use fuseforks_testkit::TempDataDir;
 use serde_json::Value;
 
-pub const CANARY: &str = "CANARY-outside-the-work-folder-7d1e";
+pub(crate) const CANARY: &str = "CANARY-outside-the-work-folder-7d1e";
 
-pub struct Agent {
+pub(crate) struct Agent {
     pub data: TempDataDir,
     pub ctx: ToolContext,
 }
 
 impl Agent {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with(RunApproval::Required)
     }
 
     /// One agent per resolver of the jail: the kernel's (`openat2`) and the portable walk,
     /// so that every escape test runs against both.
-    pub fn each() -> [Self; 2] {
+    pub(crate) fn each() -> [Self; 2] {
         [Self::new(), Self::new().portable()]
     }
 
     /// The same agent, its jail resolving with the portable walk.
-    pub fn portable(mut self) -> Self {
+    pub(crate) fn portable(mut self) -> Self {
         self.ctx.work_dir = self.ctx.work_dir.map(|jail| jail.with_portable_resolver());
         self
     }
 
     /// Which resolver the agent's jail uses, for messages.
-    pub fn resolver(&self) -> &'static str {
+    pub(crate) fn resolver(&self) -> &'static str {
         match &self.ctx.work_dir {
             Some(jail) if jail.kernel_resolves() => "openat2",
             _ => "walk",
         }
     }
 
-    pub fn with(approval: RunApproval) -> Self {
+    pub(crate) fn with(approval: RunApproval) -> Self {
         let data = TempDataDir::new();
         std::fs::create_dir_all(data.data_dir().join("work/sub")).unwrap();
         std::fs::create_dir_all(data.data_dir().join("outside")).unwrap();
@@ -64,15 +64,15 @@ impl Agent {
         Self { data, ctx }
     }
 
-    pub fn work(&self) -> PathBuf {
+    pub(crate) fn work(&self) -> PathBuf {
         self.data.data_dir().join("work")
     }
 
-    pub fn outside(&self) -> PathBuf {
+    pub(crate) fn outside(&self) -> PathBuf {
         self.data.data_dir().join("outside")
     }
 
-    pub async fn call(&self, tool: &str, args: Value) -> ToolOutput {
+    pub(crate) async fn call(&self, tool: &str, args: Value) -> ToolOutput {
         run_tool(tool, &args, &self.ctx).await
     }
 }

@@ -47,7 +47,7 @@ fn writable(value: &str) -> bool {
 
 /// Checks the `--env-out` path before anything is written: not a folder, its folder exists,
 /// absent unless `update`.
-pub fn check_path(path: &Path, update: bool) -> Result<(), BakeError> {
+pub(super) fn check_path(path: &Path, update: bool) -> Result<(), BakeError> {
     let parent = match path.parent() {
         Some(p) if p.as_os_str().is_empty() => Path::new("."),
         Some(p) => p,
@@ -88,7 +88,7 @@ pub fn check_path(path: &Path, update: bool) -> Result<(), BakeError> {
 
 /// Refuses an `--env-out` inside the source village or inside the copy (2): the secrets would
 /// travel with the village (its backups, the container's `/data` volume).
-pub fn check_place(path: &Path, source: &Path, out: &Path) -> Result<(), BakeError> {
+pub(super) fn check_place(path: &Path, source: &Path, out: &Path) -> Result<(), BakeError> {
     let real = |p: &Path| -> Option<PathBuf> {
         let parent = match p.parent() {
             Some(d) if d.as_os_str().is_empty() => Path::new("."),
@@ -117,7 +117,7 @@ pub fn check_place(path: &Path, source: &Path, out: &Path) -> Result<(), BakeErr
 
 /// Plans the `.env` of the village at `src`: reads each key from `store`, merges with the
 /// existing file under `update`.
-pub fn plan(
+pub(super) fn plan(
     path: &Path,
     src: &HostPaths,
     store: &dyn SecretStore,
@@ -264,14 +264,14 @@ fn read_existing(path: &Path) -> Result<Vec<(String, String)>, BakeError> {
 /// The `.env` written beside its place (0600, fsynced) before the copy is made, so that a
 /// failure to write it stops the bake with nothing written; [`StagedEnv::commit`] moves it
 /// into place once the copy stands. Dropped uncommitted, it is removed.
-pub struct StagedEnv {
+pub(super) struct StagedEnv {
     temp: std::path::PathBuf,
     path: std::path::PathBuf,
     committed: bool,
 }
 
 /// Writes the `.env` under a temporary name beside `plan.path`.
-pub fn stage(plan: &EnvPlan) -> Result<StagedEnv, BakeError> {
+pub(super) fn stage(plan: &EnvPlan) -> Result<StagedEnv, BakeError> {
     let name = plan
         .path
         .file_name()
@@ -291,7 +291,7 @@ pub fn stage(plan: &EnvPlan) -> Result<StagedEnv, BakeError> {
 
 impl StagedEnv {
     /// Renames the staged `.env` into place.
-    pub fn commit(mut self) -> Result<(), BakeError> {
+    pub(super) fn commit(mut self) -> Result<(), BakeError> {
         std::fs::rename(&self.temp, &self.path).map_err(|e| BakeError::write(&self.path, e))?;
         self.committed = true;
         Ok(())

@@ -108,7 +108,7 @@ pub fn parse_maps(args: &[String]) -> Result<Vec<Map>, BakeError> {
 }
 
 /// The maps of a `bake.json` (for `--update` without `--map`).
-pub fn maps_from_record(records: &[PathMap]) -> Result<Vec<Map>, BakeError> {
+pub(super) fn maps_from_record(records: &[PathMap]) -> Result<Vec<Map>, BakeError> {
     let args: Vec<String> = records
         .iter()
         .map(|m| format!("{}={}", m.from, m.to))
@@ -126,7 +126,7 @@ fn usage(message: String) -> BakeError {
 
 /// What rewriting one path field gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rewrite {
+pub(super) enum Rewrite {
     /// Not an absolute path: left as it is.
     Relative,
     /// Rewritten by a map.
@@ -136,7 +136,7 @@ pub enum Rewrite {
 }
 
 /// Rewrites `value` by the longest map whose source is a whole-component prefix of it.
-pub fn rewrite(maps: &[Map], value: &str) -> Rewrite {
+pub(super) fn rewrite(maps: &[Map], value: &str) -> Rewrite {
     if !is_absolute(value) {
         return Rewrite::Relative;
     }

@@ -11,7 +11,7 @@ use super::Warning;
 /// `source`'s schedules carrying the copy's consumption records (`None` on a first bake: the
 /// records are dropped). A record of a schedule the source no longer has is dropped and named
 /// (`CONSUMED_RECORD_DROPPED`).
-pub fn schedules(
+pub(super) fn schedules(
     source: &Schedules,
     copy: Option<&Schedules>,
     warnings: &mut Vec<Warning>,
@@ -45,7 +45,7 @@ pub fn schedules(
 /// the new rules settle (allowed or denied now). `allow` lines the copy has and the source
 /// does not are named (`ALLOW_LINE_DROPPED`): the container's auto-approvals vanish with a
 /// re-bake unless they are copied back into the GUI's village.
-pub fn run_policy(
+pub(super) fn run_policy(
     agent: &str,
     source: &CommandPolicy,
     copy: Option<&CommandPolicy>,

@@ -24,7 +24,7 @@ pub fn credential_like(name: &str) -> bool {
 
 /// The credential-like headers of `config` whose value holds no `${secret:` reference, as
 /// `file: server / header` — enabled or not (the file is copied either way).
-pub fn plaintext_headers(file: &str, config: &McpConfig) -> Vec<String> {
+pub(super) fn plaintext_headers(file: &str, config: &McpConfig) -> Vec<String> {
     let mut found = Vec::new();
     for (server, entry) in &config.mcp_servers {
         if let McpServerEntry::Http(http) = entry {
@@ -40,7 +40,7 @@ pub fn plaintext_headers(file: &str, config: &McpConfig) -> Vec<String> {
 
 /// Whether `text` holds a Windows absolute path (`X:\`), which `bake` never rewrites in free
 /// text.
-pub fn has_windows_path(text: &str) -> bool {
+pub(super) fn has_windows_path(text: &str) -> bool {
     let b = text.as_bytes();
     b.windows(3).enumerate().any(|(i, w)| {
         w[0].is_ascii_alphabetic()
@@ -55,7 +55,7 @@ pub fn has_windows_path(text: &str) -> bool {
 }
 
 /// The free-text places of an `mcp.json` that hold a Windows path (stdio command, args, env).
-pub fn mcp_free_text(file: &str, config: &McpConfig) -> Vec<String> {
+pub(super) fn mcp_free_text(file: &str, config: &McpConfig) -> Vec<String> {
     let mut found = Vec::new();
     for (server, entry) in &config.mcp_servers {
         if let McpServerEntry::Stdio(stdio) = entry {

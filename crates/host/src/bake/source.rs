@@ -9,10 +9,10 @@ use std::path::Path;
 use super::error::BakeError;
 
 /// The largest file `bake` copies (icons and Markdown are far smaller).
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+pub(super) const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Whether `path` is a regular file (`Ok(false)` when absent); anything else there is an error.
-pub fn plain_file(path: &Path) -> Result<bool, BakeError> {
+pub(super) fn plain_file(path: &Path) -> Result<bool, BakeError> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_file() => {
             if meta.len() > MAX_FILE_BYTES {
@@ -43,7 +43,7 @@ pub fn plain_file(path: &Path) -> Result<bool, BakeError> {
 }
 
 /// The bytes of a regular file; `None` when absent.
-pub fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, BakeError> {
+pub(super) fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, BakeError> {
     if !plain_file(path)? {
         return Ok(None);
     }

@@ -125,7 +125,7 @@ pub const TABLE: &[FileRule] = &[
 ];
 
 /// The rows bake reads from the source (everything but `Never` and `Record`).
-pub fn copied() -> impl Iterator<Item = &'static FileRule> {
+pub(super) fn copied() -> impl Iterator<Item = &'static FileRule> {
     TABLE
         .iter()
         .filter(|r| !matches!(r.rule, Rule::Never | Rule::Record))

@@ -9,7 +9,7 @@ use super::error::ApiError;
 include!(concat!(env!("OUT_DIR"), "/gui_assets.rs"));
 
 /// The file at `path`, if the GUI has one.
-pub fn find(path: &str) -> Option<(&'static str, &'static [u8])> {
+pub(super) fn find(path: &str) -> Option<(&'static str, &'static [u8])> {
     ASSETS
         .iter()
         .find(|(p, _, _)| *p == path)
@@ -32,11 +32,11 @@ fn serve(path: &str) -> Response {
 }
 
 /// `GET /`: the page shell.
-pub async fn index() -> Response {
+pub(super) async fn index() -> Response {
     serve("/index.html")
 }
 
 /// Any other `GET`: a static file, or 404.
-pub async fn file(uri: Uri) -> Response {
+pub(super) async fn file(uri: Uri) -> Response {
     serve(uri.path())
 }

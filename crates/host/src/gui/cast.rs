@@ -9,7 +9,7 @@ use fuseforks_core::safety::Channel;
 use fuseforks_core::village::{Language, VillageStore};
 use tokio_util::sync::CancellationToken;
 
-pub use crate::world_edit::CastEdit;
+pub(super) use crate::world_edit::CastEdit;
 use crate::world_edit::{EditDone, apply_cast};
 
 use super::GuiState;
@@ -20,7 +20,7 @@ use super::error::ApiError;
 
 /// `GET /api/cast`: the servants with their settings and what names each outside `world.json`
 /// (schedule tasks, judge routes), the roles, the groups, the judges.
-pub async fn cast(
+pub(super) async fn cast(
     axum::extract::State(state): axum::extract::State<std::sync::Arc<GuiState>>,
 ) -> Result<Reply<CastView>, ApiError> {
     let world = state.orchestrator.world();
@@ -73,7 +73,7 @@ pub async fn cast(
 
 /// Applies one edit through the host's one path (`world_edit::apply_cast`); `world.json` is
 /// audited as saved from the GUI.
-pub async fn edit(state: &GuiState, edit: CastEdit) -> Result<CommandAnswer, ApiError> {
+pub(super) async fn edit(state: &GuiState, edit: CastEdit) -> Result<CommandAnswer, ApiError> {
     let done = apply_cast(&state.orchestrator, edit, Channel::Gui).await?;
     Ok(CommandAnswer::Cast(match done {
         EditDone::Created { agent_id } => CastDone::Created { agent_id },
@@ -91,7 +91,7 @@ pub async fn edit(state: &GuiState, edit: CastEdit) -> Result<CommandAnswer, Api
 }
 
 /// `tryJudge`: the judge's answers on `text` and the rule it would take (nothing delivered).
-pub async fn try_judge(
+pub(super) async fn try_judge(
     state: &GuiState,
     judge_id: &str,
     text: &str,

@@ -175,7 +175,7 @@ pub enum Command {
 }
 
 /// `POST /api/commands`.
-pub async fn handle(
+pub(super) async fn handle(
     State(state): State<Arc<GuiState>>,
     body: Bytes,
 ) -> Result<Reply<Done>, ApiError> {

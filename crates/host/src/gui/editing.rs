@@ -43,7 +43,7 @@ fn editable(state: &GuiState, path: &str) -> Result<EditableFile, ApiError> {
 
 /// `GET /api/files`: every editable file of the village, with the kind the assistant drafts
 /// (`skill`, `construct`, `judge`) where it has one.
-pub async fn files(State(state): State<Arc<GuiState>>) -> Answer<FileList> {
+pub(super) async fn files(State(state): State<Arc<GuiState>>) -> Answer<FileList> {
     let world = state.orchestrator.world();
     let mut list: Vec<FileEntry> = ["world.json", "Ordinance.md", "schedules.json", "mcp.json"]
         .into_iter()
@@ -86,7 +86,7 @@ fn is_mcp(file: &EditableFile) -> bool {
 /// `GET /api/files/{*path}`: the text (an `mcp.json`'s plain values masked), its hash (a save
 /// names it), its problems, and for an `mcp.json` the `${secret:NAME}`s its headers reference
 /// with whether a value is stored (never the value).
-pub async fn file(
+pub(super) async fn file(
     State(state): State<Arc<GuiState>>,
     Path(path): Path<String>,
 ) -> Answer<FileText> {
@@ -149,7 +149,7 @@ fn secret_names(file: &EditableFile, text: &str, store: &VillageStore) -> Vec<St
 /// `setMcpSecret`: stores the value of a `${secret:NAME}` that an `mcp.json` of the village
 /// references, under `mcp:NAME` as the runtime reads it (write-only: the value never comes
 /// back; the log says which name was stored, never the value).
-pub fn set_mcp_secret(
+pub(super) fn set_mcp_secret(
     state: &GuiState,
     name: &str,
     value: &str,
@@ -195,7 +195,7 @@ pub fn set_mcp_secret(
 
 /// `checkFile`: the problems of a text not saved, and how long the check took on the server;
 /// for `schedules.json`, each task's next due time in the process zone.
-pub fn check(state: &GuiState, path: &str, text: &str) -> Result<CommandAnswer, ApiError> {
+pub(super) fn check(state: &GuiState, path: &str, text: &str) -> Result<CommandAnswer, ApiError> {
     let file = editable(state, path)?;
     let started = Instant::now();
     let findings = store(state).check_editable(&file, text, &state.orchestrator.world());
@@ -242,7 +242,7 @@ fn next_due(text: &str) -> Vec<NextDue> {
 }
 
 /// `saveFile`: saved when it passes; its findings otherwise (422, nothing written).
-pub async fn save(
+pub(super) async fn save(
     state: &GuiState,
     path: &str,
     text: &str,
@@ -337,7 +337,7 @@ fn unquoted(text: &str) -> String {
 /// `assist`: one exchange of the drafting assistant, with its usage. A request of the wrong
 /// shape (an unknown kind, a missing field) is `422 INVALID_ASSIST_REQUEST`, as the core's own
 /// refusals are.
-pub async fn assist(state: &GuiState, request: &Value) -> Result<CommandAnswer, ApiError> {
+pub(super) async fn assist(state: &GuiState, request: &Value) -> Result<CommandAnswer, ApiError> {
     let request: AssistRequest = serde_json::from_value(request.clone()).map_err(|e| {
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -371,7 +371,7 @@ pub async fn assist(state: &GuiState, request: &Value) -> Result<CommandAnswer, 
 /// `GET /api/stats[?period=YYYY-MM]`: the rows, the assistant's table and total, the turns'
 /// totals, the money of both (`cost`), tokens per day, `≈ $` per servant, and the age of the
 /// prices behind it.
-pub async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer<Stats> {
+pub(super) async fn stats(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer<Stats> {
     let Some(sessions) = state.orchestrator.sessions() else {
         return Err(ApiError::new(
             StatusCode::CONFLICT,

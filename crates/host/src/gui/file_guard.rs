@@ -11,10 +11,10 @@ use sha2::{Digest, Sha256};
 use super::error::ApiError;
 
 /// What a hidden value reads as on the page.
-pub const MASK: &str = "(hidden: kept as it is on save)";
+pub(super) const MASK: &str = "(hidden: kept as it is on save)";
 
 /// The hex SHA-256 of a file's text as on disk.
-pub fn hash(text: &str) -> String {
+pub(super) fn hash(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -22,7 +22,7 @@ pub fn hash(text: &str) -> String {
 }
 
 /// Refuses a save whose `base` is not the hash of the text on disk now.
-pub fn unchanged(base: Option<&str>, on_disk: &str) -> Result<(), ApiError> {
+pub(super) fn unchanged(base: Option<&str>, on_disk: &str) -> Result<(), ApiError> {
     match base {
         Some(b) if b != hash(on_disk) => Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -55,7 +55,7 @@ fn hidden_values(root: &mut Value, mut each: impl FnMut(&str, &str, &str, &mut V
 
 /// The text of an `mcp.json` for the page: plain values masked. `None`: it does not parse
 /// (so nothing of it is shown).
-pub fn masked(text: &str) -> Option<String> {
+pub(super) fn masked(text: &str) -> Option<String> {
     if text.trim().is_empty() {
         return Some(String::new());
     }
@@ -70,7 +70,7 @@ pub fn masked(text: &str) -> Option<String> {
 }
 
 /// The text to save: every mask put back to the value on disk at the same place.
-pub fn unmasked(text: &str, on_disk: &str) -> Result<String, ApiError> {
+pub(super) fn unmasked(text: &str, on_disk: &str) -> Result<String, ApiError> {
     let Ok(mut root) = serde_json::from_str::<Value>(text) else {
         return Ok(text.to_owned()); // the parser's finding will say what is wrong
     };

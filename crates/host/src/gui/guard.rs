@@ -75,7 +75,7 @@ fn same(shown: Option<&str>, expected: &[u8; 32]) -> bool {
 }
 
 /// The guard, as axum middleware.
-pub async fn admit(State(keys): State<Arc<Keys>>, request: Request, next: Next) -> Response {
+pub(super) async fn admit(State(keys): State<Arc<Keys>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
     let Some(host) = loopback_host(headers) else {
         return ApiError::new(
@@ -213,7 +213,7 @@ fn percent_decode(text: &str) -> String {
 }
 
 /// Adds the security headers to an answer (API answers are never cached).
-pub async fn secure_headers(request: Request, next: Next) -> Response {
+pub(super) async fn secure_headers(request: Request, next: Next) -> Response {
     let api = request.uri().path().starts_with("/api/");
     let mut response = next.run(request).await;
     let headers = response.headers_mut();

@@ -23,7 +23,7 @@ use super::contract::Lagged;
 /// One agent's live facts.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AgentLive {
+pub(crate) struct AgentLive {
     /// Seconds since it started.
     pub uptime_secs: u64,
     /// Tokens so far.
@@ -42,13 +42,13 @@ pub struct AgentLive {
 
 /// The live facts of every agent.
 #[derive(Debug, Default)]
-pub struct Live {
+pub(crate) struct Live {
     agents: Mutex<HashMap<String, AgentLive>>,
 }
 
 impl Live {
     /// Starts folding `orchestrator`'s events until `stop`.
-    pub fn spawn(orchestrator: &Orchestrator, stop: CancellationToken) -> Arc<Self> {
+    pub(crate) fn spawn(orchestrator: &Orchestrator, stop: CancellationToken) -> Arc<Self> {
         let live = Arc::new(Self::default());
         let mut events = orchestrator.events();
         let folding = Arc::clone(&live);
@@ -68,7 +68,7 @@ impl Live {
     }
 
     /// One agent's facts (defaults when nothing was heard yet).
-    pub fn agent(&self, id: &str) -> AgentLive {
+    pub(crate) fn agent(&self, id: &str) -> AgentLive {
         self.lock().get(id).cloned().unwrap_or_default()
     }
 
@@ -112,7 +112,7 @@ impl Live {
 }
 
 /// `GET /api/events`: every `CoreEvent` as it happens.
-pub async fn events(
+pub(super) async fn events(
     State(state): State<Arc<GuiState>>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let receiver = state.orchestrator.events();

@@ -64,7 +64,7 @@ pub(super) fn ids(list: &[AgentId]) -> Vec<String> {
 }
 
 /// `GET /api/village`.
-pub async fn village(State(state): State<Arc<GuiState>>) -> Answer<Village> {
+pub(super) async fn village(State(state): State<Arc<GuiState>>) -> Answer<Village> {
     let orch = &state.orchestrator;
     let world = orch.world();
     let agents = world
@@ -100,7 +100,7 @@ pub async fn village(State(state): State<Arc<GuiState>>) -> Answer<Village> {
 }
 
 /// The map's drawing area (SVG user units): width, height.
-pub const MAP_SIZE: (f64, f64) = (800.0, 500.0);
+pub(super) const MAP_SIZE: (f64, f64) = (800.0, 500.0);
 const MAP_W: f64 = MAP_SIZE.0;
 const MAP_H: f64 = MAP_SIZE.1;
 
@@ -161,7 +161,7 @@ fn map(world: &World) -> MapView {
 }
 
 /// `GET /api/tools/{agentId}/{callId}`: a tool call's arguments and result, while in memory.
-pub async fn tool_call(
+pub(super) async fn tool_call(
     State(state): State<Arc<GuiState>>,
     Path((agent, call)): Path<(String, String)>,
 ) -> Answer<ToolCallDetail> {
@@ -209,7 +209,10 @@ fn messages(store: &SessionStore, session: &str) -> Result<Vec<(u64, AgentMessag
 }
 
 /// `GET /api/chat/{agentId}`: the current conversation's messages to or from that agent.
-pub async fn chat(State(state): State<Arc<GuiState>>, Path(agent): Path<String>) -> Answer<Chat> {
+pub(super) async fn chat(
+    State(state): State<Arc<GuiState>>,
+    Path(agent): Path<String>,
+) -> Answer<Chat> {
     let world = state.orchestrator.world();
     if AgentId::new(&agent)
         .ok()
@@ -290,7 +293,7 @@ fn proposed(state: &GuiState) -> Vec<ProposedWave> {
 }
 
 /// `GET /api/approvals`.
-pub async fn approvals(State(state): State<Arc<GuiState>>) -> Answer<Approvals> {
+pub(super) async fn approvals(State(state): State<Arc<GuiState>>) -> Answer<Approvals> {
     let world = state.orchestrator.world();
     Ok(Reply(Approvals {
         runs: pending_runs(&state, &world),
@@ -301,14 +304,14 @@ pub async fn approvals(State(state): State<Arc<GuiState>>) -> Answer<Approvals> 
 }
 
 /// `GET /api/questions`: the questions (`ask_user`) waiting for the person now.
-pub async fn questions(State(state): State<Arc<GuiState>>) -> Reply<Questions> {
+pub(super) async fn questions(State(state): State<Arc<GuiState>>) -> Reply<Questions> {
     Reply(Questions {
         questions: state.orchestrator.pending_questions(),
     })
 }
 
 /// `GET /api/conversations`: newest first.
-pub async fn conversations(State(state): State<Arc<GuiState>>) -> Answer<ConversationList> {
+pub(super) async fn conversations(State(state): State<Arc<GuiState>>) -> Answer<ConversationList> {
     let store = store(&state)?;
     let mut list = store.list()?;
     list.sort_by_key(|(_, meta)| std::cmp::Reverse(meta.created_at));
@@ -327,7 +330,7 @@ pub async fn conversations(State(state): State<Arc<GuiState>>) -> Answer<Convers
 }
 
 /// `GET /api/conversations/{id}`.
-pub async fn conversation(
+pub(super) async fn conversation(
     State(state): State<Arc<GuiState>>,
     Path(id): Path<String>,
 ) -> Answer<Conversation> {
@@ -340,7 +343,7 @@ pub async fn conversation(
 }
 
 /// `GET /api/conversations/{id}/export`: JSON lines, one record each, as a download.
-pub async fn export(
+pub(super) async fn export(
     State(state): State<Arc<GuiState>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -373,7 +376,7 @@ pub async fn export(
 }
 
 /// `GET /api/settings`: templates (with `hasKey`, never a value), the door, the limits.
-pub async fn settings(State(state): State<Arc<GuiState>>) -> Answer<SettingsView> {
+pub(super) async fn settings(State(state): State<Arc<GuiState>>) -> Answer<SettingsView> {
     let world = state.orchestrator.world();
     let templates = world
         .model_templates
@@ -416,7 +419,7 @@ pub async fn settings(State(state): State<Arc<GuiState>>) -> Answer<SettingsView
 }
 
 /// `GET /api/log?lines=N`: the log's last lines, from at most its last 256 KiB.
-pub async fn log(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer<LogTail> {
+pub(super) async fn log(State(state): State<Arc<GuiState>>, uri: Uri) -> Answer<LogTail> {
     let wanted = uri
         .query()
         .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("lines=")))

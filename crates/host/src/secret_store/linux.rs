@@ -14,7 +14,7 @@ use super::{Backing, FORCE_ENV, KeyringBackend, OsKeyring, describe, on_own_thre
 const PROBE_LIMIT: Duration = Duration::from_secs(5);
 
 /// Opens the store `force` names (`FUSEFORKS_KEYRING`), or chooses one.
-pub fn open(force: Option<&str>) -> Result<OsKeyring, SecretError> {
+pub(super) fn open(force: Option<&str>) -> Result<OsKeyring, SecretError> {
     match force.map(str::trim) {
         None | Some("") => choose(),
         Some("secret-service") => secret_service().map_err(|why| {

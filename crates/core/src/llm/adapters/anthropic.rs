@@ -16,12 +16,12 @@ use crate::village::Effort;
 const WIRE: Wire = Wire::Anthropic;
 
 /// The `anthropic-version` header value.
-pub const API_VERSION: &str = "2023-06-01";
+pub(crate) const API_VERSION: &str = "2023-06-01";
 /// The beta header that enables the 1-hour cache lifetime on older API versions.
-pub const EXTENDED_TTL_BETA: &str = "extended-cache-ttl-2025-04-11";
+pub(crate) const EXTENDED_TTL_BETA: &str = "extended-cache-ttl-2025-04-11";
 
 /// Builds a `/messages` body.
-pub fn encode(request: &ChatRequest, ctx: &EncodeContext<'_>) -> Result<Value, LlmError> {
+pub(crate) fn encode(request: &ChatRequest, ctx: &EncodeContext<'_>) -> Result<Value, LlmError> {
     let cache = cache_control(ctx.cache_ttl);
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
@@ -115,7 +115,7 @@ fn system_blocks(system: &str, prefix_chars: usize, cache: &Value) -> Value {
 }
 
 /// Claude models from 4.6 on think adaptively with an effort; older ones take a budget.
-pub fn adaptive_thinking(model: &str) -> bool {
+pub(crate) fn adaptive_thinking(model: &str) -> bool {
     let numbers: Vec<u32> = model
         .split(['-', '.'])
         .filter_map(|p| p.parse::<u32>().ok())
@@ -230,7 +230,7 @@ fn assistant_blocks(message: &ChatMessage) -> Vec<Value> {
 }
 
 /// Reads a `/messages` body.
-pub fn decode(body: Value) -> Result<ChatResponse, LlmError> {
+pub(crate) fn decode(body: Value) -> Result<ChatResponse, LlmError> {
     let blocks = body
         .get("content")
         .and_then(Value::as_array)

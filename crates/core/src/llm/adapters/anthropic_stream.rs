@@ -13,7 +13,7 @@ use crate::llm::error::LlmError;
 
 /// The events of one answer so far.
 #[derive(Debug, Default)]
-pub struct MessagesStream {
+pub(crate) struct MessagesStream {
     message: Option<Map<String, Value>>,
     blocks: Vec<Map<String, Value>>,
     /// The `input_json_delta` fragments of each block, joined at the end.
@@ -27,13 +27,13 @@ fn get_str<'a>(v: &'a Value, key: &str) -> &'a str {
 
 impl MessagesStream {
     /// The usage reported so far: `message_start`'s input usage, then `message_delta`'s.
-    pub fn usage_so_far(&self) -> Option<crate::llm::Usage> {
+    pub(crate) fn usage_so_far(&self) -> Option<crate::llm::Usage> {
         let usage = self.message.as_ref()?.get("usage")?;
         Some(super::anthropic::usage(usage))
     }
 
     /// Folds one event's `data` in.
-    pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
+    pub(crate) fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
         let Some(event) = super::stream_event::parse(data, &mut self.events, "event")? else {
             return Ok(Vec::new());
         };
@@ -130,7 +130,7 @@ impl MessagesStream {
     }
 
     /// The body a whole answer would have had; `Err` when the message never started.
-    pub fn finish(self) -> Result<Value, LlmError> {
+    pub(crate) fn finish(self) -> Result<Value, LlmError> {
         let Some(mut message) = self.message else {
             return Err(LlmError::Decode(
                 "the stream ended before message_start".into(),

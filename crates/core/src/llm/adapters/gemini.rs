@@ -16,7 +16,7 @@ use crate::village::Effort;
 const WIRE: Wire = Wire::Gemini;
 
 /// Builds a `generateContent` body.
-pub fn encode(request: &ChatRequest) -> Result<Value, LlmError> {
+pub(crate) fn encode(request: &ChatRequest) -> Result<Value, LlmError> {
     let mut body = Map::new();
     let system = request.system_text();
     if !system.is_empty() {
@@ -167,7 +167,7 @@ fn model_parts(message: &ChatMessage) -> Vec<Value> {
 }
 
 /// Reads a `generateContent` body.
-pub fn decode(body: Value) -> Result<ChatResponse, LlmError> {
+pub(crate) fn decode(body: Value) -> Result<ChatResponse, LlmError> {
     let candidate = body.get("candidates").and_then(|c| c.get(0));
     let Some(candidate) = candidate else {
         // A blocked prompt: no candidates, a block reason.

@@ -12,7 +12,7 @@ use crate::llm::error::LlmError;
 
 /// The events of one answer so far.
 #[derive(Debug, Default)]
-pub struct GeminiStream {
+pub(crate) struct GeminiStream {
     parts: Vec<Map<String, Value>>,
     candidate: Map<String, Value>,
     body: Map<String, Value>,
@@ -31,12 +31,12 @@ fn thought(part: &Map<String, Value>) -> bool {
 
 impl GeminiStream {
     /// The usage reported so far (every event repeats `usageMetadata`).
-    pub fn usage_so_far(&self) -> Option<crate::llm::Usage> {
+    pub(crate) fn usage_so_far(&self) -> Option<crate::llm::Usage> {
         self.body.get("usageMetadata").map(super::gemini::usage)
     }
 
     /// Folds one event's `data` in.
-    pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
+    pub(crate) fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
         let Some(event) = super::stream_event::parse(data, &mut self.events, "event")? else {
             return Ok(Vec::new());
         };
@@ -103,7 +103,7 @@ impl GeminiStream {
     }
 
     /// The body a whole answer would have had; `Err` when no event came.
-    pub fn finish(self) -> Result<Value, LlmError> {
+    pub(crate) fn finish(self) -> Result<Value, LlmError> {
         if self.events == 0 {
             return Err(LlmError::Decode(
                 "the stream ended before its first event".into(),

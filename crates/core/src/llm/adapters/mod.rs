@@ -1,16 +1,16 @@
 //! Wire adapters: pure translations between the canonical request/response and each wire's
 //! JSON. No HTTP here; the client (`llm/client.rs`) sends what these build.
 
-pub mod anthropic;
-pub mod anthropic_stream;
-pub mod gemini;
-pub mod gemini_stream;
-pub mod ollama;
-pub mod ollama_stream;
-pub mod openai_chat;
-pub mod openai_chat_stream;
-pub mod responses;
-pub mod responses_stream;
+pub(crate) mod anthropic;
+pub(crate) mod anthropic_stream;
+pub(crate) mod gemini;
+pub(crate) mod gemini_stream;
+pub(crate) mod ollama;
+pub(crate) mod ollama_stream;
+pub(crate) mod openai_chat;
+pub(crate) mod openai_chat_stream;
+pub(crate) mod responses;
+pub(crate) mod responses_stream;
 mod stream_event;
 
 use serde_json::{Map, Value};
@@ -32,7 +32,7 @@ pub enum CacheTtl {
 
 /// What an adapter needs besides the request.
 #[derive(Debug, Clone, Copy)]
-pub struct EncodeContext<'a> {
+pub(crate) struct EncodeContext<'a> {
     /// The wire.
     pub wire: Wire,
     /// The template's base URL (some choices depend on the server).
@@ -42,7 +42,7 @@ pub struct EncodeContext<'a> {
 }
 
 /// The path (after the base URL) a request goes to.
-pub fn path(wire: Wire, model: &str) -> String {
+pub(crate) fn path(wire: Wire, model: &str) -> String {
     match wire {
         Wire::OpenAiCompat => "/chat/completions".to_owned(),
         Wire::Anthropic => "/messages".to_owned(),
@@ -56,7 +56,7 @@ pub fn path(wire: Wire, model: &str) -> String {
 }
 
 /// Builds the wire body of a request.
-pub fn encode(request: &ChatRequest, ctx: &EncodeContext<'_>) -> Result<Value, LlmError> {
+pub(crate) fn encode(request: &ChatRequest, ctx: &EncodeContext<'_>) -> Result<Value, LlmError> {
     match ctx.wire {
         Wire::OpenAiCompat => openai_chat::encode(request, ctx),
         Wire::Anthropic => anthropic::encode(request, ctx),
@@ -70,7 +70,7 @@ pub fn encode(request: &ChatRequest, ctx: &EncodeContext<'_>) -> Result<Value, L
 }
 
 /// Reads a successful wire body.
-pub fn decode(wire: Wire, body: Value) -> Result<ChatResponse, LlmError> {
+pub(crate) fn decode(wire: Wire, body: Value) -> Result<ChatResponse, LlmError> {
     match wire {
         Wire::OpenAiCompat => openai_chat::decode(body),
         Wire::Anthropic => anthropic::decode(body),
@@ -86,7 +86,7 @@ pub fn decode(wire: Wire, body: Value) -> Result<ChatResponse, LlmError> {
 /// The provider's error code/type and message from an error body, whatever its envelope:
 /// `{"error":{"type"|"code"|"status","message"}}`, `{"type":"error","error":{…}}`,
 /// `{"code","error":"…"}` (xAI), `{"error":"…"}` (Ollama), `{"title","detail"}` (Meta).
-pub fn error_fields(body: &Value) -> (Option<String>, String) {
+pub(crate) fn error_fields(body: &Value) -> (Option<String>, String) {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
     let code_of = |v: &Value| -> Option<String> {
         ["code", "type", "status"]

@@ -12,7 +12,7 @@ use crate::llm::usage::Usage;
 use crate::village::Effort;
 
 /// Builds an `/api/chat` body.
-pub fn encode(request: &ChatRequest) -> Result<Value, LlmError> {
+pub(crate) fn encode(request: &ChatRequest) -> Result<Value, LlmError> {
     let mut messages = Vec::new();
     let system = request.system_text();
     if !system.is_empty() {
@@ -95,7 +95,7 @@ pub fn encode(request: &ChatRequest) -> Result<Value, LlmError> {
 }
 
 /// Reads an `/api/chat` body (`stream: false`).
-pub fn decode(body: Value) -> Result<ChatResponse, LlmError> {
+pub(crate) fn decode(body: Value) -> Result<ChatResponse, LlmError> {
     let message = body
         .get("message")
         .ok_or_else(|| LlmError::Decode("no message in the Ollama reply".into()))?;

@@ -11,7 +11,7 @@ use crate::llm::error::LlmError;
 
 /// The lines of one answer so far.
 #[derive(Debug, Default)]
-pub struct OllamaStream {
+pub(crate) struct OllamaStream {
     content: String,
     thinking: String,
     tool_calls: Vec<Value>,
@@ -22,7 +22,7 @@ pub struct OllamaStream {
 
 impl OllamaStream {
     /// The usage reported so far: only the done line carries the counts.
-    pub fn usage_so_far(&self) -> Option<crate::llm::Usage> {
+    pub(crate) fn usage_so_far(&self) -> Option<crate::llm::Usage> {
         if !self.done {
             return None;
         }
@@ -30,7 +30,7 @@ impl OllamaStream {
     }
 
     /// Folds one line in.
-    pub fn push(&mut self, line: &str) -> Result<Vec<Delta>, LlmError> {
+    pub(crate) fn push(&mut self, line: &str) -> Result<Vec<Delta>, LlmError> {
         let Some(chunk) = super::stream_event::parse(line, &mut self.lines, "line")? else {
             return Ok(Vec::new());
         };
@@ -65,7 +65,7 @@ impl OllamaStream {
     }
 
     /// The reply a whole answer would have had; `Err` when the last line never came.
-    pub fn finish(self) -> Result<Value, LlmError> {
+    pub(crate) fn finish(self) -> Result<Value, LlmError> {
         if !self.done {
             return Err(LlmError::Decode(
                 "the stream ended before its done line".into(),

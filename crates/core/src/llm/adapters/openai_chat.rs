@@ -15,7 +15,7 @@ use crate::llm::wire::{CompatFlavour, Wire};
 const WIRE: Wire = Wire::OpenAiCompat;
 
 /// Builds a `/chat/completions` body.
-pub fn encode(request: &ChatRequest, ctx: &EncodeContext<'_>) -> Result<Value, LlmError> {
+pub(crate) fn encode(request: &ChatRequest, ctx: &EncodeContext<'_>) -> Result<Value, LlmError> {
     let flavour = CompatFlavour::detect(ctx.base_url);
     let mut messages = Vec::new();
     let system = request.system_text();
@@ -156,7 +156,7 @@ fn user_content(message: &ChatMessage) -> Result<Value, LlmError> {
 }
 
 /// Reads a `/chat/completions` body.
-pub fn decode(body: Value) -> Result<ChatResponse, LlmError> {
+pub(crate) fn decode(body: Value) -> Result<ChatResponse, LlmError> {
     let choice = body
         .get("choices")
         .and_then(|c| c.get(0))

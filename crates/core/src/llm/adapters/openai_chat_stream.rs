@@ -11,7 +11,7 @@ use crate::llm::error::LlmError;
 
 /// What a chunk added that a person can watch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Delta {
+pub(crate) enum Delta {
     /// Answer text.
     Text(String),
     /// Reasoning text (where the server sends it).
@@ -29,7 +29,7 @@ struct CallParts {
 
 /// The chunks of one answer so far.
 #[derive(Debug, Default)]
-pub struct ChatStream {
+pub(crate) struct ChatStream {
     content: String,
     reasoning: String,
     refusal: String,
@@ -43,12 +43,12 @@ pub struct ChatStream {
 
 impl ChatStream {
     /// The usage reported so far (the `include_usage` chunk comes last).
-    pub fn usage_so_far(&self) -> Option<crate::llm::Usage> {
+    pub(crate) fn usage_so_far(&self) -> Option<crate::llm::Usage> {
         self.usage.as_ref().map(super::openai_chat::usage)
     }
 
     /// Folds one event's `data` in; `[DONE]` and blank data add nothing.
-    pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
+    pub(crate) fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
         let Some(chunk) = super::stream_event::parse(data, &mut self.chunks, "chunk")? else {
             return Ok(Vec::new());
         };
@@ -140,7 +140,7 @@ impl ChatStream {
     }
 
     /// The body a whole answer would have had; `Err` when no chunk came.
-    pub fn finish(self) -> Result<Value, LlmError> {
+    pub(crate) fn finish(self) -> Result<Value, LlmError> {
         if self.chunks == 0 {
             return Err(LlmError::Decode(
                 "the stream ended before its first chunk".into(),

@@ -14,7 +14,7 @@ use crate::llm::usage::Usage;
 use crate::llm::wire::Wire;
 
 /// Builds a `/responses` body.
-pub fn encode(request: &ChatRequest, wire: Wire) -> Result<Value, LlmError> {
+pub(crate) fn encode(request: &ChatRequest, wire: Wire) -> Result<Value, LlmError> {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     let system = request.system_text();
@@ -190,7 +190,7 @@ fn user_content(message: &ChatMessage, wire: Wire) -> Result<Value, LlmError> {
 }
 
 /// Reads a `/responses` body.
-pub fn decode(body: Value, wire: Wire) -> Result<ChatResponse, LlmError> {
+pub(crate) fn decode(body: Value, wire: Wire) -> Result<ChatResponse, LlmError> {
     let output = body
         .get("output")
         .and_then(Value::as_array)

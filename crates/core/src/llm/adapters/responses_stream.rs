@@ -11,20 +11,20 @@ use crate::llm::error::LlmError;
 
 /// The events of one answer so far.
 #[derive(Debug, Default)]
-pub struct ResponsesStream {
+pub(crate) struct ResponsesStream {
     whole: Option<Value>,
     events: usize,
 }
 
 impl ResponsesStream {
     /// The usage reported so far: only `response.completed` carries it.
-    pub fn usage_so_far(&self) -> Option<crate::llm::Usage> {
+    pub(crate) fn usage_so_far(&self) -> Option<crate::llm::Usage> {
         let usage = self.whole.as_ref()?.get("usage").filter(|u| !u.is_null())?;
         Some(super::responses::usage(usage))
     }
 
     /// Folds one event's `data` in.
-    pub fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
+    pub(crate) fn push(&mut self, data: &str) -> Result<Vec<Delta>, LlmError> {
         let Some(event) = super::stream_event::parse(data, &mut self.events, "event")? else {
             return Ok(Vec::new());
         };
@@ -55,7 +55,7 @@ impl ResponsesStream {
     }
 
     /// The whole response; `Err` when it never completed.
-    pub fn finish(self) -> Result<Value, LlmError> {
+    pub(crate) fn finish(self) -> Result<Value, LlmError> {
         self.whole
             .ok_or_else(|| LlmError::Decode("the stream ended before response.completed".into()))
     }

@@ -33,7 +33,7 @@ pub(super) struct Prepared {
 
 impl Prepared {
     /// The most model calls of this turn: `maxToolIterations`, times the skill's `max_loops`.
-    pub fn round_cap(&self) -> u32 {
+    pub(super) fn round_cap(&self) -> u32 {
         self.skill.round_cap(self.agent.max_tool_iterations())
     }
 }

@@ -331,7 +331,7 @@ fn regular(fd: OwnedFd) -> Result<File, SandboxError> {
 
 /// Reads at most `max_bytes` (never more into memory), as UTF-8; a character cut at the bound
 /// is dropped.
-pub fn read_bounded(file: File, max_bytes: u64) -> Result<BoundedText, ReadError> {
+pub(super) fn read_bounded(file: File, max_bytes: u64) -> Result<BoundedText, ReadError> {
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut bytes = Vec::with_capacity(usize::try_from(size.min(max_bytes)).unwrap_or(0));
     file.take(max_bytes.saturating_add(1))

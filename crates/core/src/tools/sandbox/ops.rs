@@ -50,7 +50,7 @@ pub struct Entry {
 }
 
 /// The largest file `copy` takes (a sparse file would otherwise fill the disk).
-pub const MAX_COPY_BYTES: u64 = 64 * 1024 * 1024;
+pub(super) const MAX_COPY_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The most entries one listing returns.
 const MAX_LISTED: usize = 10_000;

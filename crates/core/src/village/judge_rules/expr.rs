@@ -6,9 +6,9 @@
 use std::fmt;
 
 /// The longest expression read (bytes).
-pub const MAX_EXPR_BYTES: usize = 4_096;
+pub(crate) const MAX_EXPR_BYTES: usize = 4_096;
 /// The deepest nesting of parentheses and `not`.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 
 /// Which number of a question a value reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
