@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use fuseforks_core::assist::{AssistRequest, AssistTarget, DraftKind};
-use fuseforks_core::llm::{ApiKey, ChatMessage, ChatRequest, Endpoint, LlmClient, Role, Wire};
+use fuseforks_core::llm::{ApiKey, ChatMessage, ChatRequest, LlmClient, Role, Wire};
 use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_core::village::{EditableFile, VillageStore};
 use fuseforks_testkit::stub::StubServer;

@@ -15,9 +15,7 @@
 
 use std::time::{Duration, Instant};
 
-use fuseforks_core::llm::{
-    ApiKey, ChatMessage, ChatRequest, Endpoint as LlmEndpoint, LlmClient, Role, Wire,
-};
+use fuseforks_core::llm::{ApiKey, ChatMessage, ChatRequest, LlmClient, Role, Wire};
 use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_core::orchestrator::Orchestrator;
 use fuseforks_core::sessions::Endpoint;

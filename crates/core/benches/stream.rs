@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fuseforks_core::llm::{
-    ApiKey, ChatMessage, ChatRequest, DeltaSink, Endpoint, LlmClient, Piece, Role, Wire,
+    ApiKey, ChatMessage, ChatRequest, DeltaSink, LlmClient, Piece, Role, Wire,
 };
 use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_testkit::stub::{StubReply, StubServer};
