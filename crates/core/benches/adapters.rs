@@ -19,6 +19,7 @@ use fuseforks_core::llm::{
     ApiKey, ChatMessage, ChatRequest, ContentBlock, Endpoint, LlmClient, Role, ToolCall,
     ToolResult, ToolSpec, Wire,
 };
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::stub_template;
 use serde_json::{Value, json};
@@ -95,7 +96,7 @@ fn answer(wire: Wire) -> Value {
 fn endpoint(wire: Wire, base: &str) -> Endpoint {
     let mut template = stub_template(wire, base);
     template.streaming = false;
-    Endpoint::for_template(&template, Some(ApiKey::new("k"))).unwrap_or_else(|e| panic!("{e}"))
+    endpoint_of(&template, Some(ApiKey::new("k"))).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The median time of `runs` calls answered by `reply` from a loopback stub, in µs.

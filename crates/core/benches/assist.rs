@@ -15,7 +15,8 @@
 use std::time::Instant;
 
 use fuseforks_core::assist::{AssistRequest, AssistTarget, DraftKind};
-use fuseforks_core::llm::{ApiKey, ChatMessage, ChatRequest, Endpoint, LlmClient, Role, Wire};
+use fuseforks_core::llm::{ApiKey, ChatMessage, ChatRequest, LlmClient, Role, Wire};
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_core::village::{EditableFile, VillageStore};
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptUsage};
@@ -113,7 +114,7 @@ async fn overhead(data: &TempDataDir, stub: &StubServer) {
         current: "1. Read notes.txt.\n".repeat(40),
     };
     let client = LlmClient::new().unwrap_or_else(|e| panic!("{e}"));
-    let endpoint = Endpoint::for_template(
+    let endpoint = endpoint_of(
         &stub_template(Wire::OpenAiCompat, stub.base_url()),
         Some(ApiKey::new("k")),
     )

@@ -15,9 +15,8 @@
 
 use std::time::{Duration, Instant};
 
-use fuseforks_core::llm::{
-    ApiKey, ChatMessage, ChatRequest, Endpoint as LlmEndpoint, LlmClient, Role, Wire,
-};
+use fuseforks_core::llm::{ApiKey, ChatMessage, ChatRequest, LlmClient, Role, Wire};
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_core::orchestrator::Orchestrator;
 use fuseforks_core::sessions::Endpoint;
 use fuseforks_core::village::{AgentId, ModelTemplate, TemplateId};
@@ -73,7 +72,7 @@ async fn twenty_rounds() {
 
     // The plain LLM round trip: same stub, same reply size, no orchestrator.
     let client = LlmClient::new().unwrap_or_else(|e| panic!("{e}"));
-    let endpoint = LlmEndpoint::for_template(&template(stub.base_url()), Some(ApiKey::new("k")))
+    let endpoint = endpoint_of(&template(stub.base_url()), Some(ApiKey::new("k")))
         .unwrap_or_else(|e| panic!("{e}"));
     let mut plain = Vec::new();
     for i in 0..200 {

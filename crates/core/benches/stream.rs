@@ -21,8 +21,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fuseforks_core::llm::{
-    ApiKey, ChatMessage, ChatRequest, DeltaSink, Endpoint, LlmClient, Piece, Role, Wire,
+    ApiKey, ChatMessage, ChatRequest, DeltaSink, LlmClient, Piece, Role, Wire,
 };
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use fuseforks_testkit::stub_template;
 use tokio_util::sync::CancellationToken;
@@ -46,7 +47,7 @@ async fn calls(runs: usize) -> (Vec<Duration>, Vec<Duration>) {
     stub.push((0..runs).map(|_| StubReply::sse_fixture("openai-chat/text.sse")));
     let mut template = stub_template(Wire::OpenAiCompat, stub.base_url());
     template.streaming = true;
-    let endpoint = Endpoint::for_template(&template, Some(ApiKey::new("k"))).unwrap();
+    let endpoint = endpoint_of(&template, Some(ApiKey::new("k"))).unwrap();
     let client = LlmClient::new().unwrap();
     let first: Arc<Mutex<Option<Instant>>> = Arc::default();
     let mut request = ChatRequest::new(

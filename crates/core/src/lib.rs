@@ -8,7 +8,8 @@
 //! - [`village`]: the typed model of every file of a village and of the machine's shelf, and the
 //!   store that reads and writes them atomically, keeping unknown fields.
 //! - [`llm`]: one canonical interface to every model wire, with capability flags, retries,
-//!   cancellation and the endpoint probe.
+//!   cancellation and the endpoint probe; [`model_endpoint`]: a village's model template made
+//!   into what `llm` calls.
 //! - [`orchestrator`]: agents, turns, delegation, plan waves; [`sessions`]: the conversation
 //!   store; [`events`]: what the kernel reports; [`log`]: the village log; [`stats`]: usage
 //!   totals; [`tools`]: the bundled tools; [`mcp`]: MCP servers as tool providers;
@@ -26,6 +27,8 @@
 pub mod assist;
 mod budget;
 mod clock;
+mod effort;
+mod endpoint_rule;
 mod error;
 pub mod events;
 pub mod goal;
@@ -33,6 +36,7 @@ pub mod judge;
 pub mod llm;
 pub mod log;
 pub mod mcp;
+pub mod model_endpoint;
 pub mod orchestrator;
 pub mod preflight;
 pub mod pricing;

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 
 use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient};
 use fuseforks_core::llm::{NetworkKind, ProbeOutcome, ProbeReport, probe};
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_core::preflight::{Finding, Level};
 use fuseforks_core::village::{Credential, Language, ModelTemplate, Provider, World};
 use fuseforks_host::HostPaths;
@@ -90,7 +91,7 @@ fn targets(
                 (Some(s), _) => s.get(t.id.as_str()).ok().flatten().map(ApiKey::new),
             };
             // No key or a refused endpoint: the preflight already says so.
-            let endpoint = Endpoint::for_template(t, key).ok()?;
+            let endpoint = endpoint_of(t, key).ok()?;
             Some((t.clone(), endpoint))
         })
         .collect()

@@ -5,7 +5,7 @@
 use super::answers::{AnswerProblem, Answers};
 use super::jev::{JevEndpoint, ask_jev};
 use super::model_backend::{ask_model, judge_request};
-use crate::llm::{ApiKey, CancellationToken, Endpoint, LlmClient, Usage};
+use crate::llm::{ApiKey, CancellationToken, LlmClient, Usage};
 use crate::village::judge_rules::JudgeRules;
 use crate::village::{JevSettings, JudgeSpec, Language, World};
 
@@ -104,13 +104,13 @@ pub async fn ask_backend(
         );
     };
     let key = (setup.secret)(template.id.as_str()).map(ApiKey::new);
-    let endpoint = match Endpoint::for_template(template, key) {
+    let endpoint = match crate::model_endpoint::endpoint_of(template, key) {
         Ok(e) => e,
         Err(e) => {
             return BackendAnswer::not_made(
                 "not_configured",
                 crate::Coded::code(&e),
-                crate::llm::Wire::of_template(template).as_str(),
+                crate::model_endpoint::wire_of(template).as_str(),
             );
         }
     };

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::usage::Usage;
-use crate::village::Effort;
+use crate::effort::Effort;
 
 /// Who speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -216,7 +216,8 @@ pub struct ResponseFormat {
     pub schema: Value,
 }
 
-/// Provider skills switched on in the template; each is effective only on its own wire.
+/// Provider skills switched on in the template (`model_endpoint::skills_of`); each is effective
+/// only on its own wire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ProviderSkills {
     /// Gemini: Google Search grounding.
@@ -241,25 +242,6 @@ pub struct ProviderSkills {
     pub perplexity_people_search: bool,
     /// Perplexity: fetch URL.
     pub perplexity_fetch_url: bool,
-}
-
-impl ProviderSkills {
-    /// The skills of a template.
-    pub fn of(template: &crate::village::ModelTemplate) -> Self {
-        Self {
-            google_search: template.google_search,
-            gemini_url_context: template.gemini_url_context,
-            xai_web_search: template.xai_web_search,
-            xai_x_search: template.xai_x_search,
-            openai_web_search: template.openai_web_search,
-            openai_reasoning_pro: template.openai_reasoning_pro,
-            meta_web_search: template.meta_web_search,
-            perplexity_web_search: template.perplexity_web_search,
-            perplexity_finance_search: template.perplexity_finance_search,
-            perplexity_people_search: template.perplexity_people_search,
-            perplexity_fetch_url: template.perplexity_fetch_url,
-        }
-    }
 }
 
 /// What to do with a request in flight when the token is cancelled.

@@ -6,7 +6,6 @@
 use super::canonical::{AttachmentKind, ChatRequest, ContentBlock, ToolChoice};
 use super::error::LlmError;
 use super::wire::{CompatFlavour, Wire};
-use crate::village::ModelTemplate;
 
 /// What a wire (and model) can do.
 ///
@@ -101,18 +100,6 @@ impl Capabilities {
         }
         let _ = model;
         caps
-    }
-
-    /// The capabilities of a template's wire and model.
-    pub fn of_template(template: &ModelTemplate, thinking: bool) -> Self {
-        Self::of(
-            Wire::of_template(template),
-            &template.base_url,
-            &template.model,
-            thinking,
-            template.context_length,
-            template.max_output_tokens,
-        )
     }
 
     /// Whether an attachment kind is carried.

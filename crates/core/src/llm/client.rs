@@ -19,9 +19,8 @@ use super::retry::{self, HintSource, MAX_HINT};
 use super::stream_read::StreamState;
 use super::usage::Usage;
 use super::wire::Wire;
+use crate::endpoint_rule::endpoint_security;
 use crate::log::{LogSink, TracingSink};
-use crate::village::template::endpoint_security;
-use crate::village::{Credential, ModelTemplate};
 
 /// The most read of an error answer (4xx/5xx): enough for any provider's error envelope.
 pub(crate) const ERROR_BODY_CAP: u64 = 64 * 1024;
@@ -48,7 +47,8 @@ impl std::fmt::Debug for ApiKey {
     }
 }
 
-/// Where and how to call one model.
+/// Where and how to call one model: plain settings, so that the LLM layer names nothing of the
+/// village (`model_endpoint::endpoint_of` builds one from a model template).
 #[derive(Debug, Clone)]
 pub struct Endpoint {
     /// The template it was made from (named in errors).
@@ -80,42 +80,6 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// The endpoint of a template. A `baseUrl` the endpoint rule refuses
-    /// (`ENDPOINT_INVALID`, `ENDPOINT_INSECURE`), and a template that needs a key (`keyring`,
-    /// or `unset`: no key chosen yet) and has none, are refused here, before anything is sent.
-    pub fn for_template(
-        template: &ModelTemplate,
-        api_key: Option<ApiKey>,
-    ) -> Result<Self, LlmError> {
-        template
-            .endpoint_security()
-            .map_err(|problem| LlmError::Endpoint {
-                template: template.id.to_string(),
-                problem,
-            })?;
-        if template.credential != Credential::NotRequired && api_key.is_none() {
-            return Err(LlmError::KeyMissing(template.id.to_string()));
-        }
-        Ok(Self {
-            template_id: template.id.to_string(),
-            wire: Wire::of_template(template),
-            base_url: template.base_url.clone(),
-            api_key: if template.credential == Credential::NotRequired {
-                None
-            } else {
-                api_key
-            },
-            request_timeout: Duration::from_secs(template.request_timeout_secs.max(1)),
-            max_attempts: template.max_retries.max(1),
-            cache_ttl: CacheTtl::OneHour,
-            context_limit: template.context_length,
-            output_limit: template.max_output_tokens,
-            max_response_bytes: template.response_cap(),
-            allow_insecure_http: template.allow_insecure_http,
-            stream: template.streaming,
-        })
-    }
-
     /// The capabilities of this endpoint for a request's model and thinking.
     pub fn capabilities(&self, request: &ChatRequest) -> Capabilities {
         Capabilities::of(

@@ -244,7 +244,7 @@ pub enum LlmError {
         /// The template.
         template: String,
         /// What is wrong.
-        problem: crate::village::EndpointProblem,
+        problem: crate::endpoint_rule::EndpointProblem,
     },
 }
 
@@ -266,15 +266,15 @@ impl crate::error::Coded for LlmError {
     }
 }
 
-fn problem_fix(problem: &crate::village::EndpointProblem) -> &'static str {
+fn problem_fix(problem: &crate::endpoint_rule::EndpointProblem) -> &'static str {
     match problem {
-        crate::village::EndpointProblem::Invalid { .. } => {
+        crate::endpoint_rule::EndpointProblem::Invalid { .. } => {
             "write an absolute URL such as https://api.openai.com/v1 in the template's baseUrl"
         }
-        crate::village::EndpointProblem::Demo { .. } => {
+        crate::endpoint_rule::EndpointProblem::Demo { .. } => {
             "write http://127.0.0.1:<port>/v1 (a free port, 1-65535) in the demo template's baseUrl, or run `fuseforks-cli demo` again for a new demo village"
         }
-        crate::village::EndpointProblem::Insecure { .. } => {
+        crate::endpoint_rule::EndpointProblem::Insecure { .. } => {
             "use https, or set \"allowInsecureHttp\": true on the template for a model server on your own network"
         }
     }

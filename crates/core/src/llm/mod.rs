@@ -24,6 +24,8 @@
 //! | `retry.rs`, `error.rs` | backoff and hints; `LlmError` codes and retry classes |
 //!
 //! Invariants of `llm/`:
+//! - nothing here names the village (tidy's `CORE_APART`): an [`Endpoint`] is plain settings,
+//!   which `model_endpoint` builds from a model template;
 //! - nothing outside `adapters/` reads provider JSON; `ChatResponse::raw` is for logs only;
 //! - every request is checked against the capabilities before it is sent; no silent fallback;
 //! - logs carry counts and codes, never bodies or keys; errors never carry the API key;

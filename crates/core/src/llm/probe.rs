@@ -15,7 +15,7 @@ use super::canonical::{ChatMessage, ChatRequest, Role};
 use super::client::{ERROR_BODY_CAP, Endpoint, read_capped, with_auth};
 use super::error::{LlmError, NetworkKind, RetryClass, classify};
 use super::wire::Wire;
-use crate::village::template::endpoint_security;
+use crate::endpoint_rule::endpoint_security;
 
 /// The longest a probe waits (a template's own timeout, when shorter, wins).
 pub(crate) const PROBE_TIMEOUT_CAP: Duration = Duration::from_secs(30);

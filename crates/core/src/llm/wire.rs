@@ -1,8 +1,7 @@
-//! The wires (HTTP protocols) the LLM layer speaks, and how a template selects one.
+//! The wires (HTTP protocols) the LLM layer speaks (a template selects one through
+//! `model_endpoint::wire_of`).
 
 use serde::{Deserialize, Serialize};
-
-use crate::village::{ModelTemplate, Provider};
 
 /// A wire protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -38,27 +37,6 @@ impl Wire {
         Self::PerplexityResponses,
         Self::OllamaNative,
     ];
-
-    /// The wire of a provider value.
-    pub fn of(provider: Provider) -> Self {
-        match provider {
-            Provider::OpenAiCompat => Self::OpenAiCompat,
-            Provider::Anthropic => Self::Anthropic,
-            Provider::Gemini => Self::Gemini,
-            Provider::XaiResponses => Self::XaiResponses,
-            Provider::OpenAiResponses => Self::OpenAiResponses,
-            Provider::MetaResponses => Self::MetaResponses,
-            Provider::PerplexityResponses => Self::PerplexityResponses,
-            Provider::Ollama => Self::OllamaNative,
-            // The embedded demo model speaks OpenAI-compatible chat completions.
-            Provider::Demo => Self::OpenAiCompat,
-        }
-    }
-
-    /// The wire a template speaks.
-    pub fn of_template(template: &ModelTemplate) -> Self {
-        Self::of(template.provider())
-    }
 
     /// The name used in logs and errors.
     pub fn as_str(self) -> &'static str {

@@ -9,7 +9,7 @@ use super::{Inner, Orchestrator};
 use crate::assist::{
     AssistCall, AssistError, AssistOutcome, AssistRequest, AssistSetup, run_exchange,
 };
-use crate::llm::{CancellationToken, Endpoint};
+use crate::llm::CancellationToken;
 use crate::sessions::{AssistRecord, Record};
 use crate::village::Credential;
 
@@ -51,7 +51,7 @@ impl Orchestrator {
                 template: template.id.to_string(),
             });
         }
-        let mut endpoint = Endpoint::for_template(&template, key)?;
+        let mut endpoint = crate::model_endpoint::endpoint_of(&template, key)?;
         endpoint.stream = false; // nobody watches the draft being written
         let setup = AssistSetup {
             store: inner.store(),

@@ -268,7 +268,7 @@ async fn ask_paid(
                     return BackendAnswer::not_made(
                         "budget",
                         why,
-                        crate::llm::Wire::of_template(t).as_str(),
+                        crate::model_endpoint::wire_of(t).as_str(),
                     );
                 }
             }
@@ -282,7 +282,7 @@ async fn ask_paid(
                 round: 1,
                 model: template.map(|t| t.model.clone()).unwrap_or_default(),
                 backend: template
-                    .map(|t| crate::llm::Wire::of_template(t).as_str().to_owned())
+                    .map(|t| crate::model_endpoint::wire_of(t).as_str().to_owned())
                     .unwrap_or_default(),
                 reserved: r.amount(),
             })])

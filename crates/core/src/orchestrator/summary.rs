@@ -208,7 +208,7 @@ impl Orchestrator {
             .cloned()
             .ok_or("template_missing")?;
         let key = self.inner.secret(template.id.as_str());
-        let endpoint = Endpoint::for_template(&template, key)
+        let endpoint = crate::model_endpoint::endpoint_of(&template, key)
             .map_err(|e| format!("llm:{}", crate::Coded::code(&e)))?;
         let mut messages = vec![ChatMessage::text(Role::System, instruction(language))];
         for past in history {
@@ -224,7 +224,7 @@ impl Orchestrator {
         Ok(Target {
             endpoint,
             model: template.model.clone(),
-            wire: Wire::of_template(&template),
+            wire: crate::model_endpoint::wire_of(&template),
             request,
         })
     }

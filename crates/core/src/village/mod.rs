@@ -11,7 +11,7 @@
 //! | module | owns |
 //! |---|---|
 //! | `world.rs`, `world_rules.rs` | `World` (`world.json`) and its read rules (defaults, clamps, dropped names, notices), validity rules (ids, duplicates, template references) and stricter write rules |
-//! | `agent.rs`, `template.rs`, `role.rs`, `group.rs`, `judge.rs` | the parts of `world.json`; `template.rs` also owns the endpoint rule (`baseUrl` absolute http(s), plain http only to loopback unless `allowInsecureHttp`: `ENDPOINT_INVALID` / `ENDPOINT_INSECURE`), used by the preflight and the client — the village still opens with a bad endpoint, so that it can be fixed |
+//! | `agent.rs`, `template.rs`, `role.rs`, `group.rs`, `judge.rs` | the parts of `world.json`; `template.rs` also applies the endpoint rule (the crate's `endpoint_rule.rs`, re-exported here: `baseUrl` absolute http(s), plain http only to loopback unless `allowInsecureHttp`: `ENDPOINT_INVALID` / `ENDPOINT_INSECURE`) to a template, its demo case included, for the preflight and the client — the village still opens with a bad endpoint, so that it can be fixed |
 //! | `schedule.rs` | `schedules.json` |
 //! | `run_policy.rs` | `agents/<id>/run.json` |
 //! | `mcp_config.rs` | `mcp.json` (shared and per agent), Claude Desktop format, order kept, secrets hidden from `Debug` |
@@ -109,11 +109,16 @@ pub use shelf_store::ShelfStore;
 pub use shelf_store::names::WORKSPACE;
 pub use skill::{MAX_LOOPS, MAX_ROUND_CAP, Skill, SkillFork, SkillTerms};
 pub use store::VillageStore;
-pub use template::{
-    Credential, DEFAULT_MAX_RESPONSE_BYTES, Effort, EndpointProblem, EndpointSecurity,
-    MAX_RESPONSE_BYTES_LIMIT, ModelTemplate, Provider, endpoint_security,
+// The effort and the endpoint rule live on the ground floor (llm keeps them too); their
+// public paths stay here.
+pub use crate::effort::Effort;
+pub use crate::endpoint_rule::{
+    DEMO_BASE_URL_FORM, EndpointProblem, EndpointSecurity, demo_port, endpoint_security,
+    loopback_origin,
 };
-pub use template::{DEMO_BASE_URL_FORM, demo_port, loopback_origin};
+pub use template::{
+    Credential, DEFAULT_MAX_RESPONSE_BYTES, MAX_RESPONSE_BYTES_LIMIT, ModelTemplate, Provider,
+};
 pub use world::{Position, World};
 /// File names, one constant each: in an agent's or judge's folder, in the workspace, on the shelf.
 pub use {

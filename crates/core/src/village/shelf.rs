@@ -118,7 +118,7 @@ impl JsonDoc for PricingSource {
     /// https, or plain http to this machine (the endpoint rule of `template.rs`, so that a
     /// table can be served locally); see docs/formats/prices.json.md.
     fn validate(&self, file: &Path) -> Result<(), VillageError> {
-        match super::template::endpoint_security(&self.url, false) {
+        match crate::endpoint_rule::endpoint_security(&self.url, false) {
             Ok(_) => Ok(()),
             Err(_) => Err(VillageError::rule(
                 RuleCode::InvalidValue,

@@ -2,8 +2,9 @@
 //! nothing is sent; a `keyring` template without a key is refused before sending.
 
 use fuseforks_core::llm::{
-    Attachment, AttachmentKind, ContentBlock, Endpoint, LlmClient, ResponseFormat, ToolChoice, Wire,
+    Attachment, AttachmentKind, ContentBlock, LlmClient, ResponseFormat, ToolChoice, Wire,
 };
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_core::village::Effort;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
@@ -94,7 +95,7 @@ async fn forcing_a_tool_where_it_cannot_be_forced_is_refused() {
     let stub = StubServer::start(vec![]).await;
     let mut t = template(Wire::OpenAiCompat, stub.base_url());
     t.base_url = "http://127.0.0.1:11434/v1".into();
-    let ep = Endpoint::for_template(&t, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
+    let ep = endpoint_of(&t, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
     assert_eq!(
         client.chat(&ep, &forced).await.unwrap_err().code(),
         "CAPABILITY_UNSUPPORTED"
@@ -166,15 +167,15 @@ async fn other_capabilities_and_bad_requests() {
     assert_eq!(err.code(), "LLM_REQUEST_INVALID");
 
     let mut t = template(Wire::Anthropic, stub.base_url());
-    let err = Endpoint::for_template(&t, None).unwrap_err();
+    let err = endpoint_of(&t, None).unwrap_err();
     assert_eq!(err.code(), "LLM_KEY_MISSING");
     t.credential = fuseforks_core::village::Credential::Unset;
     assert_eq!(
-        Endpoint::for_template(&t, None).unwrap_err().code(),
+        endpoint_of(&t, None).unwrap_err().code(),
         "LLM_KEY_MISSING",
         "no key chosen yet"
     );
     t.credential = fuseforks_core::village::Credential::NotRequired;
-    assert!(Endpoint::for_template(&t, None).is_ok());
+    assert!(endpoint_of(&t, None).is_ok());
     assert!(stub.requests().is_empty());
 }

@@ -7,6 +7,7 @@
 use fuseforks_core::llm::{
     ChatMessage, ContentBlock, LlmClient, Role, StopReason, ToolResult, Usage, Wire,
 };
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies::{self, ScriptCall, ScriptUsage, opaque};
 use fuseforks_testkit::wire_streams::streamed;
@@ -77,11 +78,7 @@ async fn the_same_task_through_every_wire_gives_the_same_shape() {
         let stub = StubServer::start(replies).await;
         let mut template = template(wire, stub.base_url());
         template.streaming = streaming;
-        let endpoint = fuseforks_core::llm::Endpoint::for_template(
-            &template,
-            Some(fuseforks_core::llm::ApiKey::new(KEY)),
-        )
-        .unwrap();
+        let endpoint = endpoint_of(&template, Some(fuseforks_core::llm::ApiKey::new(KEY))).unwrap();
         let first_request = task_request();
         let first = client
             .chat(&endpoint, &first_request)

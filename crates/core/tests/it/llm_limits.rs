@@ -3,7 +3,8 @@
 //! never sent over plain http to a host that is not loopback (`ENDPOINT_INSECURE`), even when
 //! an `Endpoint` is built by hand past the template rule.
 
-use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient, Wire};
+use fuseforks_core::llm::{ApiKey, LlmClient, Wire};
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_core::village::DEFAULT_MAX_RESPONSE_BYTES;
 use fuseforks_testkit::stub::StubServer;
 use fuseforks_testkit::wire_replies;
@@ -24,7 +25,7 @@ async fn an_answer_over_the_template_cap_is_refused_without_its_body() {
         let mut t = template(wire, stub.base_url());
         t.max_response_bytes = Some(4_096);
         t.max_retries = 3;
-        let ep = Endpoint::for_template(&t, Some(ApiKey::new(KEY))).unwrap();
+        let ep = endpoint_of(&t, Some(ApiKey::new(KEY))).unwrap();
         let err = client.chat(&ep, &task_request()).await.unwrap_err();
         assert_eq!(err.code(), "LLM_RESPONSE_TOO_LARGE", "{err}");
         let text = err.to_string();
@@ -47,13 +48,12 @@ async fn an_answer_under_the_cap_passes_and_the_default_cap_is_16_mib() {
     .await;
     let mut t = template(wire, stub.base_url());
     t.max_response_bytes = Some(64 * 1024);
-    let ep = Endpoint::for_template(&t, Some(ApiKey::new(KEY))).unwrap();
+    let ep = endpoint_of(&t, Some(ApiKey::new(KEY))).unwrap();
     let answer = client.chat(&ep, &task_request()).await.unwrap();
     assert_eq!(answer.text().unwrap().len(), 60_000);
-    let plain = Endpoint::for_template(&template(wire, stub.base_url()), None);
-    let plain = plain.or_else(|_| {
-        Endpoint::for_template(&template(wire, stub.base_url()), Some(ApiKey::new(KEY)))
-    });
+    let plain = endpoint_of(&template(wire, stub.base_url()), None);
+    let plain =
+        plain.or_else(|_| endpoint_of(&template(wire, stub.base_url()), Some(ApiKey::new(KEY))));
     assert_eq!(
         plain.unwrap().max_response_bytes,
         DEFAULT_MAX_RESPONSE_BYTES
@@ -69,8 +69,7 @@ async fn a_huge_error_body_is_read_only_up_to_its_small_cap() {
         wire_replies::error(wire, 400, "FILL", None).fill("FILL", 50 << 20),
     ])
     .await;
-    let ep =
-        Endpoint::for_template(&template(wire, stub.base_url()), Some(ApiKey::new(KEY))).unwrap();
+    let ep = endpoint_of(&template(wire, stub.base_url()), Some(ApiKey::new(KEY))).unwrap();
     let err = client.chat(&ep, &task_request()).await.unwrap_err();
     assert_eq!(err.code(), "LLM_HTTP", "{err}");
     assert!(
@@ -92,7 +91,7 @@ async fn bad_endpoints_are_refused_before_anything_is_sent() {
         ("http://192.0.2.10:8080/v1", "ENDPOINT_INSECURE"),
     ] {
         t.base_url = url.into();
-        let err = Endpoint::for_template(&t, key()).unwrap_err();
+        let err = endpoint_of(&t, key()).unwrap_err();
         assert_eq!(err.code(), code, "{url}");
         assert!(
             err.to_string().contains("stub"),
@@ -100,14 +99,11 @@ async fn bad_endpoints_are_refused_before_anything_is_sent() {
         );
     }
     t.allow_insecure_http = true;
-    assert!(
-        Endpoint::for_template(&t, key()).is_ok(),
-        "allowed on purpose"
-    );
+    assert!(endpoint_of(&t, key()).is_ok(), "allowed on purpose");
 
     // Defence in depth: an endpoint built past the template rule still keeps the key home.
     let client = LlmClient::new().unwrap();
-    let mut ep = Endpoint::for_template(&template(wire, stub.base_url()), key()).unwrap();
+    let mut ep = endpoint_of(&template(wire, stub.base_url()), key()).unwrap();
     ep.base_url = "http://192.0.2.10:8080/v1".into();
     let err = client.chat(&ep, &task_request()).await.unwrap_err();
     assert_eq!(err.code(), "ENDPOINT_INSECURE", "{err}");
@@ -131,7 +127,7 @@ async fn a_redirect_is_not_followed_with_the_key() {
         let stub = StubServer::start(vec![redirect.clone(), redirect.clone(), redirect]).await;
         let mut t = template(wire, stub.base_url());
         t.max_retries = 1;
-        let ep = Endpoint::for_template(&t, Some(ApiKey::new(KEY))).unwrap();
+        let ep = endpoint_of(&t, Some(ApiKey::new(KEY))).unwrap();
         let outcome = client.chat(&ep, &task_request()).await;
         assert!(outcome.is_err(), "{wire:?}: {outcome:?}");
         assert!(

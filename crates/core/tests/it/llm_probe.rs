@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
-use fuseforks_core::llm::{ApiKey, Endpoint, LlmClient, LlmError, Wire};
+use fuseforks_core::llm::{ApiKey, LlmClient, LlmError, Wire};
 use fuseforks_core::llm::{NetworkKind, ProbeOutcome, probe};
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_testkit::stub::{StubReply, StubServer};
 use serde_json::json;
 
@@ -153,7 +154,7 @@ async fn network_failures_name_their_class() {
     t.request_timeout_secs = 1;
     let report = probe(
         &http(),
-        &Endpoint::for_template(&t, Some(ApiKey::new(KEY))).unwrap(),
+        &endpoint_of(&t, Some(ApiKey::new(KEY))).unwrap(),
         "m",
     )
     .await
@@ -171,7 +172,7 @@ async fn network_failures_name_their_class() {
     t.request_timeout_secs = 10;
     let report = probe(
         &http(),
-        &Endpoint::for_template(&t, Some(ApiKey::new(KEY))).unwrap(),
+        &endpoint_of(&t, Some(ApiKey::new(KEY))).unwrap(),
         "m",
     )
     .await

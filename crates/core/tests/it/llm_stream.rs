@@ -3,6 +3,7 @@
 //! stream is said. The wire fixtures folded by the assemblers themselves are the adapters' own
 //! tests (`crates/core/src/llm/adapters/tests/stream.rs`).
 
+use fuseforks_core::model_endpoint::endpoint_of;
 use serde_json::{Value, json};
 
 fn chunk(delta: Value, finish: Value) -> Value {
@@ -50,7 +51,7 @@ async fn the_client_streams_hands_out_the_pieces_and_returns_the_whole_answer() 
 /// A stream cut inside an event is `LLM_STREAM_INTERRUPTED` (maybe billed, not retried).
 #[tokio::test]
 async fn a_cut_stream_is_said() {
-    use fuseforks_core::llm::{Endpoint, LlmClient, Wire};
+    use fuseforks_core::llm::{LlmClient, Wire};
     use fuseforks_testkit::stub::{StubReply, StubServer};
     let mut cut = StubReply::sse(&streamed_text(&["Half"]));
     let at = cut.body.len() / 2;
@@ -58,8 +59,7 @@ async fn a_cut_stream_is_said() {
     let stub = StubServer::start(vec![cut]).await;
     let mut template = crate::llm_support::template(Wire::OpenAiCompat, stub.base_url());
     template.streaming = true;
-    let endpoint =
-        Endpoint::for_template(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
+    let endpoint = endpoint_of(&template, Some(fuseforks_core::llm::ApiKey::new("k"))).unwrap();
     let err = LlmClient::new()
         .unwrap()
         .chat(&endpoint, &crate::llm_support::task_request())
@@ -226,12 +226,12 @@ pub(crate) async fn through_client(
     Vec<String>,
     fuseforks_testkit::stub::StubServer,
 ) {
-    use fuseforks_core::llm::{ApiKey, DeltaSink, Endpoint, LlmClient, Piece};
+    use fuseforks_core::llm::{ApiKey, DeltaSink, LlmClient, Piece};
     use std::sync::{Arc, Mutex};
     let stub = fuseforks_testkit::stub::StubServer::start(vec![reply]).await;
     let mut template = crate::llm_support::template(wire, stub.base_url());
     template.streaming = true;
-    let endpoint = Endpoint::for_template(&template, keyed.then(|| ApiKey::new("k"))).unwrap();
+    let endpoint = endpoint_of(&template, keyed.then(|| ApiKey::new("k"))).unwrap();
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut request = crate::llm_support::task_request();
     let sink = Arc::clone(&seen);

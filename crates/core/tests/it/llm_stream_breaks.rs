@@ -9,6 +9,7 @@ use std::time::Duration;
 use fuseforks_core::llm::{
     ApiKey, ChatResponse, DeltaSink, Endpoint, LlmClient, LlmError, Piece, StopReason, Usage, Wire,
 };
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_testkit::stub::{StreamEnd, StubReply, StubServer};
 use fuseforks_testkit::wire_replies::{self, ScriptUsage};
 use fuseforks_testkit::wire_streams::streamed;
@@ -51,7 +52,7 @@ fn endpoint(stub: &StubServer, attempts: u32) -> Endpoint {
     let mut template = crate::llm_support::template(Wire::Anthropic, stub.base_url());
     template.max_retries = attempts;
     assert!(template.streaming, "streaming is on by default");
-    Endpoint::for_template(&template, Some(ApiKey::new("k"))).unwrap()
+    endpoint_of(&template, Some(ApiKey::new("k"))).unwrap()
 }
 
 /// A request whose pieces (and restarts, as `<restart>`) are collected.

@@ -5,6 +5,7 @@ use fuseforks_core::llm::{
     ApiKey, Attachment, AttachmentKind, ChatMessage, ChatRequest, ContentBlock, Endpoint, Role,
     ToolSpec, Wire,
 };
+use fuseforks_core::model_endpoint::endpoint_of;
 use fuseforks_core::village::ModelTemplate;
 use fuseforks_testkit::stub_template;
 use fuseforks_testkit::wire_replies::ScriptUsage;
@@ -25,7 +26,7 @@ pub(crate) fn template(wire: Wire, stub_base: &str) -> ModelTemplate {
 }
 
 pub(crate) fn endpoint(wire: Wire, stub_base: &str) -> Endpoint {
-    Endpoint::for_template(&template(wire, stub_base), Some(ApiKey::new(KEY))).unwrap()
+    endpoint_of(&template(wire, stub_base), Some(ApiKey::new(KEY))).unwrap()
 }
 
 pub(crate) fn weather_tool() -> ToolSpec {

@@ -781,3 +781,14 @@ fn no_module_cycles_and_core_keeps_its_floors() {
         "no module cycles; core keeps its floors",
     );
 }
+
+/// `llm` names nothing of `village` (module_graph.rs `CORE_APART`): its endpoint is plain
+/// settings that `model_endpoint` builds from a template, so the floors' rule alone (which lets
+/// floor 3 use floor 2) is not enough.
+#[test]
+fn llm_names_nothing_of_the_village() {
+    fail(
+        &module_graph::apart_problems(),
+        "modules kept apart stay apart",
+    );
+}

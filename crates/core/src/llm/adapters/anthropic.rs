@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{CacheTtl, EncodeContext, count, effort_word, extra_for, extra_of};
+use crate::effort::Effort;
 use crate::llm::canonical::{
     AttachmentKind, ChatMessage, ChatRequest, ChatResponse, ContentBlock, Role, StopReason,
     ToolCall, ToolChoice,
@@ -11,7 +12,6 @@ use crate::llm::canonical::{
 use crate::llm::error::LlmError;
 use crate::llm::usage::Usage;
 use crate::llm::wire::Wire;
-use crate::village::Effort;
 
 const WIRE: Wire = Wire::Anthropic;
 

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::canonical::{ChatRequest, ChatResponse};
 use super::error::LlmError;
 use super::wire::Wire;
-use crate::village::Effort;
+use crate::effort::Effort;
 
 /// How long Anthropic keeps cache entries written by a breakpoint.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

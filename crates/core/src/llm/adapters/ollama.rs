@@ -4,12 +4,12 @@
 use serde_json::{Map, Value, json};
 
 use super::{count, effort_word};
+use crate::effort::Effort;
 use crate::llm::canonical::{
     ChatRequest, ChatResponse, ContentBlock, Role, StopReason, ToolCall, ToolChoice,
 };
 use crate::llm::error::LlmError;
 use crate::llm::usage::Usage;
-use crate::village::Effort;
 
 /// Builds an `/api/chat` body.
 pub(crate) fn encode(request: &ChatRequest) -> Result<Value, LlmError> {

@@ -7,10 +7,9 @@ use std::collections::HashMap;
 use super::super::delegation::{Synthetic, synthetic_tools};
 use super::super::failure::TurnFailure;
 use super::super::{Inner, TurnControl, now_ms};
-use crate::llm::{
-    ChatMessage, ChatRequest, Endpoint as LlmEndpoint, InFlight, ProviderSkills, ToolSpec, Wire,
-};
+use crate::llm::{ChatMessage, ChatRequest, Endpoint as LlmEndpoint, InFlight, ToolSpec, Wire};
 use crate::mcp::McpConnections;
+use crate::model_endpoint::{endpoint_of, skills_of, wire_of};
 use crate::prompt::{PromptParts, RosterEntry, SystemPrompt, compose_system_prompt};
 use crate::sessions::{IntentRecord, Record};
 use crate::tools::{ToolContext, WorkDir, offered_tools};
@@ -72,8 +71,8 @@ pub(super) fn prepare(
             )
         })?;
     let key = inner.secret(template.id.as_str());
-    let endpoint = LlmEndpoint::for_template(&template, key)
-        .map_err(|e| TurnFailure::llm(agent_id, &template, &e))?;
+    let endpoint =
+        endpoint_of(&template, key).map_err(|e| TurnFailure::llm(agent_id, &template, &e))?;
     let files = inner.store().agent_files(&id).map_err(|e| {
         TurnFailure::setup(
             agent_id,
@@ -112,7 +111,7 @@ pub(super) fn prepare(
         agent_id: agent_id.into(),
         agent_name: agent.name.clone(),
         work_dir: agent.work_dir.clone(),
-        grounding: template.google_search && Wire::of_template(&template) == Wire::Gemini,
+        grounding: template.google_search && wire_of(&template) == Wire::Gemini,
         construct: files.read_construct().unwrap_or_default(),
         skill: skill.procedure,
         roster: roster.clone(),
@@ -134,7 +133,7 @@ pub(super) fn prepare(
         dry_run: dry_run || inner.safety().dry_run(),
     };
     Ok(Prepared {
-        wire: Wire::of_template(&template),
+        wire: wire_of(&template),
         agent,
         template,
         endpoint,
@@ -174,7 +173,7 @@ pub(super) fn request_for(
     request.max_output_tokens = p.template.max_output_tokens;
     request.effort = p.template.effort;
     request.cacheable_prefix_len = p.system.cacheable_prefix_len;
-    request.skills = ProviderSkills::of(&p.template);
+    request.skills = skills_of(&p.template);
     request.in_flight = InFlight::Finish;
     request.stream_cut = control.stream_cut();
     request.abort = control.abort.clone();

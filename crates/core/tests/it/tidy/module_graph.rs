@@ -12,17 +12,59 @@ const ACYCLIC_CRATES: &[&str] = &["core", "host", "cli", "testkit"];
 /// Core's floors, lowest first (ARCHITECTURE.md, "Core's floors"): a top-level module of core
 /// uses only modules of its own floor or of the floors below. Every module is on one floor.
 const CORE_FLOORS: &[&[&str]] = &[
-    &["clock", "error", "log", "sync", "version"],
+    &[
+        "clock",
+        "effort",
+        "endpoint_rule",
+        "error",
+        "log",
+        "sync",
+        "version",
+    ],
     &["village"],
     &["llm"],
     &[
-        "budget", "events", "mcp", "pricing", "process", "prompt", "safety", "sessions", "stats",
-        "tools", "trace",
+        "budget",
+        "events",
+        "mcp",
+        "model_endpoint",
+        "pricing",
+        "process",
+        "prompt",
+        "safety",
+        "sessions",
+        "stats",
+        "tools",
+        "trace",
     ],
     &["assist", "judge", "probe"],
     &["orchestrator"],
     &["goal", "preflight", "schedule"],
 ];
+
+/// Pairs of core's modules where the first may not use the second, although its floor would
+/// allow it. `llm` takes plain settings (its `Endpoint`, `Wire`; the effort and the endpoint rule
+/// from the ground floor) and names nothing of the village: `model_endpoint`, above both, makes a
+/// template into them.
+const CORE_APART: &[(&str, &str)] = &[("llm", "village")];
+
+/// What breaks [`CORE_APART`]: each use of a module kept apart, with the first file that uses it.
+pub(super) fn apart_problems() -> Vec<String> {
+    let graph = crate_graph("core");
+    let mut problems = Vec::new();
+    for (module, apart) in CORE_APART {
+        assert!(
+            graph.contains_key(*module),
+            "crates/core/src/{module}: not read"
+        );
+        if let Some(file) = graph[*module].get(*apart) {
+            problems.push(format!(
+                "{file}: {module} uses {apart}, which it must not (CORE_APART in tidy/module_graph.rs): move the shared type down to the ground floor, or build {module}'s settings from {apart}'s in a module above both (as model_endpoint.rs does)"
+            ));
+        }
+    }
+    problems
+}
 
 /// What breaks the rule: each cycle of [`ACYCLIC_CRATES`] with the files that close it, each
 /// module of core on no floor, each use of a floor above.

@@ -5,9 +5,9 @@
 use serde_json::{Value, json};
 
 use super::support::task_request;
+use crate::effort::Effort;
 use crate::llm::adapters::{CacheTtl, EncodeContext, decode, encode};
 use crate::llm::{ChatMessage, ContentBlock, ProviderSkills, Role, ToolResult, Wire};
-use crate::village::Effort;
 
 fn body(wire: Wire, base_url: &str, edit: impl FnOnce(&mut crate::llm::ChatRequest)) -> Value {
     let mut request = task_request();
