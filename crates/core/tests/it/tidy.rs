@@ -769,26 +769,3 @@ fn the_lexer_keeps_lines_and_drops_comments_and_strings() {
     );
     assert_eq!(lexed.strings, [(2, "}{".to_owned())]);
 }
-
-/// No cycle among a crate's top-level modules, and core's modules keep to their floors: a
-/// module that names another through `crate::` (outside tests) sits on its floor or above it.
-#[test]
-fn no_module_cycles_and_core_keeps_its_floors() {
-    let names = module_graph::crate_names("use crate::{a, b::{c, d}};\nsuper::super::e::f();", 2);
-    assert_eq!(names, ["a", "b", "e"], "the reader of crate paths");
-    fail(
-        &module_graph::problems(),
-        "no module cycles; core keeps its floors",
-    );
-}
-
-/// `llm` names nothing of `village` (module_graph.rs `CORE_APART`): its endpoint is plain
-/// settings that `model_endpoint` builds from a template, so the floors' rule alone (which lets
-/// floor 3 use floor 2) is not enough.
-#[test]
-fn llm_names_nothing_of_the_village() {
-    fail(
-        &module_graph::apart_problems(),
-        "modules kept apart stay apart",
-    );
-}
