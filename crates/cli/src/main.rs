@@ -47,6 +47,7 @@ mod flag_order;
 mod help;
 mod orphans;
 mod output;
+mod remedy;
 mod signals;
 mod terminal;
 
@@ -243,7 +244,7 @@ fn main() -> std::process::ExitCode {
 fn traces_on(out: &Out) {
     if let Err(e) = fuseforks_host::telemetry::install_from_env() {
         use fuseforks_core::Coded as _;
-        out.cli("warning", e.code(), &e.to_string(), e.fix().as_deref());
+        out.cli("warning", e.code(), &e.to_string(), remedy::of(&e).as_deref());
     }
 }
 

@@ -146,6 +146,7 @@ pub fn switch_findings(data_dir: &Path, lang: fuseforks_core::village::Language)
             ),
             file: None,
             field: None,
+            remedy: None,
         });
     } else if fuseforks_host::control::pause_waiting(data_dir) {
         found.push(Finding {
@@ -158,6 +159,7 @@ pub fn switch_findings(data_dir: &Path, lang: fuseforks_core::village::Language)
             fix: lang.pick(format!("再開するには: {resume}"), format!("To go on: {resume}")),
             file: None,
             field: None,
+            remedy: None,
         });
     }
     found

@@ -197,6 +197,7 @@ fn finding(
         fix,
         file: None,
         field: None,
+        remedy: None,
     }
 }
 

@@ -253,10 +253,13 @@ impl crate::error::Coded for LlmError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         match self {
-            Self::CapabilityUnsupported { fix, .. } => Some(fix.clone()),
-            Self::KeyMissing(_) => Some("store the key under the template id, or set its FUSEFORKS_SECRET_ variable with --secrets env".into()),
+            Self::CapabilityUnsupported { fix, .. } => Some(fix.clone().into()),
+            Self::KeyMissing(template) => Some(crate::error::Fix::remedy(
+                crate::error::Remedy::StoreSecret { name: template.clone(), env: true },
+                "",
+            )),
             Self::ResponseTooLarge { .. } => Some("raise maxResponseBytes of the template, or ask for a shorter answer".into()),
             Self::ResponseTooComplex { .. } => Some("ask for a shorter answer or smaller tool arguments".into()),
             Self::StreamInterrupted { .. } => Some("send the request again; if it recurs, set \"streaming\": false on the template".into()),

@@ -8,6 +8,7 @@ use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde_json::Value;
 
 use super::records::{Record, SessionMeta};
+use crate::error::{Fix, Remedy};
 
 const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
 const RECORDS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("records");
@@ -89,11 +90,9 @@ impl crate::error::Coded for SessionError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         match self {
-            Self::Locked(_) => {
-                Some("close the other Fuseforks (GUI or fuseforks-cli) using this village".into())
-            }
+            Self::Locked(_) => Some(Fix::remedy(Remedy::CloseOtherProcess, "")),
             Self::ForkPastEnd { points, .. } => Some(match points.as_slice() {
                 [] => "this conversation has no request to fork before".into(),
                 points => format!(
@@ -103,14 +102,15 @@ impl crate::error::Coded for SessionError {
                         .map(u64::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
-                ),
+                )
+                .into(),
             }),
             Self::ForkSplitsExchange { nearest, .. } => Some(match nearest {
                 (Some(a), Some(b)) => {
-                    format!("fork before request {a} or {b} (`sessions show` numbers them)")
+                    format!("fork before request {a} or {b} (`sessions show` numbers them)").into()
                 }
                 (Some(a), None) | (None, Some(a)) => {
-                    format!("fork before request {a} (`sessions show` numbers the records)")
+                    format!("fork before request {a} (`sessions show` numbers the records)").into()
                 }
                 (None, None) => "this conversation has no request to fork before".into(),
             }),

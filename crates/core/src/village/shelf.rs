@@ -83,7 +83,7 @@ impl JsonDoc for ProbeApprovals {
                     file,
                     format!("hashes[{i}]"),
                     "not a SHA-256 key (64 hex digits)",
-                    "remove the entry and approve the probe again (`fuseforks-cli schedules approve`)",
+                    "remove the entry and approve the probe again",
                 ));
             }
         }

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+mod cli_words;
 mod module_graph;
 
 /// The longest production function, in lines (signature to closing brace).
@@ -788,4 +789,11 @@ fn no_module_cycles_and_core_keeps_its_floors() {
         &module_graph::problems(),
         "no module cycles; core keeps its floors",
     );
+}
+
+/// Core speaks no CLI: a fix carries a `Remedy` that the CLI and the host word.
+#[test]
+fn core_names_no_cli_command_or_flag() {
+    assert!(cli_words::reads_flags(), "the flag reader");
+    fail(&cli_words::problems(), "core names no CLI command or flag (word it as a Remedy)");
 }

@@ -58,7 +58,7 @@ impl fuseforks_core::Coded for SecretError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         match self {
             Self::Unavailable(_) => {
                 Some("pass --secrets env and set FUSEFORKS_SECRET_* variables".into())
