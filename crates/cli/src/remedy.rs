@@ -41,6 +41,7 @@ fn command_phrase(remedy: &Remedy) -> String {
         }
         Remedy::ValidateJudge => "run `fuseforks-cli judge validate`".into(),
         Remedy::FoundVillage => "run `fuseforks-cli init --data-dir <DIR>`".into(),
+        Remedy::RunDemo => "run `fuseforks-cli demo` again for a new demo village".into(),
         Remedy::Resume => "resume (`fuseforks-cli resume --data-dir D`)".into(),
         Remedy::ListServants => "list them with `fuseforks-cli servants list --data-dir D`".into(),
         Remedy::AddTemplate { id } => format!(
@@ -117,6 +118,10 @@ fn sentence(remedy: &Remedy, l: Language) -> String {
         Remedy::FoundVillage => l.pick(
             "本物の村は `fuseforks-cli init` で作ってください。",
             "Found a real village with `fuseforks-cli init`.",
+        ),
+        Remedy::RunDemo => l.pick(
+            "新しいデモの村は `fuseforks-cli demo` で作れます。",
+            "Run `fuseforks-cli demo` again for a new demo village.",
         ),
         other => {
             let phrase = command_phrase(other);

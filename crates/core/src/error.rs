@@ -69,6 +69,7 @@ impl Remedy {
             Self::MakeReception => "make a servant the reception".into(),
             Self::ValidateJudge => "validate the judge's file".into(),
             Self::FoundVillage => "found a village".into(),
+            Self::RunDemo => "make a new demo village".into(),
             Self::Resume => "resume the village".into(),
             Self::ListServants => "list the servants".into(),
             Self::AddTemplate { id: Some(id) } => format!("add the model template {id}"),
@@ -121,6 +122,8 @@ pub enum Remedy {
     ValidateJudge,
     /// Found a new village.
     FoundVillage,
+    /// Make a new demo village (the demo again).
+    RunDemo,
     /// Resume the halted or paused village.
     Resume,
     /// List the servants and judges.

@@ -101,6 +101,7 @@ fn place_of(remedy: &Remedy) -> String {
         Remedy::MakeReception => "make a servant the reception (Servants)".into(),
         Remedy::ValidateJudge => "open the judge's file (Files) to see every finding".into(),
         Remedy::FoundVillage => "found a village".into(),
+        Remedy::RunDemo => "make a new demo village".into(),
         Remedy::Resume => "press Resume".into(),
         Remedy::ListServants => "see the ids on the Servants page".into(),
         Remedy::AddTemplate { id } => match id {
