@@ -244,7 +244,12 @@ fn main() -> std::process::ExitCode {
 fn traces_on(out: &Out) {
     if let Err(e) = fuseforks_host::telemetry::install_from_env() {
         use fuseforks_core::Coded as _;
-        out.cli("warning", e.code(), &e.to_string(), remedy::of(&e).as_deref());
+        out.cli(
+            "warning",
+            e.code(),
+            &e.to_string(),
+            remedy::of(&e).as_deref(),
+        );
     }
 }
 

@@ -136,7 +136,10 @@ mod tests {
 
     #[test]
     fn a_fix_is_the_command_then_its_own_words() {
-        let fix = Fix::remedy(Remedy::FoundVillage, "or point at an existing village's folder");
+        let fix = Fix::remedy(
+            Remedy::FoundVillage,
+            "or point at an existing village's folder",
+        );
         assert_eq!(
             fix_words(&fix),
             "run `fuseforks-cli init --data-dir <DIR>` or point at an existing village's folder"

@@ -60,12 +60,16 @@ impl Remedy {
     fn neutral(&self) -> String {
         match self {
             Self::StoreSecret { name, env: true } => {
-                format!("store the key {name} in the credential store (or its environment variable)")
+                format!(
+                    "store the key {name} in the credential store (or its environment variable)"
+                )
             }
             Self::StoreSecret { name, env: false } => {
                 format!("store the key {name} in the credential store")
             }
-            Self::ApproveProbe { schedule, .. } => format!("approve the probe of schedule {schedule}"),
+            Self::ApproveProbe { schedule, .. } => {
+                format!("approve the probe of schedule {schedule}")
+            }
             Self::MakeReception => "make a servant the reception".into(),
             Self::ValidateJudge => "validate the judge's file".into(),
             Self::FoundVillage => "found a village".into(),

@@ -406,7 +406,9 @@ fn invalid_values(keys: &[String], secrets: &dyn crate::secrets::SecretStore) ->
             level: fuseforks_core::preflight::Level::Warn,
             code: e.code(),
             message: e.to_string(),
-            fix: fuseforks_core::Coded::fix(&e).map(|f| f.change).unwrap_or_default(),
+            fix: fuseforks_core::Coded::fix(&e)
+                .map(|f| f.change)
+                .unwrap_or_default(),
             file: None,
             field: None,
             remedy: None,

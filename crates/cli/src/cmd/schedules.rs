@@ -362,7 +362,12 @@ fn approve(
             });
         if let Err(e) = recorded {
             use fuseforks_core::Coded as _;
-            out.cli("warn", e.code(), &e.to_string(), crate::remedy::of(&e).as_deref());
+            out.cli(
+                "warn",
+                e.code(),
+                &e.to_string(),
+                crate::remedy::of(&e).as_deref(),
+            );
         }
         "approved"
     };

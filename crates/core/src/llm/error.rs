@@ -257,12 +257,22 @@ impl crate::error::Coded for LlmError {
         match self {
             Self::CapabilityUnsupported { fix, .. } => Some(fix.clone().into()),
             Self::KeyMissing(template) => Some(crate::error::Fix::remedy(
-                crate::error::Remedy::StoreSecret { name: template.clone(), env: true },
+                crate::error::Remedy::StoreSecret {
+                    name: template.clone(),
+                    env: true,
+                },
                 "",
             )),
-            Self::ResponseTooLarge { .. } => Some("raise maxResponseBytes of the template, or ask for a shorter answer".into()),
-            Self::ResponseTooComplex { .. } => Some("ask for a shorter answer or smaller tool arguments".into()),
-            Self::StreamInterrupted { .. } => Some("send the request again; if it recurs, set \"streaming\": false on the template".into()),
+            Self::ResponseTooLarge { .. } => {
+                Some("raise maxResponseBytes of the template, or ask for a shorter answer".into())
+            }
+            Self::ResponseTooComplex { .. } => {
+                Some("ask for a shorter answer or smaller tool arguments".into())
+            }
+            Self::StreamInterrupted { .. } => Some(
+                "send the request again; if it recurs, set \"streaming\": false on the template"
+                    .into(),
+            ),
             Self::Endpoint {
                 problem: problem @ crate::village::EndpointProblem::Demo { .. },
                 ..

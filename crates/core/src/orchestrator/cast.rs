@@ -111,7 +111,9 @@ fn role_defaults(world: &World, role_id: Option<&str>) -> Result<RoleDefaults, C
         return Err(refused(
             format!("roleId: its model template {t} is not in the village"),
             crate::error::Fix::remedy(
-                crate::error::Remedy::AddTemplate { id: Some(t.to_string()) },
+                crate::error::Remedy::AddTemplate {
+                    id: Some(t.to_string()),
+                },
                 "or pick another role",
             ),
         ));

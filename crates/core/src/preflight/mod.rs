@@ -30,8 +30,8 @@ use std::collections::BTreeSet;
 
 use indexmap::IndexMap;
 
-pub use crate::probe::approval::probe_key;
 use crate::error::Remedy;
+pub use crate::probe::approval::probe_key;
 use crate::schedule::{ProcessZone, ZoneError};
 use crate::tools::RunApproval;
 use crate::village::mcp_config::McpConfig;

@@ -128,7 +128,9 @@ impl EditableFile {
 }
 
 fn finding_of(e: &VillageError) -> TextFinding {
-    let fix = crate::error::Coded::fix(e).map(|f| f.text()).unwrap_or_default();
+    let fix = crate::error::Coded::fix(e)
+        .map(|f| f.text())
+        .unwrap_or_default();
     match e {
         VillageError::Invalid(i) => TextFinding {
             line: i.line.unwrap_or(1),

@@ -124,5 +124,10 @@ fn a_port_refused_for_privileges_says_so() {
         reason: "address in use".into(),
         denied: false,
     };
-    assert!(held.fix().unwrap().change.contains("stop what holds port 4100"));
+    assert!(
+        held.fix()
+            .unwrap()
+            .change
+            .contains("stop what holds port 4100")
+    );
 }
