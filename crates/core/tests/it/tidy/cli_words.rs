@@ -5,6 +5,9 @@
 
 use super::{lex, production, read, rust_files, without_tests};
 
+/// The rule, as a failure names it.
+pub(super) const RULE: &str = "core names no CLI command or flag (give the fix a Remedy)";
+
 /// Flags of the CLI's grammar that a fix or a finding was tempted to name.
 const CLI_FLAGS: &[&str] = &[
     "--acceptance",
@@ -31,9 +34,13 @@ fn names_flag(text: &str, flag: &str) -> bool {
     })
 }
 
-/// Each string literal of core's production code that names the CLI, as `path:line: words`.
+/// Each string literal of core's production code that names the CLI, as `path:line: words`
+/// (and the flag reader itself, should it misread).
 pub(super) fn problems() -> Vec<String> {
     let mut problems = Vec::new();
+    if !reads_flags() {
+        problems.push("tidy/cli_words.rs: the flag reader misreads a flag".to_owned());
+    }
     for path in rust_files()
         .into_iter()
         .filter(|p| p.starts_with("crates/core/src/") && production(p))
@@ -55,7 +62,7 @@ pub(super) fn problems() -> Vec<String> {
 }
 
 /// The flag reader: a flag counts alone, not as the start of a longer flag.
-pub(super) fn reads_flags() -> bool {
+fn reads_flags() -> bool {
     names_flag("pass --secrets env", "--secrets")
         && names_flag("(--from)", "--from")
         && !names_flag("--secrets-file", "--secrets")
