@@ -92,8 +92,8 @@ pub use effects::{DryRunEffect, DryRunLog, canonical, side_effect};
 pub use head::{AUDIT_HEAD_FILE, RecordedHead, read_session_heads, read_shelf_head};
 pub use key::{AUDIT_KEY_BYTES, AuditKey, AuditKeyInvalid};
 pub use marker::{
-    HALT_MARKER, HaltMarker, clear_halt_marker, halt_marker_path, read_halt_marker,
-    write_halt_marker,
+    HALT_MARKER, HaltMarker, HaltMarkerError, clear_halt_marker, halt_marker_path,
+    read_halt_marker, write_halt_marker,
 };
 pub use section::{
     ABORT_WAIT_BOUND, MCP_ABORT_GRACE, RUN_ABORT_GRACE, Section, SectionKind, Sections,
