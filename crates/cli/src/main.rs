@@ -24,6 +24,7 @@
 //!   at once on a small runtime of its own, each result a finding
 //! - `exit.rs`: every exit code
 //! - `output.rs`: stdout for results, stderr for diagnostics, JSON lines under `--events jsonl`
+//! - `remedy.rs`: a fix's `Remedy` (and a preflight finding's) in the CLI's words, the exact command
 //! - `signals.rs`: SIGINT/SIGTERM registered before the boot and counted, the count handed to the
 //!   host's lifecycle as its stop requests; the kill switch's SIGUSR1 — pause/resume toggle — and
 //!   SIGUSR2 — abort — are registered by the host's `control.rs` with the other channels, after the

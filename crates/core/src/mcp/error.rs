@@ -41,14 +41,14 @@ pub enum ConnectError {
     HttpClient {
         /// Its error.
         #[source]
-        source: crate::llm::LlmError,
+        source: Box<crate::llm::LlmError>,
     },
     /// The MCP handshake failed.
     #[error("handshake")]
     Handshake {
         /// rmcp's error.
         #[source]
-        source: rmcp::service::ClientInitializeError,
+        source: Box<rmcp::service::ClientInitializeError>,
     },
     /// Listing the server's tools failed.
     #[error("list_tools")]

@@ -15,7 +15,8 @@
 //! HTTP with `${secret:NAME}` headers resolved right before connecting, all or nothing; 30 s
 //! connect timeout, cancelled at once when the agent is stopped (not by a turn's interrupt); one
 //! `mcp:` log line per server; `ChildOutput` receives children's stderr line by line, each capped
-//! at 64 KiB; never inherited, so a server's escape sequences cannot reach a terminal), `naming.rs`
+//! at 64 KiB; never inherited, so a server's escape sequences cannot reach a terminal), `error.rs`
+//! (`ConnectError`, the `reason=` of a failed server, its cause kept as the source), `naming.rs`
 //! (`<server>__<tool>` within 64 characters, the reference's rule). Invariants: a failed server
 //! leaves the agent running without its tools; header values never reach a log, error or event; an
 //! agent's children end with the agent.
@@ -327,7 +328,9 @@ async fn connect_stdio(
     let client = client_info()
         .serve(transport)
         .await
-        .map_err(|source| ConnectError::Handshake { source })?;
+        .map_err(|e| ConnectError::Handshake {
+            source: Box::new(e),
+        })?;
     Ok((client, group))
 }
 
@@ -350,13 +353,16 @@ async fn connect_http(server: &HttpServer, ctx: &McpContext) -> Result<Client, C
     }
     let config =
         StreamableHttpClientTransportConfig::with_uri(server.url.clone()).custom_headers(headers);
-    let client = crate::llm::LlmClient::http_client()
-        .map_err(|source| ConnectError::HttpClient { source })?;
+    let client = crate::llm::LlmClient::http_client().map_err(|e| ConnectError::HttpClient {
+        source: Box::new(e),
+    })?;
     let transport = StreamableHttpClientTransport::with_client(client, config);
     client_info()
         .serve(transport)
         .await
-        .map_err(|source| ConnectError::Handshake { source })
+        .map_err(|e| ConnectError::Handshake {
+            source: Box::new(e),
+        })
 }
 
 /// Connects one server and lists its tools, within [`CONNECT_TIMEOUT`] and until the context's

@@ -35,9 +35,9 @@ pub enum SessionError {
         op: StoreOp,
         /// `sessions.redb`.
         path: PathBuf,
-        /// redb's error.
+        /// redb's error (boxed: some of its variants are large).
         #[source]
-        source: redb::Error,
+        source: Box<redb::Error>,
     },
     /// A record or a conversation's metadata could not be encoded or decoded.
     #[error("a conversation record could not be {op}")]
@@ -57,9 +57,15 @@ pub enum SessionError {
     /// No such conversation.
     #[error("no conversation {0}")]
     NotFound(String),
-    /// Writing an export failed.
-    #[error("{0}")]
-    Export(String),
+    /// Writing an export failed: the file (or its folder) and the io error.
+    #[error("{}: the export could not be written ({})", path.display(), source.kind())]
+    Export {
+        /// The export file, or the `exports` folder.
+        path: PathBuf,
+        /// The io error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A fork point past the conversation's last record.
     #[error("conversation {session} has no record {at} to fork before ({})", last_words(*.last))]
     ForkPastEnd {
@@ -104,7 +110,7 @@ impl SessionError {
             }
             Self::Batch(e) => e.code(),
             Self::NotFound(_) => "SESSION_NOT_FOUND",
-            Self::Export(_) => "SESSION_EXPORT_FAILED",
+            Self::Export { .. } => "SESSION_EXPORT_FAILED",
             Self::ForkPastEnd { .. } => "SESSION_FORK_PAST_END",
             Self::ForkSplitsExchange { .. } => "SESSION_FORK_SPLITS_EXCHANGE",
         }
@@ -181,7 +187,7 @@ fn failed<E: Into<redb::Error>>(path: &Path, op: StoreOp) -> impl FnOnce(E) -> S
     move |e| SessionError::Storage {
         op,
         path: path.to_path_buf(),
-        source: e.into(),
+        source: Box::new(e.into()),
     }
 }
 
@@ -630,10 +636,17 @@ impl SessionStore {
             out.push(b'\n');
         }
         let file = dir.join("exports").join(format!("{session}.jsonl"));
-        std::fs::create_dir_all(dir.join("exports"))
-            .map_err(|e| SessionError::Export(e.to_string()))?;
-        crate::village::write_file_atomically(&file, &out)
-            .map_err(|e| SessionError::Export(e.to_string()))?;
+        let folder = dir.join("exports");
+        std::fs::create_dir_all(&folder).map_err(|source| SessionError::Export {
+            path: folder,
+            source,
+        })?;
+        crate::village::write_file_atomically(&file, &out).map_err(|source| {
+            SessionError::Export {
+                path: file.clone(),
+                source,
+            }
+        })?;
         Ok(file)
     }
 }

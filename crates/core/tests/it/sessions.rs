@@ -224,7 +224,11 @@ fn a_store_that_is_not_redb_names_the_operation_the_file_and_keeps_redbs_error()
         other => panic!("not a storage failure: {other:?}"),
     }
     let source = std::error::Error::source(&err).expect("redb's error as the source");
-    assert!(source.downcast_ref::<redb::Error>().is_some(), "{source:?}");
+    assert!(
+        source.downcast_ref::<Box<redb::Error>>().is_some()
+            || source.downcast_ref::<redb::Error>().is_some(),
+        "{source:?}"
+    );
     assert!(err.to_string().contains("sessions.redb") && err.to_string().contains("open"));
 }
 

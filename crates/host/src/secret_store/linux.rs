@@ -20,7 +20,9 @@ pub fn open(force: Option<&str>) -> Result<OsKeyring, SecretError> {
         None | Some("") => choose(),
         Some("secret-service") => secret_service().map_err(KeyringOpenError::ForcedSecretService),
         Some("keyutils") => keyutils(None),
-        Some(other) => Err(KeyringOpenError::UnknownForce(other.to_owned())),
+        Some(other) => Err(KeyringOpenError::UnknownForce {
+            named: other.to_owned(),
+        }),
     }
     .map_err(SecretError::Open)
 }

@@ -8,8 +8,13 @@ use super::{FORCE_ENV, SecretError};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyringOpenError {
     /// `FUSEFORKS_KEYRING` names no store.
-    #[error("{FORCE_ENV}={0:?} names no store: unset it, or set it to secret-service or keyutils")]
-    UnknownForce(String),
+    #[error(
+        "{FORCE_ENV}={named:?} names no store: unset it, or set it to secret-service or keyutils"
+    )]
+    UnknownForce {
+        /// The variable's value.
+        named: String,
+    },
     /// `FUSEFORKS_KEYRING=secret-service`, and the Secret Service cannot be used.
     #[error("{FORCE_ENV}=secret-service, but the Secret Service cannot be used: {0}")]
     ForcedSecretService(#[source] SecretServiceError),
