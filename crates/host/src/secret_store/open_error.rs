@@ -33,3 +33,26 @@ pub enum SecretServiceError {
     #[error("{0}")]
     Refused(String),
 }
+
+/// The fix of every open failure: the environment holds the secrets instead.
+const ENV_INSTEAD: &str = "pass --secrets env and set FUSEFORKS_SECRET_* variables";
+
+impl fuseforks_core::Coded for KeyringOpenError {
+    fn code(&self) -> &'static str {
+        "SECRET_STORE_UNAVAILABLE"
+    }
+
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
+        Some(ENV_INSTEAD.into())
+    }
+}
+
+impl fuseforks_core::Coded for SecretServiceError {
+    fn code(&self) -> &'static str {
+        "SECRET_STORE_UNAVAILABLE"
+    }
+
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
+        Some(ENV_INSTEAD.into())
+    }
+}
