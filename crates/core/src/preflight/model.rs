@@ -184,17 +184,14 @@ pub(super) fn endpoints(i: &Input<'_>, out: &mut Findings) {
                 "world.json の modelTemplates[].baseUrl に https://api.openai.com/v1 のような絶対 URL を書いてください。",
                 "Write an absolute URL such as https://api.openai.com/v1 in modelTemplates[].baseUrl of world.json.",
             ),
-            Err(EndpointProblem::Demo { why }) => {
-                out.add(
-                    Level::Reject,
-                    "ENDPOINT_INVALID",
-                    format!("テンプレート {} の baseUrl が使えません（{why}）。", t.id),
-                    format!("Template {}: baseUrl {why}.", t.id),
-                    "または、デモのテンプレートの baseUrl を http://127.0.0.1:<ポート>/v1（ポートは 1〜65535 の空いているもの）にしてください。",
-                    "Or write http://127.0.0.1:<port>/v1 (a free port, 1-65535) in the demo template's baseUrl.",
-                );
-                out.with_remedy(Remedy::RunDemo);
-            }
+            Err(EndpointProblem::Demo { why }) => out.add(
+                Level::Reject,
+                "ENDPOINT_INVALID",
+                format!("テンプレート {} の baseUrl が使えません（{why}）。", t.id),
+                format!("Template {}: baseUrl {why}.", t.id),
+                "デモのテンプレートの baseUrl は http://127.0.0.1:<ポート>/v1（ポートは 1〜65535 の空いているもの）にしてください。新しいデモの村を作り直すこともできます。",
+                "Write http://127.0.0.1:<port>/v1 (a free port, 1-65535) in the demo template's baseUrl, or make a new demo village.",
+            ),
             Err(EndpointProblem::Insecure { host }) => out.add(
                 Level::Reject,
                 "ENDPOINT_INSECURE",
