@@ -24,6 +24,7 @@
 //!   at once on a small runtime of its own, each result a finding
 //! - `exit.rs`: every exit code
 //! - `output.rs`: stdout for results, stderr for diagnostics, JSON lines under `--events jsonl`
+//! - `remedy.rs`: a fix's `Remedy` (and a preflight finding's) in the CLI's words, the exact command
 //! - `signals.rs`: SIGINT/SIGTERM registered before the boot and counted, the count handed to the
 //!   host's lifecycle as its stop requests; the kill switch's SIGUSR1 — pause/resume toggle — and
 //!   SIGUSR2 — abort — are registered by the host's `control.rs` with the other channels, after the
@@ -47,6 +48,7 @@ mod flag_order;
 mod help;
 mod orphans;
 mod output;
+mod remedy;
 mod signals;
 mod terminal;
 
@@ -243,7 +245,12 @@ fn main() -> std::process::ExitCode {
 fn traces_on(out: &Out) {
     if let Err(e) = fuseforks_host::telemetry::install_from_env() {
         use fuseforks_core::Coded as _;
-        out.cli("warning", e.code(), &e.to_string(), e.fix().as_deref());
+        out.cli(
+            "warning",
+            e.code(),
+            &e.to_string(),
+            remedy::of(&e).as_deref(),
+        );
     }
 }
 

@@ -81,7 +81,12 @@ impl Out {
 
     /// An error line from a typed error: its `code()`, its `Display` and its `fix()`.
     pub(crate) fn error(&self, err: &dyn Coded) {
-        self.cli("error", err.code(), &err.to_string(), err.fix().as_deref());
+        self.cli(
+            "error",
+            err.code(),
+            &err.to_string(),
+            crate::remedy::of(err).as_deref(),
+        );
     }
 
     /// A command's result on stdout, as it is (`init`'s summary). Results never go to stderr.

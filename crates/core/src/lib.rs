@@ -54,5 +54,5 @@ pub mod version;
 pub mod village;
 
 pub use budget::{BudgetStop, CausalBudget, RESERVATION_FLOOR, Reservation, effective_tokens};
-pub use error::Coded;
+pub use error::{Coded, Fix, Remedy};
 pub use orchestrator::error::CoreError;

@@ -42,17 +42,17 @@ impl fuseforks_core::Coded for Unkeyed {
         AUDIT_UNKEYED
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         if *self == Self::KeyedChain {
             return Some(format!(
                 "run it with --secrets keyring (the key this machine's keyring holds), or set {} to the village's key",
                 env_var_name(AUDIT_KEY)
-            ));
+            ).into());
         }
         Some(format!(
             "store 64 hex digits under {AUDIT_KEY} (`fuseforks-cli secrets set {AUDIT_KEY}`), or set {} with --secrets env",
             env_var_name(AUDIT_KEY)
-        ))
+        ).into())
     }
 }
 

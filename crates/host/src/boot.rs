@@ -106,7 +106,7 @@ impl Coded for HostError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         match self {
             Self::VillageMissing(e) => e.fix(),
             Self::Lock(e) => e.fix(),

@@ -133,7 +133,9 @@ pub fn start(orchestrator: &Orchestrator, data_dir: &Path, log: Arc<dyn LogSink>
     let dir = control_dir(data_dir);
     if let Err(e) = prepare_dir(&dir) {
         log.line(&format!(
-            "control: the control folder is unusable kind={e} (the control files and the socket are off)"
+            "control: the control folder is unusable code={} kind={} (the control files and the socket are off)",
+            fuseforks_core::Coded::code(&e),
+            e.kind()
         ));
         return Channels {
             stop,
@@ -204,17 +206,68 @@ fn spawn_signals(orchestrator: &Orchestrator, data_dir: &Path, log: Arc<dyn LogS
 }
 
 /// Makes the control folder (0700) unless it is there; a link or a file in its place is refused.
-fn prepare_dir(dir: &Path) -> Result<(), String> {
+fn prepare_dir(dir: &Path) -> Result<(), ControlDirError> {
     match std::fs::symlink_metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err("not_a_folder".into()),
+        Ok(_) => Err(ControlDirError::NotAFolder {
+            path: dir.to_path_buf(),
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let mut builder = std::fs::DirBuilder::new();
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-            builder.create(dir).map_err(|e| e.kind().to_string())
+            builder.create(dir).map_err(|source| ControlDirError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })
         }
-        Err(e) => Err(e.kind().to_string()),
+        Err(source) => Err(ControlDirError::Io {
+            path: dir.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Why the control folder cannot be used (the control files and the socket are then off).
+#[derive(Debug, thiserror::Error)]
+pub enum ControlDirError {
+    /// A link, a file or another non-folder is in its place.
+    #[error("{}: the control folder is not a folder", path.display())]
+    NotAFolder {
+        /// `DATA_DIR/control`.
+        path: PathBuf,
+    },
+    /// Looking at it or making it failed.
+    #[error("{}: the control folder cannot be made or read", path.display())]
+    Io {
+        /// `DATA_DIR/control`.
+        path: PathBuf,
+        /// The io error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ControlDirError {
+    /// The log line's `kind=` token: `not_a_folder`, or the io error's kind.
+    pub fn kind(&self) -> String {
+        match self {
+            Self::NotAFolder { .. } => "not_a_folder".to_owned(),
+            Self::Io { source, .. } => source.kind().to_string(),
+        }
+    }
+}
+
+impl fuseforks_core::Coded for ControlDirError {
+    fn code(&self) -> &'static str {
+        "CONTROL_DIR_UNUSABLE"
+    }
+
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
+        Some(
+            "remove what stands in the place of DATA_DIR/control, or make the data folder writable"
+                .into(),
+        )
     }
 }
 

@@ -74,7 +74,7 @@ impl fuseforks_core::Coded for DoorError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         match self {
             Self::TokenMissing => Some("set the secret door_token (FUSEFORKS_SECRET_DOOR_TOKEN) or `token` in mcp_server.json".into()),
             Self::Settings(e) => fuseforks_core::Coded::fix(e),

@@ -34,7 +34,7 @@ impl fuseforks_core::Coded for LockError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         match self {
             Self::Held(_) => Some("close that one first".into()),
             Self::Io(..) => None,

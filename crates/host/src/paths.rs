@@ -96,8 +96,8 @@ impl fuseforks_core::Coded for VillageMissing {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
-        Some(self.fix.clone())
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
+        Some(self.fix.clone().into())
     }
 }
 

@@ -102,8 +102,8 @@ impl Coded for StartError {
         "USAGE"
     }
 
-    fn fix(&self) -> Option<String> {
-        Some(self.fix.clone())
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
+        Some(self.fix.clone().into())
     }
 }
 
@@ -146,7 +146,7 @@ impl Coded for PreflightError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         match self {
             Self::VillageMissing(e) => e.fix(),
             Self::Village(e) => e.fix(),
@@ -392,6 +392,7 @@ fn store_notice(notice: &str) -> Finding {
         fix: "`fuseforks-cli secrets list --data-dir D` names the store that holds the keys".into(),
         file: None,
         field: None,
+        remedy: None,
     }
 }
 
@@ -405,9 +406,12 @@ fn invalid_values(keys: &[String], secrets: &dyn crate::secrets::SecretStore) ->
             level: fuseforks_core::preflight::Level::Warn,
             code: e.code(),
             message: e.to_string(),
-            fix: fuseforks_core::Coded::fix(&e).unwrap_or_default(),
+            fix: fuseforks_core::Coded::fix(&e)
+                .map(|f| f.change)
+                .unwrap_or_default(),
             file: None,
             field: None,
+            remedy: None,
         })
         .collect()
 }

@@ -56,7 +56,7 @@ impl Coded for PricingFailure {
         }
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         match self {
             Self::Pricing(e) => e.fix(),
             Self::Shelf(e) => e.fix(),

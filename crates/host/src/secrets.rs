@@ -168,7 +168,7 @@ impl fuseforks_core::Coded for SecretNameCollision {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         Some(
             "rename the template ids (or MCP secret names) so that each maps to its own variable"
                 .into(),

@@ -31,7 +31,7 @@ impl fuseforks_core::Coded for SurfaceAuditError {
         "AUDIT_NOT_WRITTEN"
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         Some("check that the village's folder is writable; `fuseforks-cli audit verify` shows the chain".into())
     }
 }

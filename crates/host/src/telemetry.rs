@@ -42,7 +42,7 @@ impl fuseforks_core::Coded for TelemetryError {
         }
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         Some(match self {
             Self::Protocol(_) => {
                 "set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf, or unset it".into()

@@ -54,6 +54,10 @@ pub(crate) fn run(args: &CheckArgs, out: &Out) -> u8 {
     let switch = super::control::switch_findings(&args.common.data_dir, report.language);
     report.findings.extend(switch);
     report.findings.sort_by_key(|f| f.level);
+    for f in &mut report.findings {
+        f.fix = crate::remedy::finding_fix(f, report.language);
+        f.remedy = None;
+    }
     if args.probe_endpoints {
         super::probe::run(&args.common, &mut report, out);
     }

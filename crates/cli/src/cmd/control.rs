@@ -149,6 +149,7 @@ pub(crate) fn switch_findings(
             ),
             file: None,
             field: None,
+            remedy: None,
         });
     } else if fuseforks_host::control::pause_waiting(data_dir) {
         found.push(Finding {
@@ -161,6 +162,7 @@ pub(crate) fn switch_findings(
             fix: lang.pick(format!("再開するには: {resume}"), format!("To go on: {resume}")),
             file: None,
             field: None,
+            remedy: None,
         });
     }
     found

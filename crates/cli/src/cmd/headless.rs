@@ -156,7 +156,8 @@ pub(crate) fn report_findings(report: &PreflightReport, out: &Out, verbose: bool
             Level::Info if verbose => "info",
             Level::Info => continue,
         };
-        out.cli(level, f.code, &f.message, Some(&f.fix));
+        let fix = crate::remedy::finding_fix(f, report.language);
+        out.cli(level, f.code, &f.message, Some(&fix));
     }
     !report.passes()
 }

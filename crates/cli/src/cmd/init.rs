@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use fuseforks_core::Coded;
 use fuseforks_core::village::{Credential, Language, ModelTemplate, Provider, TemplateId};
 use fuseforks_core::village::{EndpointProblem, EndpointSecurity, endpoint_security};
 use fuseforks_core::village::{FoundingReport, found_village_with};
@@ -180,7 +179,7 @@ fn preset_template(
     base_url: &str,
 ) -> Result<ModelTemplate, Refusal> {
     let id = TemplateId::new(id).map_err(|e| {
-        let fix = e.fix().unwrap_or_else(|| "see --help".into());
+        let fix = crate::remedy::of(&e).unwrap_or_else(|| "see --help".into());
         ("USAGE", e.to_string(), fix)
     })?;
     let mut t = ModelTemplate::new(id, name, base_url, preset.model);

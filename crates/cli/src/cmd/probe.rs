@@ -198,6 +198,7 @@ fn finding(
         fix,
         file: None,
         field: None,
+        remedy: None,
     }
 }
 

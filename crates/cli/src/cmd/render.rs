@@ -153,7 +153,7 @@ impl Watcher for Renderer {
             }
             Notice::AuditUnkeyed(why) => {
                 use fuseforks_core::Coded as _;
-                out.cli("warn", why.code(), &why.to_string(), why.fix().as_deref());
+                out.cli("warn", why.code(), &why.to_string(), crate::remedy::of(why).as_deref());
             }
             Notice::Failed(failure) => self.failed(failure),
             Notice::GoalAttempt(a) => out.cli(

@@ -67,7 +67,7 @@ struct Refusal(u8, &'static str, String, Option<String>);
 
 impl Refusal {
     fn of(exit: u8, e: &dyn Coded) -> Self {
-        Self(exit, e.code(), e.to_string(), e.fix())
+        Self(exit, e.code(), e.to_string(), crate::remedy::of(e))
     }
 }
 
@@ -362,7 +362,12 @@ fn approve(
             });
         if let Err(e) = recorded {
             use fuseforks_core::Coded as _;
-            out.cli("warn", e.code(), &e.to_string(), e.fix().as_deref());
+            out.cli(
+                "warn",
+                e.code(),
+                &e.to_string(),
+                crate::remedy::of(&e).as_deref(),
+            );
         }
         "approved"
     };

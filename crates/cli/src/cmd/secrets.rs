@@ -72,7 +72,7 @@ struct Refusal(u8, &'static str, String, Option<String>);
 impl Refusal {
     /// A typed error as a refusal with `exit`: its code, message and fix.
     fn of(exit: u8, e: &dyn Coded) -> Self {
-        Self(exit, e.code(), e.to_string(), e.fix())
+        Self(exit, e.code(), e.to_string(), crate::remedy::of(e))
     }
 }
 

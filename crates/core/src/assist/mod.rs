@@ -205,11 +205,15 @@ impl crate::error::Coded for AssistError {
         }
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         match self {
-            Self::Invalid { fix, .. } => Some(fix.clone()),
-            Self::SecretMissing { template } => Some(format!(
-                "store the key: fuseforks-cli secrets set {template} (or FUSEFORKS_SECRET_ with --secrets env)"
+            Self::Invalid { fix, .. } => Some(fix.clone().into()),
+            Self::SecretMissing { template } => Some(crate::error::Fix::remedy(
+                crate::error::Remedy::StoreSecret {
+                    name: template.clone(),
+                    env: true,
+                },
+                "",
             )),
             Self::Empty => Some("ask again, or ask for the draft now (forceDraft)".into()),
             Self::Llm(e) => crate::error::Coded::fix(e),

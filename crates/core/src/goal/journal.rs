@@ -45,7 +45,7 @@ impl crate::Coded for GoalError {
         }
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         Some("make the village's workspace/goals folder writable by this user".into())
     }
 }

@@ -92,7 +92,9 @@ pub async fn ask_backend(
         };
         let endpoint = match JevEndpoint::from_settings(setup.jev, token) {
             Ok(e) => e,
-            Err(why) => return BackendAnswer::not_made("not_configured", why, "jev"),
+            Err(why) => {
+                return BackendAnswer::not_made("not_configured", why.to_string(), "jev");
+            }
         };
         return ask_jev(&endpoint, rules, message, cancel).await;
     };

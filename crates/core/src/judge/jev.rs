@@ -44,19 +44,50 @@ impl std::fmt::Debug for JevEndpoint {
     }
 }
 
+/// Why `jev.json` gives no endpoint (the judge is then not configured).
+#[derive(Debug, thiserror::Error)]
+pub enum JevSettingsError {
+    /// `accountId` is empty.
+    #[error("jev.json has no accountId")]
+    NoAccount,
+    /// `accountId` holds other characters than letters, digits, `-` and `_`.
+    #[error("jev.json accountId holds characters an account id has not")]
+    AccountChars,
+    /// `baseUrl` is refused by the endpoint rule.
+    #[error("jev.json baseUrl: {0:?}")]
+    BaseUrl(#[source] crate::village::EndpointProblem),
+}
+
+impl crate::error::Coded for JevSettingsError {
+    fn code(&self) -> &'static str {
+        "INVALID_VALUE"
+    }
+
+    fn fix(&self) -> Option<crate::error::Fix> {
+        Some(match self {
+            Self::NoAccount | Self::AccountChars => {
+                "set accountId in jev.json (letters, digits, - and _)".into()
+            }
+            Self::BaseUrl(_) => {
+                "set baseUrl in jev.json to an https URL (plain http only to this machine)".into()
+            }
+        })
+    }
+}
+
 impl JevEndpoint {
     /// From `jev.json` and the token; refuses an empty account id and a base URL the endpoint
     /// rule refuses (plain http only to loopback).
-    pub fn from_settings(settings: &JevSettings, token: String) -> Result<Self, String> {
+    pub fn from_settings(settings: &JevSettings, token: String) -> Result<Self, JevSettingsError> {
         if settings.account_id.trim().is_empty() {
-            return Err("jev.json has no accountId".into());
+            return Err(JevSettingsError::NoAccount);
         }
         if !settings
             .account_id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
-            return Err("jev.json accountId holds characters an account id has not".into());
+            return Err(JevSettingsError::AccountChars);
         }
         let base_url = settings
             .extra
@@ -65,7 +96,7 @@ impl JevEndpoint {
             .unwrap_or(JEV_DEFAULT_BASE)
             .trim_end_matches('/')
             .to_string();
-        endpoint_security(&base_url, false).map_err(|p| format!("jev.json baseUrl: {p:?}"))?;
+        endpoint_security(&base_url, false).map_err(JevSettingsError::BaseUrl)?;
         Ok(Self {
             base_url,
             account_id: settings.account_id.clone(),
@@ -240,5 +271,41 @@ pub async fn ask_jev(
         usage_unknown: false,
         model: JEV_MODEL.into(),
         backend: "jev".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Coded;
+
+    fn settings(account: &str, base: Option<&str>) -> JevSettings {
+        let mut s: JevSettings = serde_json::from_str("{}").unwrap();
+        s.account_id = account.into();
+        if let Some(base) = base {
+            s.extra.insert("baseUrl".into(), base.into());
+        }
+        s
+    }
+
+    #[test]
+    fn settings_that_give_no_endpoint_say_which_field_and_never_the_token() {
+        let none =
+            JevEndpoint::from_settings(&settings(" ", None), "tok-secret".into()).unwrap_err();
+        assert!(matches!(none, JevSettingsError::NoAccount));
+        let odd =
+            JevEndpoint::from_settings(&settings("a/b", None), "tok-secret".into()).unwrap_err();
+        assert!(matches!(odd, JevSettingsError::AccountChars));
+        let plain = settings("acct", Some("http://jev.example.com"));
+        let clear = JevEndpoint::from_settings(&plain, "tok-secret".into()).unwrap_err();
+        assert!(matches!(clear, JevSettingsError::BaseUrl(_)), "{clear:?}");
+        assert!(
+            std::error::Error::source(&clear).is_some(),
+            "the endpoint rule's refusal kept"
+        );
+        for e in [&none, &odd, &clear] {
+            assert_eq!(e.code(), "INVALID_VALUE");
+            assert!(!format!("{e} {e:?}").contains("tok-secret"));
+        }
     }
 }

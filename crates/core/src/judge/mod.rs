@@ -44,7 +44,8 @@ pub use answers::{Answer, AnswerProblem, Answers, Derived, SUM_TOLERANCE, normal
 pub use backend::{BackendAnswer, BackendSetup, Undecided, ask_backend, uses_jev};
 pub use eval::{Decision, JudgeLog, RuleRef, answers_text, evaluate, undecided_line, verdict_line};
 pub use jev::{
-    JEV_DEFAULT_BASE, JEV_MODEL, JevEndpoint, answers_from_jev, ask_jev, jev_request_body,
+    JEV_DEFAULT_BASE, JEV_MODEL, JevEndpoint, JevSettingsError, answers_from_jev, ask_jev,
+    jev_request_body,
 };
 pub use model_backend::{
     JUDGE_TOOL, answers_from_args, ask_model, judge_instruction, judge_request, judge_tool_spec,

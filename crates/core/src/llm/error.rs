@@ -253,13 +253,33 @@ impl crate::error::Coded for LlmError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         match self {
-            Self::CapabilityUnsupported { fix, .. } => Some(fix.clone()),
-            Self::KeyMissing(_) => Some("store the key under the template id, or set its FUSEFORKS_SECRET_ variable with --secrets env".into()),
-            Self::ResponseTooLarge { .. } => Some("raise maxResponseBytes of the template, or ask for a shorter answer".into()),
-            Self::ResponseTooComplex { .. } => Some("ask for a shorter answer or smaller tool arguments".into()),
-            Self::StreamInterrupted { .. } => Some("send the request again; if it recurs, set \"streaming\": false on the template".into()),
+            Self::CapabilityUnsupported { fix, .. } => Some(fix.clone().into()),
+            Self::KeyMissing(template) => Some(crate::error::Fix::remedy(
+                crate::error::Remedy::StoreSecret {
+                    name: template.clone(),
+                    env: true,
+                },
+                "",
+            )),
+            Self::ResponseTooLarge { .. } => {
+                Some("raise maxResponseBytes of the template, or ask for a shorter answer".into())
+            }
+            Self::ResponseTooComplex { .. } => {
+                Some("ask for a shorter answer or smaller tool arguments".into())
+            }
+            Self::StreamInterrupted { .. } => Some(
+                "send the request again; if it recurs, set \"streaming\": false on the template"
+                    .into(),
+            ),
+            Self::Endpoint {
+                problem: problem @ crate::endpoint_rule::EndpointProblem::Demo { .. },
+                ..
+            } => Some(crate::error::Fix::remedy(
+                crate::error::Remedy::RunDemo,
+                format!("or {}", problem_fix(problem)),
+            )),
             Self::Endpoint { problem, .. } => Some(problem_fix(problem).into()),
             Self::Provider(_) | Self::Decode(_) | Self::InvalidRequest(_) => None,
         }
@@ -272,7 +292,7 @@ fn problem_fix(problem: &crate::endpoint_rule::EndpointProblem) -> &'static str 
             "write an absolute URL such as https://api.openai.com/v1 in the template's baseUrl"
         }
         crate::endpoint_rule::EndpointProblem::Demo { .. } => {
-            "write http://127.0.0.1:<port>/v1 (a free port, 1-65535) in the demo template's baseUrl, or run `fuseforks-cli demo` again for a new demo village"
+            "write http://127.0.0.1:<port>/v1 (a free port, 1-65535) in the demo template's baseUrl"
         }
         crate::endpoint_rule::EndpointProblem::Insecure { .. } => {
             "use https, or set \"allowInsecureHttp\": true on the template for a model server on your own network"

@@ -15,12 +15,16 @@
 //! HTTP with `${secret:NAME}` headers resolved right before connecting, all or nothing; 30 s
 //! connect timeout, cancelled at once when the agent is stopped (not by a turn's interrupt); one
 //! `mcp:` log line per server; `ChildOutput` receives children's stderr line by line, each capped
-//! at 64 KiB; never inherited, so a server's escape sequences cannot reach a terminal), `naming.rs`
+//! at 64 KiB; never inherited, so a server's escape sequences cannot reach a terminal), `error.rs`
+//! (`ConnectError`, the `reason=` of a failed server, its cause kept as the source), `naming.rs`
 //! (`<server>__<tool>` within 64 characters, the reference's rule). Invariants: a failed server
 //! leaves the agent running without its tools; header values never reach a log, error or event; an
 //! agent's children end with the agent.
 
+mod error;
 pub(crate) mod naming;
+
+pub use error::ConnectError;
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -298,7 +302,7 @@ async fn connect_stdio(
     name: &str,
     server: &StdioServer,
     ctx: &McpContext,
-) -> Result<(Client, GroupChild), String> {
+) -> Result<(Client, GroupChild), ConnectError> {
     let mut command = tokio::process::Command::new(&server.command);
     // Never inherited: a server's bytes reach our stderr only through the sink, which escapes
     // them for a terminal; without a sink they are dropped.
@@ -310,13 +314,11 @@ async fn connect_stdio(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(if piped { Stdio::piped() } else { Stdio::null() });
-    let mut group = process::spawn(command, None).map_err(|e| match e.kind() {
-        Some(kind) => format!("spawn:{kind}"),
-        None => "spawn".to_owned(),
-    })?;
+    let mut group =
+        process::spawn(command, None).map_err(|source| ConnectError::Spawn { source })?;
     let child = group.child_mut();
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err("spawn:pipes".to_owned());
+        return Err(ConnectError::Pipes);
     };
     if let (Some(stderr), Some(output)) = (child.stderr.take(), ctx.child_output.clone()) {
         let name = name.to_owned();
@@ -326,35 +328,41 @@ async fn connect_stdio(
     let client = client_info()
         .serve(transport)
         .await
-        .map_err(|_| "handshake".to_owned())?;
+        .map_err(|e| ConnectError::Handshake {
+            source: Box::new(e),
+        })?;
     Ok((client, group))
 }
 
-async fn connect_http(server: &HttpServer, ctx: &McpContext) -> Result<Client, String> {
+async fn connect_http(server: &HttpServer, ctx: &McpContext) -> Result<Client, ConnectError> {
     let mut headers = HashMap::new();
     for (key, value) in &server.headers {
         let mut resolved = value.clone();
         for name in secret_names_in(value) {
             // All or nothing: one missing secret and the server is not connected.
             let Some(secret) = (ctx.secret)(&format!("mcp:{name}")) else {
-                return Err(format!("secret_missing:{name}"));
+                return Err(ConnectError::SecretMissing { name });
             };
             resolved = resolved.replace(&format!("${{secret:{name}}}"), &secret);
         }
         let header_name = reqwest::header::HeaderName::from_bytes(key.as_bytes())
-            .map_err(|_| format!("bad_header:{key}"))?;
+            .map_err(|_| ConnectError::BadHeader { key: key.clone() })?;
         let header_value = reqwest::header::HeaderValue::from_str(&resolved)
-            .map_err(|_| format!("bad_header_value:{key}"))?;
+            .map_err(|_| ConnectError::BadHeaderValue { key: key.clone() })?;
         headers.insert(header_name, header_value);
     }
     let config =
         StreamableHttpClientTransportConfig::with_uri(server.url.clone()).custom_headers(headers);
-    let client = crate::llm::LlmClient::http_client().map_err(|_| "http_client".to_owned())?;
+    let client = crate::llm::LlmClient::http_client().map_err(|e| ConnectError::HttpClient {
+        source: Box::new(e),
+    })?;
     let transport = StreamableHttpClientTransport::with_client(client, config);
     client_info()
         .serve(transport)
         .await
-        .map_err(|_| "handshake".to_owned())
+        .map_err(|e| ConnectError::Handshake {
+            source: Box::new(e),
+        })
 }
 
 /// Connects one server and lists its tools, within [`CONNECT_TIMEOUT`] and until the context's
@@ -376,26 +384,26 @@ async fn connect_one(
         };
         match list_tools_bounded(&client).await {
             Ok(tools) => Ok((client, group, tools)),
-            Err(_) => {
+            Err(e) => {
                 let _ = client.cancel().await;
                 if let Some(mut group) = group {
                     group.terminate().await;
                 }
-                Err("list_tools".to_owned())
+                Err(e)
             }
         }
     };
     // Dropping the attempt (timeout, cancel) drops a started child: its watchdog ends the group.
     let outcome = tokio::select! {
         done = tokio::time::timeout(CONNECT_TIMEOUT, attempt) => done,
-        () = ctx.cancel.cancelled() => Ok(Err("cancelled".to_owned())),
+        () = ctx.cancel.cancelled() => Ok(Err(ConnectError::Cancelled)),
     };
     let reason = match outcome {
         Ok(Ok((client, group, tools))) => {
             return Some((name.to_owned(), client, group, tools, started.elapsed()));
         }
         Ok(Err(reason)) => reason,
-        Err(_) => "timeout".to_owned(),
+        Err(_) => ConnectError::Timeout,
     };
     ctx.log.line(&format!(
         "mcp: agent={agent_id} server={name} outcome=failed reason={reason}"
@@ -410,7 +418,7 @@ const MAX_TOOLS: usize = 500;
 
 /// Lists a server's tools page by page, at most [`MAX_TOOL_PAGES`] pages and [`MAX_TOOLS`]
 /// tools (a server that pages forever, or offers thousands of tools, is cut there).
-async fn list_tools_bounded(client: &Client) -> Result<Vec<rmcp::model::Tool>, String> {
+async fn list_tools_bounded(client: &Client) -> Result<Vec<rmcp::model::Tool>, ConnectError> {
     let mut tools = Vec::new();
     let mut cursor = None;
     for _ in 0..MAX_TOOL_PAGES {
@@ -418,7 +426,7 @@ async fn list_tools_bounded(client: &Client) -> Result<Vec<rmcp::model::Tool>, S
         let page = client
             .list_tools(Some(params))
             .await
-            .map_err(|_| "list_tools".to_owned())?;
+            .map_err(|source| ConnectError::ListTools { source })?;
         tools.extend(page.tools);
         if tools.len() >= MAX_TOOLS {
             tools.truncate(MAX_TOOLS);

@@ -47,7 +47,7 @@ pub struct ServantDeleted {
 }
 
 /// A refused change: its field and why, and what to give instead.
-pub(super) fn refused(what: impl Into<String>, fix: impl Into<String>) -> CoreError {
+pub(super) fn refused(what: impl Into<String>, fix: impl Into<crate::error::Fix>) -> CoreError {
     CoreError::CastRefused {
         what: what.into(),
         fix: fix.into(),
@@ -110,8 +110,11 @@ fn role_defaults(world: &World, role_id: Option<&str>) -> Result<RoleDefaults, C
     {
         return Err(refused(
             format!("roleId: its model template {t} is not in the village"),
-            format!(
-                "add the template {t} (`fuseforks-cli templates add {t} …`), or pick another role"
+            crate::error::Fix::remedy(
+                crate::error::Remedy::AddTemplate {
+                    id: Some(t.to_string()),
+                },
+                "or pick another role",
             ),
         ));
     }
@@ -172,7 +175,10 @@ impl Orchestrator {
                 .ok_or_else(|| {
                     refused(
                         "modelTemplateId: the village has no model template",
-                        "add one first (`fuseforks-cli templates add ID --base-url URL --model NAME`)",
+                        crate::error::Fix::remedy(
+                            crate::error::Remedy::AddTemplate { id: None },
+                            "first",
+                        ),
                     )
                 })?;
             let mut spec = AgentSpec::new(agent_id.clone(), name, template);

@@ -1,6 +1,6 @@
 //! `CoreError`: what the orchestrator's API can fail with, each with a stable code.
 
-use crate::error::Coded;
+use crate::error::{Coded, Fix, Remedy};
 use crate::sessions::SessionError;
 use crate::village::VillageError;
 
@@ -44,7 +44,7 @@ pub enum CoreError {
         /// The field and why (`workDir: an absolute path`).
         what: String,
         /// What to give instead.
-        fix: String,
+        fix: crate::error::Fix,
     },
     /// The agent runs: stop it first.
     #[error("agent {0} is running")]
@@ -99,35 +99,36 @@ impl Coded for CoreError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         match self {
             Self::Village(e) => e.fix(),
             Self::Sessions(e) => e.fix(),
-            Self::ReceptionUnset => Some(
-                "make a servant the reception (`fuseforks-cli servants set ID --reception`, or `reception` in world.json)".into(),
-            ),
+            Self::ReceptionUnset => Some(Fix::remedy(
+                Remedy::MakeReception,
+                "or set `reception` in world.json",
+            )),
             Self::PendingNotFound(_) => {
                 Some("reload the approvals: the request was decided or evicted".into())
             }
             Self::PendingUnrepresentable(_) => {
                 Some("approve the pattern (`command *`) instead, or edit run.json by hand".into())
             }
-            Self::Halted => {
-                Some("resume first (Resume, or `fuseforks-cli resume --data-dir D`)".into())
-            }
-            Self::AgentNotFound(_) => Some(
-                "use an id of world.json `agents` (or, as an edge's end, `judges`): `fuseforks-cli servants list --data-dir D` lists them".into(),
-            ),
+            Self::Halted => Some(Fix::remedy(Remedy::Resume, "first")),
+            Self::AgentNotFound(_) => Some(Fix::remedy(
+                Remedy::ListServants,
+                "and use an id of world.json `agents` (or, as an edge's end, `judges`)",
+            )),
             Self::CastRefused { fix, .. } => Some(fix.clone()),
             Self::StillRunning(_) => Some("stop the agent first".into()),
             Self::IdTaken(_) => Some("pick another id".into()),
             Self::TemplateNotFound(_) => Some("use an id from world.json `modelTemplates`".into()),
             Self::QuestionNotPending(_) => Some(
-                "give the id of a conversation whose last request ended with a question (exit 15 names it), or send a new request without --answer".into(),
+                "give the id of a conversation whose last request ended with a question (exit 15 names it), or send a new request that is not an answer".into(),
             ),
-            Self::TemplateInUse { .. } => Some(
-                "point those servants (`fuseforks-cli servants set ID --template T`) and judges at another template first".into(),
-            ),
+            Self::TemplateInUse { .. } => Some(Fix::remedy(
+                Remedy::RetemplateServant,
+                "and point those judges at another template first",
+            )),
             _ => None,
         }
     }

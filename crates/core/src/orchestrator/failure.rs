@@ -44,7 +44,7 @@ impl TurnFailure {
             ),
             (None, None) => (
                 format!("the model call failed: {e} (agent {agent_id})"),
-                crate::error::Coded::fix(e),
+                crate::error::Coded::fix(e).map(|f| f.text()),
             ),
         };
         Self {
@@ -149,11 +149,11 @@ fn http_fix(class: RetryClass, template: &str, keyless: bool) -> String {
     match class {
         // A template marked keyless sends no key at all, whatever the store holds.
         RetryClass::Auth if keyless => format!(
-            "the server wants a key, but template {template} has credential: not_required and sends none: set its credential to keyring (world.json, or the GUI's template), then store the key with `fuseforks-cli secrets set {template}` or {} with --secrets env",
+            "the server wants a key, but template {template} has credential: not_required and sends none: set its credential to keyring (world.json, or the GUI's template), then store the key under the id {template} (or in {} when the run reads secrets from the environment)",
             env_name(template)
         ),
         RetryClass::Auth => format!(
-            "check the API key of template {template}: store it under the id {template} in the OS keyring, or set {} with --secrets env",
+            "check the API key of template {template}: store it under the id {template} in the OS keyring, or set {} when the run reads secrets from the environment",
             env_name(template)
         ),
         RetryClass::Billing => format!(

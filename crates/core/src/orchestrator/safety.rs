@@ -18,9 +18,8 @@ use crate::safety::{
 };
 use crate::sessions::SessionStore;
 
-/// The log lines' codes (docs/codes.md).
+/// The log line's code (docs/codes.md); a failed write says its `AuditError`'s.
 const AUDIT_UNAVAILABLE: &str = "AUDIT_UNAVAILABLE";
-const AUDIT_WRITE_FAILED: &str = "AUDIT_WRITE_FAILED";
 
 /// How long a halt waits for agents to stop after their turns were cut.
 const HALT_STOP_GRACE: Duration = Duration::from_secs(2);
@@ -99,7 +98,8 @@ impl Safety {
             && let Err(e) = audit.append(event).await
         {
             log.line(&format!(
-                "audit: write failed code={AUDIT_WRITE_FAILED} {e}"
+                "audit: write failed code={} {e}",
+                crate::error::Coded::code(&e)
             ));
         }
     }

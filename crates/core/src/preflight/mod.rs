@@ -30,6 +30,7 @@ use std::collections::BTreeSet;
 
 use indexmap::IndexMap;
 
+use crate::error::Remedy;
 pub use crate::probe::approval::probe_key;
 use crate::schedule::{ProcessZone, ZoneError};
 use crate::tools::RunApproval;
@@ -70,8 +71,13 @@ pub struct Finding {
     pub code: &'static str,
     /// What is wrong (names agents, keys and variables; never secret values).
     pub message: String,
-    /// How to fix it.
+    /// How to fix it: with a remedy, the words that complete the edge's words for it (may be
+    /// empty); without, the whole fix.
     pub fix: String,
+    /// The person's action, which the edge words (the CLI as a command); not serialized: an
+    /// edge words it into `fix` before showing the finding.
+    #[serde(skip)]
+    pub remedy: Option<Remedy>,
     /// The file the finding is about, shown relative to the data folder, where it is one
     /// file's (a read notice).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -249,7 +255,16 @@ impl Findings {
             fix: self.language.pick(ja_fix, en_fix),
             file: None,
             field: None,
+            remedy: None,
         });
+    }
+
+    /// Gives the finding added last the person's action (its `fix` then completes the words an
+    /// edge has for it).
+    fn with_remedy(&mut self, remedy: Remedy) {
+        if let Some(last) = self.list.last_mut() {
+            last.remedy = Some(remedy);
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::{Findings, Input, Level, env_var_name, grouped};
+use crate::error::Remedy;
 use crate::village::mcp_config::{McpConfig, McpServerEntry};
 use crate::village::{Credential, EndpointProblem, EndpointSecurity, Provider};
 
@@ -31,15 +32,13 @@ pub(super) fn template_key_missing(i: &Input<'_>, out: &mut Findings) {
                         "No API key for template {} (key {} / variable {var}).",
                         t.id, t.id
                     ),
-                    &format!(
-                        "`fuseforks-cli secrets set {} --data-dir <DIR>` で資格情報ストアに置くか、環境変数 {var} を設定して --secrets env を付けてください。",
-                        t.id
-                    ),
-                    &format!(
-                        "Store it with `fuseforks-cli secrets set {} --data-dir <DIR>`, or set {var} and pass --secrets env.",
-                        t.id
-                    ),
+                    "",
+                    "",
                 );
+                out.with_remedy(Remedy::StoreSecret {
+                    name: t.id.to_string(),
+                    env: true,
+                });
             }
         }
     }
@@ -59,13 +58,13 @@ pub(super) fn mcp_secret_missing(i: &Input<'_>, out: &mut Findings) {
                 format!(
                     "The secret {key} referenced by an MCP header is missing (variable {var})."
                 ),
-                &format!(
-                    "`fuseforks-cli secrets set {key} --data-dir <DIR>` で置くか、環境変数 {var} を設定してください。無いとそのサーバーには繋がりません。"
-                ),
-                &format!(
-                    "Store it with `fuseforks-cli secrets set {key} --data-dir <DIR>`, or set {var} and pass --secrets env; without it that server is not connected."
-                ),
+                "無いとそのサーバーには繋がりません。",
+                "Without it that server is not connected.",
             );
+            out.with_remedy(Remedy::StoreSecret {
+                name: key,
+                env: true,
+            });
         }
     }
 }
@@ -144,9 +143,10 @@ pub(super) fn demo_model(i: &Input<'_>, out: &mut Findings) {
             format!(
                 "Template {template} is the demo model — scripted, not an AI (agents: {agents})."
             ),
-            "本物の村は `fuseforks-cli init` で作るか、world.json の modelTemplates[] を本物のモデルに向けてください。",
-            "Found a real village with `fuseforks-cli init`, or point modelTemplates[] of world.json at a real model.",
+            "または world.json の modelTemplates[] を本物のモデルに向けてください。",
+            "Or point modelTemplates[] of world.json at a real model.",
         );
+        out.with_remedy(Remedy::FoundVillage);
     }
 }
 
@@ -189,8 +189,8 @@ pub(super) fn endpoints(i: &Input<'_>, out: &mut Findings) {
                 "ENDPOINT_INVALID",
                 format!("テンプレート {} の baseUrl が使えません（{why}）。", t.id),
                 format!("Template {}: baseUrl {why}.", t.id),
-                "デモのテンプレートの baseUrl は http://127.0.0.1:<ポート>/v1（ポートは 1〜65535 の空いているもの）にしてください。新しいデモの村は `fuseforks-cli demo` で作れます。",
-                "Write http://127.0.0.1:<port>/v1 (a free port, 1-65535) in the demo template's baseUrl, or run `fuseforks-cli demo` again for a new demo village.",
+                "デモのテンプレートの baseUrl は http://127.0.0.1:<ポート>/v1（ポートは 1〜65535 の空いているもの）にしてください。新しいデモの村を作り直すこともできます。",
+                "Write http://127.0.0.1:<port>/v1 (a free port, 1-65535) in the demo template's baseUrl, or make a new demo village.",
             ),
             Err(EndpointProblem::Insecure { host }) => out.add(
                 Level::Reject,

@@ -23,6 +23,7 @@ pub fn notice_finding(notice: &Notice, file: &str, language: Language) -> Findin
         fix,
         file: Some(file.to_owned()),
         field: Some(field.to_owned()),
+        remedy: None,
     }
 }
 

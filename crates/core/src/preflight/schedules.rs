@@ -1,6 +1,7 @@
 //! Preflight checks of the schedules `serve` will fire.
 
 use super::{Findings, Input, Level};
+use crate::error::Remedy;
 use crate::schedule::ZoneSource;
 use crate::village::schedule::Recurrence;
 
@@ -39,21 +40,17 @@ pub(super) fn probe_unapproved(i: &Input<'_>, out: &mut Findings) {
     if i.serve() {
         for s in schedules.iter().filter(|s| s.enabled) {
             let probes = [
-                ("", "", s.probe.as_ref()),
-                (
-                    "後判定の",
-                    " --acceptance",
-                    s.acceptance.as_ref().map(|a| &a.probe),
-                ),
+                ("", false, s.probe.as_ref()),
+                ("後判定の", true, s.acceptance.as_ref().map(|a| &a.probe)),
             ];
-            for (kind, flag, p) in probes {
+            for (kind, acceptance, p) in probes {
                 let Some(p) = p.filter(|p| !(view.probe_approved)(p)) else {
                     continue;
                 };
-                let what = if flag.is_empty() {
-                    "probe"
-                } else {
+                let what = if acceptance {
                     "acceptance probe"
+                } else {
+                    "probe"
                 };
                 out.add(
                     Level::Warn,
@@ -66,15 +63,13 @@ pub(super) fn probe_unapproved(i: &Input<'_>, out: &mut Findings) {
                         "The {what} {} of schedule {} is not approved on this machine; it will not run (unapproved).",
                         p.command, s.id
                     ),
-                    &format!(
-                        "fuseforks-cli schedules approve --data-dir DATA_DIR {}{flag} で承認してください（GUI でも可）。",
-                        s.id
-                    ),
-                    &format!(
-                        "Approve it: fuseforks-cli schedules approve --data-dir DATA_DIR {}{flag} (or in the GUI).",
-                        s.id
-                    ),
+                    "",
+                    "",
                 );
+                out.with_remedy(Remedy::ApproveProbe {
+                    schedule: s.id.clone(),
+                    acceptance,
+                });
             }
         }
     }

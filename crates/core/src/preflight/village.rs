@@ -1,6 +1,7 @@
 //! Preflight checks of who runs and answers: plan review, the reception, the door, judges.
 
 use super::{Findings, Input, Level};
+use crate::error::Remedy;
 
 /// A start agent with plan review on waits for a review no one gives (unless bypassed).
 pub(super) fn plan_review_waits(i: &Input<'_>, out: &mut Findings) {
@@ -36,19 +37,20 @@ pub(super) fn reception(i: &Input<'_>, out: &mut Findings) {
                 "RECEPTION_UNSET",
                 "窓口の個体が決まっていません。".into(),
                 "The village has no reception agent.".into(),
-                "受付にする個体を決めてください（fuseforks-cli servants set ID --reception、または world.json の reception）。",
-                "Make a servant the reception: fuseforks-cli servants set ID --reception (or reception in world.json).",
+                "world.json の reception でも決められます。",
+                "Or set reception in world.json.",
             ),
             Some(r) if world.agent(r).is_none() => out.add(
                 Level::Reject,
                 "RECEPTION_MISSING",
                 format!("窓口の {r} はもういません。"),
                 format!("The reception {r} no longer exists."),
-                "今いる個体を受付にしてください（fuseforks-cli servants set ID --reception、または world.json の reception）。",
-                "Make an existing servant the reception: fuseforks-cli servants set ID --reception (or reception in world.json).",
+                "world.json の reception でも決められます。",
+                "Or set reception in world.json.",
             ),
-            Some(_) => {}
+            Some(_) => return,
         }
+        out.with_remedy(Remedy::MakeReception);
     }
 }
 
@@ -59,11 +61,15 @@ pub(super) fn door_token_missing(i: &Input<'_>, out: &mut Findings) {
         out.add(
             Level::Reject,
             "DOOR_TOKEN_MISSING",
-            "--door-port がありますが、扉のトークン door_token がありません。".into(),
-            "--door-port is given but the door token (door_token) is missing.".into(),
-            "秘密 door_token（環境変数 FUSEFORKS_SECRET_DOOR_TOKEN）を置いてください。",
-            "Provide the secret door_token (variable FUSEFORKS_SECRET_DOOR_TOKEN).",
+            "扉のポートが指定されていますが、扉のトークン door_token がありません。".into(),
+            "A door port is given but the door token (door_token) is missing.".into(),
+            "",
+            "",
         );
+        out.with_remedy(Remedy::StoreSecret {
+            name: "door_token".into(),
+            env: true,
+        });
     }
 }
 
@@ -127,8 +133,9 @@ pub(super) fn judge_invalid(i: &Input<'_>, out: &mut Findings) {
             "JUDGE_INVALID",
             format!("判断役のファイル {file}:{line}:{col} が無効です（{message}）。この判断役のツールは出ません。"),
             format!("The judge file {file}:{line}:{col} is invalid ({message}); this judge exposes no tool."),
-            "fuseforks-cli judge validate で全ての指摘を見て、ファイルを直してください。",
-            "Run fuseforks-cli judge validate for every finding, and correct the file.",
+            "ファイルを直してください。",
+            "Then correct the file.",
         );
+        out.with_remedy(Remedy::ValidateJudge);
     }
 }

@@ -72,14 +72,14 @@ impl Coded for PricingError {
         }
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         Some(match self {
             Self::Insecure { .. } | Self::InvalidSource { .. } => {
-                "give an https:// URL (or http:// to this machine), or a file with --from; the source lives in DATA_DIR/pricing.json `url`".into()
+                "give an https:// URL (or http:// to this machine), or a local file; the source lives in DATA_DIR/pricing.json `url`".into()
             }
             Self::TooLarge { .. } => "a price table is small: check that the URL is the table itself".into(),
             Self::TimedOut { .. } | Self::FetchFailed { .. } => {
-                "check the URL and the network, then fetch again (or give a file with --from)".into()
+                "check the URL and the network, then fetch again (or give a local file)".into()
             }
             Self::Malformed { .. } => {
                 "correct the table as docs/formats/prices.json.md shows ({asOf, models: {model: {inputPerMtok, outputPerMtok, …}}})".into()

@@ -42,7 +42,7 @@ pub async fn run_probe(probe: &ScheduleProbe, ctx: &ProbeContext<'_>) -> Report 
         ApprovalState::Approved => execute_probe(probe, ctx.workspace).await,
         ApprovalState::Unapproved => Report::without_run(
             Outcome::Unapproved,
-            "not approved on this machine (fuseforks-cli schedules approve)",
+            "not approved on this machine (approve the probe first)",
         ),
         ApprovalState::Unreadable(code) => Report::without_run(
             Outcome::Unapproved,

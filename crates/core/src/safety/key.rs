@@ -34,7 +34,7 @@ impl crate::error::Coded for AuditKeyInvalid {
         "AUDIT_UNKEYED"
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         Some("store 64 hex digits under audit_key (FUSEFORKS_SECRET_AUDIT_KEY), e.g. `openssl rand -hex 32`".into())
     }
 }

@@ -41,6 +41,7 @@
 //!   `DATA_DIR/audit-head.json`: a head can only fall behind the file), then the callers are
 //!   answered; a torn tail cut at open; rotation past 16 MiB to `audit-<last seq>.jsonl`, the chain
 //!   going on; `AuditSetup` — key and shelf — comes from `OrchestratorConfig::audit`
+//! - `audit_error.rs`: `AuditError`, why an append failed (file, operation, io source)
 //! - `verify.rs` (`verify_keyed`: the first broken line and why — edited, deleted, reordered,
 //!   truncated, malformed, forged (a mark that does not hold), unkeyed (no mark from the first
 //!   marked line, or the head's `keyedFrom`, on) —, then the recorded heads — with the key only
@@ -74,6 +75,7 @@
 
 mod approver;
 mod audit;
+mod audit_error;
 mod effects;
 mod head;
 mod key;
@@ -85,12 +87,13 @@ mod writer;
 
 pub use approver::ApprovedBy;
 pub use audit::{AuditEntry, AuditEvent, GENESIS, sha256_hex};
+pub use audit_error::AuditError;
 pub use effects::{DryRunEffect, DryRunLog, canonical, side_effect};
 pub use head::{AUDIT_HEAD_FILE, RecordedHead, read_session_heads, read_shelf_head};
 pub use key::{AUDIT_KEY_BYTES, AuditKey, AuditKeyInvalid};
 pub use marker::{
-    HALT_MARKER, HaltMarker, clear_halt_marker, halt_marker_path, read_halt_marker,
-    write_halt_marker,
+    HALT_MARKER, HaltMarker, HaltMarkerError, clear_halt_marker, halt_marker_path,
+    read_halt_marker, write_halt_marker,
 };
 pub use section::{
     ABORT_WAIT_BOUND, MCP_ABORT_GRACE, RUN_ABORT_GRACE, Section, SectionKind, Sections,

@@ -162,7 +162,7 @@ impl Coded for VerifyError {
         }
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         Some(match self {
             Self::Broken { kind, .. } => kind.fix().into(),
             Self::Unreadable { .. } => "check the file's permissions".into(),

@@ -18,6 +18,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::audit::{AuditEntry, AuditEvent, GENESIS};
+use super::audit_error::AuditError;
 use super::head::{RecordedHead, read_session_heads, read_shelf_head, write_shelf_head};
 use super::key::AuditKey;
 use super::verify::AUDIT_FILE;
@@ -35,7 +36,7 @@ const GATHER_WAIT: Duration = Duration::from_micros(500);
 /// How much of the file's end is read to find the last line at open.
 const TAIL_BYTES: u64 = 64 * 1024;
 
-type Reply = Option<tokio::sync::oneshot::Sender<Result<u64, String>>>;
+type Reply = Option<tokio::sync::oneshot::Sender<Result<u64, AuditError>>>;
 
 struct Job {
     event: AuditEvent,
@@ -44,6 +45,8 @@ struct Job {
 
 /// Where the chain stands: the last line's seq and hash.
 struct Chain {
+    /// `workspace/audit.jsonl`.
+    path: PathBuf,
     seq: u64,
     hash: String,
     file: File,
@@ -144,6 +147,7 @@ impl AuditLog {
         });
         let bytes = file.metadata()?.len();
         let mut chain = Chain {
+            path: path.clone(),
             seq,
             hash,
             file,
@@ -182,16 +186,15 @@ impl AuditLog {
     }
 
     /// Appends a line and waits until it is on disk; returns its seq.
-    pub async fn append(&self, event: AuditEvent) -> Result<u64, String> {
+    pub async fn append(&self, event: AuditEvent) -> Result<u64, AuditError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         if !self.send(Job {
             event,
             reply: Some(reply),
         }) {
-            return Err("the audit writer has stopped".into());
+            return Err(AuditError::Stopped);
         }
-        done.await
-            .unwrap_or_else(|_| Err("the audit writer has stopped".into()))
+        done.await.unwrap_or(Err(AuditError::Stopped))
     }
 
     /// Appends a line without waiting (for places that cannot await; still written in order).
@@ -274,7 +277,7 @@ fn commit(
     chain: &mut Chain,
     jobs: &[Job],
     head_store: Option<&SessionStore>,
-) -> Result<(), String> {
+) -> Result<(), AuditError> {
     let now = crate::clock::now_ms();
     let mut text = Vec::with_capacity(jobs.len() * 400);
     let (mut seq, mut hash) = (chain.seq, chain.hash.clone());
@@ -286,7 +289,10 @@ fn commit(
         .file
         .write_all(&text)
         .and_then(|()| chain.file.sync_data())
-        .map_err(|e| format!("audit write failed: {}", e.kind()))?;
+        .map_err(|source| AuditError::Write {
+            path: chain.path.clone(),
+            source,
+        })?;
     chain.bytes += text.len() as u64;
     chain.seq = seq;
     chain.hash = hash;
@@ -306,16 +312,18 @@ fn store_head(
     chain: &mut Chain,
     head_store: Option<&SessionStore>,
     durable: bool,
-) -> Result<(), String> {
+) -> Result<(), AuditError> {
     let head = RecordedHead::new(chain.seq, &chain.hash, chain.keyed_from, chain.key.as_ref());
     if let Some(store) = head_store {
         store
             .set_audit_head_record(chain.seq, &chain.hash, &head.to_json(), durable)
-            .map_err(|e| format!("audit head not stored: {}", e.code()))?;
+            .map_err(|source| AuditError::HeadStore { source })?;
     }
     if durable && let Some(shelf) = &chain.shelf {
-        write_shelf_head(shelf, &head)
-            .map_err(|e| format!("audit head not recorded on the shelf: {}", e.kind()))?;
+        write_shelf_head(shelf, &head).map_err(|source| AuditError::HeadShelf {
+            path: shelf.join(super::head::AUDIT_HEAD_FILE),
+            source,
+        })?;
     }
     chain.head_pending = !durable;
     if durable {
@@ -324,13 +332,16 @@ fn store_head(
     Ok(())
 }
 
-fn rotate_if_full(chain: &mut Chain, workspace: &Path, max_bytes: u64) -> Result<(), String> {
+fn rotate_if_full(chain: &mut Chain, workspace: &Path, max_bytes: u64) -> Result<(), AuditError> {
     if chain.bytes < max_bytes {
         return Ok(());
     }
     let current = workspace.join(AUDIT_FILE);
     let rotated: PathBuf = workspace.join(format!("audit-{:020}.jsonl", chain.seq));
-    let fail = |e: std::io::Error| format!("audit rotation failed: {}", e.kind());
+    let fail = |source: std::io::Error| AuditError::Rotate {
+        path: current.clone(),
+        source,
+    };
     std::fs::rename(&current, &rotated).map_err(fail)?;
     File::open(workspace)
         .and_then(|d| d.sync_all())
@@ -341,11 +352,16 @@ fn rotate_if_full(chain: &mut Chain, workspace: &Path, max_bytes: u64) -> Result
     Ok(())
 }
 
-fn answer(jobs: Vec<Job>, last_seq: u64, done: Result<(), String>) {
+fn answer(jobs: Vec<Job>, last_seq: u64, done: Result<(), AuditError>) {
     let first = (last_seq + 1).saturating_sub(jobs.len() as u64);
+    let done = done.map_err(Arc::new);
     for (i, job) in jobs.into_iter().enumerate() {
         if let Some(reply) = job.reply {
-            let _ = reply.send(done.clone().map(|()| first + i as u64));
+            let answer = match &done {
+                Ok(()) => Ok(first + i as u64),
+                Err(e) => Err(AuditError::Batch(Arc::clone(e))),
+            };
+            let _ = reply.send(answer);
         }
     }
 }

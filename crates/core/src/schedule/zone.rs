@@ -79,7 +79,7 @@ impl Coded for ZoneError {
         "TIMEZONE_UNKNOWN"
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         Some("set TZ to an IANA zone name such as Asia/Tokyo or Europe/Berlin, or unset it to use the system's zone".into())
     }
 }

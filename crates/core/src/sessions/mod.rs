@@ -26,5 +26,5 @@ pub use records::{
     AgentMessage, AssistRecord, Endpoint, IntentRecord, QuestionRecord, Record, SessionMeta,
     TurnRecord, TurnSkill, TurnStop,
 };
-pub use store::{SessionError, SessionStore, StoredRecord};
+pub use store::{SessionError, SessionStore, StoreOp, StoredRecord};
 pub use writer::SessionWriter;

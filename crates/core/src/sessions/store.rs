@@ -8,6 +8,7 @@ use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde_json::Value;
 
 use super::records::{Record, SessionMeta};
+use crate::error::{Fix, Remedy};
 
 const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
 const RECORDS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("records");
@@ -27,15 +28,44 @@ pub enum SessionError {
     /// Another process has `sessions.redb` open (the second net behind the village lock).
     #[error("{0}: another process has the conversation store open")]
     Locked(PathBuf),
-    /// The database failed.
-    #[error("{0}")]
-    Storage(String),
+    /// The database failed: the operation, the file and redb's own error.
+    #[error("{}: the conversation store could not {op}", path.display())]
+    Storage {
+        /// What the store was doing.
+        op: StoreOp,
+        /// `sessions.redb`.
+        path: PathBuf,
+        /// redb's error (boxed: some of its variants are large).
+        #[source]
+        source: Box<redb::Error>,
+    },
+    /// A record or a conversation's metadata could not be encoded or decoded.
+    #[error("a conversation record could not be {op}")]
+    Encoding {
+        /// Encode or decode.
+        op: StoreOp,
+        /// serde's error (names the field, never its value).
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The writer thread is gone (the store was closed), so nothing more is written.
+    #[error("the session writer has stopped")]
+    WriterStopped,
+    /// One failed commit of the writer, shared by every request it held.
+    #[error(transparent)]
+    Batch(std::sync::Arc<SessionError>),
     /// No such conversation.
     #[error("no conversation {0}")]
     NotFound(String),
-    /// Writing an export failed.
-    #[error("{0}")]
-    Export(String),
+    /// Writing an export failed: the file (or its folder) and the io error.
+    #[error("{}: the export could not be written ({})", path.display(), source.kind())]
+    Export {
+        /// The export file, or the `exports` folder.
+        path: PathBuf,
+        /// The io error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A fork point past the conversation's last record.
     #[error("conversation {session} has no record {at} to fork before ({})", last_words(*.last))]
     ForkPastEnd {
@@ -75,9 +105,12 @@ impl SessionError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::Locked(_) => "SESSION_STORE_LOCKED",
-            Self::Storage(_) => "SESSION_STORE_FAILED",
+            Self::Storage { .. } | Self::Encoding { .. } | Self::WriterStopped => {
+                "SESSION_STORE_FAILED"
+            }
+            Self::Batch(e) => e.code(),
             Self::NotFound(_) => "SESSION_NOT_FOUND",
-            Self::Export(_) => "SESSION_EXPORT_FAILED",
+            Self::Export { .. } => "SESSION_EXPORT_FAILED",
             Self::ForkPastEnd { .. } => "SESSION_FORK_PAST_END",
             Self::ForkSplitsExchange { .. } => "SESSION_FORK_SPLITS_EXCHANGE",
         }
@@ -89,11 +122,10 @@ impl crate::error::Coded for SessionError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         match self {
-            Self::Locked(_) => {
-                Some("close the other Fuseforks (GUI or fuseforks-cli) using this village".into())
-            }
+            Self::Locked(_) => Some(Fix::remedy(Remedy::CloseOtherProcess, "")),
+            Self::Batch(e) => crate::error::Coded::fix(&**e),
             Self::ForkPastEnd { points, .. } => Some(match points.as_slice() {
                 [] => "this conversation has no request to fork before".into(),
                 points => format!(
@@ -103,14 +135,15 @@ impl crate::error::Coded for SessionError {
                         .map(u64::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
-                ),
+                )
+                .into(),
             }),
             Self::ForkSplitsExchange { nearest, .. } => Some(match nearest {
                 (Some(a), Some(b)) => {
-                    format!("fork before request {a} or {b} (`sessions show` numbers them)")
+                    format!("fork before request {a} or {b} (`sessions show` numbers them)").into()
                 }
                 (Some(a), None) | (None, Some(a)) => {
-                    format!("fork before request {a} (`sessions show` numbers the records)")
+                    format!("fork before request {a} (`sessions show` numbers the records)").into()
                 }
                 (None, None) => "this conversation has no request to fork before".into(),
             }),
@@ -119,8 +152,43 @@ impl crate::error::Coded for SessionError {
     }
 }
 
-fn storage(e: impl std::fmt::Display) -> SessionError {
-    SessionError::Storage(e.to_string())
+/// What the conversation store was doing when it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreOp {
+    /// Opening (or creating) the file and its tables.
+    Open,
+    /// Reading in a transaction.
+    Read,
+    /// Writing in a transaction.
+    Write,
+    /// Committing a write.
+    Commit,
+    /// Encoding a record as JSON.
+    Encode,
+    /// Decoding a record's JSON.
+    Decode,
+}
+
+impl std::fmt::Display for StoreOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Open => "open",
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Commit => "commit",
+            Self::Encode => "encoded",
+            Self::Decode => "decoded",
+        })
+    }
+}
+
+/// A redb failure of `op` on `path`, keeping redb's error as the source.
+fn failed<E: Into<redb::Error>>(path: &Path, op: StoreOp) -> impl FnOnce(E) -> SessionError + '_ {
+    move |e| SessionError::Storage {
+        op,
+        path: path.to_path_buf(),
+        source: Box::new(e.into()),
+    }
 }
 
 /// A record read back: one this version knows, or one it skips.
@@ -159,12 +227,14 @@ impl SessionStore {
             Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
                 return Err(SessionError::Locked(path.to_path_buf()));
             }
-            Err(e) => return Err(storage(e)),
+            Err(e) => return Err(failed(path, StoreOp::Open)(e)),
         };
-        let txn = db.begin_write().map_err(storage)?;
-        txn.open_table(SESSIONS).map_err(storage)?;
-        txn.open_table(RECORDS).map_err(storage)?;
-        txn.commit().map_err(storage)?;
+        let txn = db.begin_write().map_err(failed(path, StoreOp::Open))?;
+        txn.open_table(SESSIONS)
+            .map_err(failed(path, StoreOp::Open))?;
+        txn.open_table(RECORDS)
+            .map_err(failed(path, StoreOp::Open))?;
+        txn.commit().map_err(failed(path, StoreOp::Open))?;
         Ok(Self {
             db,
             path: path.to_path_buf(),
@@ -182,14 +252,19 @@ impl SessionStore {
             forked_at_seq: None,
             record_count: 0,
         };
-        let txn = self.db.begin_write().map_err(storage)?;
+        let txn = self
+            .db
+            .begin_write()
+            .map_err(failed(&self.path, StoreOp::Write))?;
         {
-            let mut sessions = txn.open_table(SESSIONS).map_err(storage)?;
+            let mut sessions = txn
+                .open_table(SESSIONS)
+                .map_err(failed(&self.path, StoreOp::Write))?;
             sessions
                 .insert(id.as_str(), to_bytes(&meta)?.as_slice())
-                .map_err(storage)?;
+                .map_err(failed(&self.path, StoreOp::Write))?;
         }
-        txn.commit().map_err(storage)?;
+        txn.commit().map_err(failed(&self.path, StoreOp::Commit))?;
         Ok(id)
     }
 
@@ -209,15 +284,22 @@ impl SessionStore {
         items: &[(&str, &Record)],
         now_ms: i64,
     ) -> Result<Vec<Result<u64, SessionError>>, SessionError> {
-        let txn = self.db.begin_write().map_err(storage)?;
+        let txn = self
+            .db
+            .begin_write()
+            .map_err(failed(&self.path, StoreOp::Write))?;
         let mut results = Vec::with_capacity(items.len());
         {
-            let mut sessions = txn.open_table(SESSIONS).map_err(storage)?;
-            let mut records = txn.open_table(RECORDS).map_err(storage)?;
+            let mut sessions = txn
+                .open_table(SESSIONS)
+                .map_err(failed(&self.path, StoreOp::Write))?;
+            let mut records = txn
+                .open_table(RECORDS)
+                .map_err(failed(&self.path, StoreOp::Write))?;
             for (session, record) in items {
                 let meta = sessions
                     .get(*session)
-                    .map_err(storage)?
+                    .map_err(failed(&self.path, StoreOp::Read))?
                     .map(|v| from_bytes::<SessionMeta>(v.value()));
                 let mut meta = match meta {
                     Some(m) => m?,
@@ -229,37 +311,49 @@ impl SessionStore {
                 let seq = {
                     let last = records
                         .range((*session, 0)..=(*session, u64::MAX))
-                        .map_err(storage)?
+                        .map_err(failed(&self.path, StoreOp::Read))?
                         .next_back();
                     match last {
-                        Some(entry) => entry.map_err(storage)?.0.value().1 + 1,
+                        Some(entry) => {
+                            entry
+                                .map_err(failed(&self.path, StoreOp::Read))?
+                                .0
+                                .value()
+                                .1
+                                + 1
+                        }
                         None => 0,
                     }
                 };
                 records
                     .insert((*session, seq), to_bytes(*record)?.as_slice())
-                    .map_err(storage)?;
+                    .map_err(failed(&self.path, StoreOp::Write))?;
                 meta.record_count += 1;
                 meta.updated_at = now_ms;
                 sessions
                     .insert(*session, to_bytes(&meta)?.as_slice())
-                    .map_err(storage)?;
+                    .map_err(failed(&self.path, StoreOp::Write))?;
                 results.push(Ok(seq));
             }
         }
-        txn.commit().map_err(storage)?;
+        txn.commit().map_err(failed(&self.path, StoreOp::Commit))?;
         Ok(results)
     }
 
     /// The audit log's chain head (seq and hash of its last line), when one was stored.
     pub fn audit_head(&self) -> Result<Option<(u64, String)>, SessionError> {
-        let txn = self.db.begin_read().map_err(storage)?;
+        let txn = self
+            .db
+            .begin_read()
+            .map_err(failed(&self.path, StoreOp::Read))?;
         let table = match txn.open_table(AUDIT_HEAD) {
             Ok(t) => t,
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
-            Err(e) => return Err(storage(e)),
+            Err(e) => return Err(failed(&self.path, StoreOp::Read)(e)),
         };
-        let head = table.get(AUDIT_HEAD_KEY).map_err(storage)?;
+        let head = table
+            .get(AUDIT_HEAD_KEY)
+            .map_err(failed(&self.path, StoreOp::Read))?;
         Ok(head.map(|v| {
             let (seq, hash) = v.value();
             (seq, hash.to_owned())
@@ -280,13 +374,18 @@ impl SessionStore {
     /// The audit chain's recorded head (its JSON), when one was stored with
     /// [`Self::set_audit_head_record`].
     pub fn audit_head_record(&self) -> Result<Option<String>, SessionError> {
-        let txn = self.db.begin_read().map_err(storage)?;
+        let txn = self
+            .db
+            .begin_read()
+            .map_err(failed(&self.path, StoreOp::Read))?;
         let table = match txn.open_table(AUDIT_HEAD_RECORD) {
             Ok(t) => t,
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
-            Err(e) => return Err(storage(e)),
+            Err(e) => return Err(failed(&self.path, StoreOp::Read)(e)),
         };
-        let record = table.get(AUDIT_HEAD_KEY).map_err(storage)?;
+        let record = table
+            .get(AUDIT_HEAD_KEY)
+            .map_err(failed(&self.path, StoreOp::Read))?;
         Ok(record.map(|v| v.value().to_owned()))
     }
 
@@ -310,31 +409,45 @@ impl SessionStore {
         record: Option<&str>,
         durable: bool,
     ) -> Result<(), SessionError> {
-        let mut txn = self.db.begin_write().map_err(storage)?;
+        let mut txn = self
+            .db
+            .begin_write()
+            .map_err(failed(&self.path, StoreOp::Write))?;
         if !durable {
             txn.set_durability(redb::Durability::None)
-                .map_err(storage)?;
+                .map_err(failed(&self.path, StoreOp::Write))?;
         }
         {
-            let mut table = txn.open_table(AUDIT_HEAD).map_err(storage)?;
+            let mut table = txn
+                .open_table(AUDIT_HEAD)
+                .map_err(failed(&self.path, StoreOp::Write))?;
             table
                 .insert(AUDIT_HEAD_KEY, (seq, sha256))
-                .map_err(storage)?;
+                .map_err(failed(&self.path, StoreOp::Write))?;
             if let Some(record) = record {
-                let mut table = txn.open_table(AUDIT_HEAD_RECORD).map_err(storage)?;
-                table.insert(AUDIT_HEAD_KEY, record).map_err(storage)?;
+                let mut table = txn
+                    .open_table(AUDIT_HEAD_RECORD)
+                    .map_err(failed(&self.path, StoreOp::Write))?;
+                table
+                    .insert(AUDIT_HEAD_KEY, record)
+                    .map_err(failed(&self.path, StoreOp::Write))?;
             }
         }
-        txn.commit().map_err(storage)
+        txn.commit().map_err(failed(&self.path, StoreOp::Commit))
     }
 
     /// Every conversation, most recently updated first.
     pub fn list(&self) -> Result<Vec<(String, SessionMeta)>, SessionError> {
-        let txn = self.db.begin_read().map_err(storage)?;
-        let sessions = txn.open_table(SESSIONS).map_err(storage)?;
+        let txn = self
+            .db
+            .begin_read()
+            .map_err(failed(&self.path, StoreOp::Read))?;
+        let sessions = txn
+            .open_table(SESSIONS)
+            .map_err(failed(&self.path, StoreOp::Read))?;
         let mut out = Vec::new();
-        for entry in sessions.iter().map_err(storage)? {
-            let (k, v) = entry.map_err(storage)?;
+        for entry in sessions.iter().map_err(failed(&self.path, StoreOp::Read))? {
+            let (k, v) = entry.map_err(failed(&self.path, StoreOp::Read))?;
             out.push((k.value().to_owned(), from_bytes::<SessionMeta>(v.value())?));
         }
         out.sort_by(|a, b| {
@@ -347,11 +460,16 @@ impl SessionStore {
 
     /// A conversation's metadata.
     pub fn meta(&self, session: &str) -> Result<SessionMeta, SessionError> {
-        let txn = self.db.begin_read().map_err(storage)?;
-        let sessions = txn.open_table(SESSIONS).map_err(storage)?;
+        let txn = self
+            .db
+            .begin_read()
+            .map_err(failed(&self.path, StoreOp::Read))?;
+        let sessions = txn
+            .open_table(SESSIONS)
+            .map_err(failed(&self.path, StoreOp::Read))?;
         let value = sessions
             .get(session)
-            .map_err(storage)?
+            .map_err(failed(&self.path, StoreOp::Read))?
             .ok_or_else(|| SessionError::NotFound(session.to_owned()))?;
         from_bytes(value.value())
     }
@@ -359,15 +477,20 @@ impl SessionStore {
     /// Every record of a conversation, in order, with its sequence number.
     pub fn records(&self, session: &str) -> Result<Vec<(u64, StoredRecord)>, SessionError> {
         self.meta(session)?;
-        let txn = self.db.begin_read().map_err(storage)?;
-        let records = txn.open_table(RECORDS).map_err(storage)?;
+        let txn = self
+            .db
+            .begin_read()
+            .map_err(failed(&self.path, StoreOp::Read))?;
+        let records = txn
+            .open_table(RECORDS)
+            .map_err(failed(&self.path, StoreOp::Read))?;
         let mut out = Vec::new();
         let mut warned = false;
         for entry in records
             .range((session, 0)..=(session, u64::MAX))
-            .map_err(storage)?
+            .map_err(failed(&self.path, StoreOp::Read))?
         {
-            let (k, v) = entry.map_err(storage)?;
+            let (k, v) = entry.map_err(failed(&self.path, StoreOp::Read))?;
             let seq = k.value().1;
             match serde_json::from_slice::<Record>(v.value()) {
                 Ok(record) => out.push((seq, StoredRecord::Known(record))),
@@ -422,19 +545,24 @@ impl SessionStore {
             }
         })?;
         let id = uuid::Uuid::new_v4().to_string();
-        let txn = self.db.begin_write().map_err(storage)?;
+        let txn = self
+            .db
+            .begin_write()
+            .map_err(failed(&self.path, StoreOp::Write))?;
         {
-            let mut records = txn.open_table(RECORDS).map_err(storage)?;
+            let mut records = txn
+                .open_table(RECORDS)
+                .map_err(failed(&self.path, StoreOp::Write))?;
             let copied: Vec<(u64, Vec<u8>)> = records
                 .range((session, 0)..(session, at_seq))
-                .map_err(storage)?
+                .map_err(failed(&self.path, StoreOp::Read))?
                 .map(|e| e.map(|(k, v)| (k.value().1, v.value().to_vec())))
                 .collect::<Result<_, _>>()
-                .map_err(storage)?;
+                .map_err(failed(&self.path, StoreOp::Read))?;
             for (seq, bytes) in &copied {
                 records
                     .insert((id.as_str(), *seq), bytes.as_slice())
-                    .map_err(storage)?;
+                    .map_err(failed(&self.path, StoreOp::Write))?;
             }
             let meta = SessionMeta {
                 title: source.title.clone(),
@@ -444,64 +572,95 @@ impl SessionStore {
                 forked_at_seq: Some(at_seq),
                 record_count: copied.len() as u64,
             };
-            let mut sessions = txn.open_table(SESSIONS).map_err(storage)?;
+            let mut sessions = txn
+                .open_table(SESSIONS)
+                .map_err(failed(&self.path, StoreOp::Write))?;
             sessions
                 .insert(id.as_str(), to_bytes(&meta)?.as_slice())
-                .map_err(storage)?;
+                .map_err(failed(&self.path, StoreOp::Write))?;
         }
-        txn.commit().map_err(storage)?;
+        txn.commit().map_err(failed(&self.path, StoreOp::Commit))?;
         Ok(id)
     }
 
     /// Deletes a conversation and its records.
     pub fn delete(&self, session: &str) -> Result<(), SessionError> {
         self.meta(session)?;
-        let txn = self.db.begin_write().map_err(storage)?;
+        let txn = self
+            .db
+            .begin_write()
+            .map_err(failed(&self.path, StoreOp::Write))?;
         {
-            let mut records = txn.open_table(RECORDS).map_err(storage)?;
+            let mut records = txn
+                .open_table(RECORDS)
+                .map_err(failed(&self.path, StoreOp::Write))?;
             let seqs: Vec<u64> = records
                 .range((session, 0)..=(session, u64::MAX))
-                .map_err(storage)?
+                .map_err(failed(&self.path, StoreOp::Read))?
                 .map(|e| e.map(|(k, _)| k.value().1))
                 .collect::<Result<_, _>>()
-                .map_err(storage)?;
+                .map_err(failed(&self.path, StoreOp::Read))?;
             for seq in seqs {
-                records.remove((session, seq)).map_err(storage)?;
+                records
+                    .remove((session, seq))
+                    .map_err(failed(&self.path, StoreOp::Write))?;
             }
-            let mut sessions = txn.open_table(SESSIONS).map_err(storage)?;
-            sessions.remove(session).map_err(storage)?;
+            let mut sessions = txn
+                .open_table(SESSIONS)
+                .map_err(failed(&self.path, StoreOp::Write))?;
+            sessions
+                .remove(session)
+                .map_err(failed(&self.path, StoreOp::Write))?;
         }
-        txn.commit().map_err(storage)
+        txn.commit().map_err(failed(&self.path, StoreOp::Commit))
     }
 
     /// Writes a conversation as JSON Lines (one record per line, as stored, unknown kinds
     /// included) to `exports/{id}.jsonl` under `dir`, atomically; returns the file.
     pub fn export_jsonl(&self, session: &str, dir: &Path) -> Result<PathBuf, SessionError> {
         self.meta(session)?;
-        let txn = self.db.begin_read().map_err(storage)?;
-        let records = txn.open_table(RECORDS).map_err(storage)?;
+        let txn = self
+            .db
+            .begin_read()
+            .map_err(failed(&self.path, StoreOp::Read))?;
+        let records = txn
+            .open_table(RECORDS)
+            .map_err(failed(&self.path, StoreOp::Read))?;
         let mut out = Vec::new();
         for entry in records
             .range((session, 0)..=(session, u64::MAX))
-            .map_err(storage)?
+            .map_err(failed(&self.path, StoreOp::Read))?
         {
-            let (_, v) = entry.map_err(storage)?;
+            let (_, v) = entry.map_err(failed(&self.path, StoreOp::Read))?;
             out.extend_from_slice(v.value());
             out.push(b'\n');
         }
         let file = dir.join("exports").join(format!("{session}.jsonl"));
-        std::fs::create_dir_all(dir.join("exports"))
-            .map_err(|e| SessionError::Export(e.to_string()))?;
-        crate::village::write_file_atomically(&file, &out)
-            .map_err(|e| SessionError::Export(e.to_string()))?;
+        let folder = dir.join("exports");
+        std::fs::create_dir_all(&folder).map_err(|source| SessionError::Export {
+            path: folder,
+            source,
+        })?;
+        crate::village::write_file_atomically(&file, &out).map_err(|source| {
+            SessionError::Export {
+                path: file.clone(),
+                source,
+            }
+        })?;
         Ok(file)
     }
 }
 
 fn to_bytes<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, SessionError> {
-    serde_json::to_vec(value).map_err(storage)
+    serde_json::to_vec(value).map_err(|source| SessionError::Encoding {
+        op: StoreOp::Encode,
+        source,
+    })
 }
 
 fn from_bytes<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, SessionError> {
-    serde_json::from_slice(bytes).map_err(storage)
+    serde_json::from_slice(bytes).map_err(|source| SessionError::Encoding {
+        op: StoreOp::Decode,
+        source,
+    })
 }

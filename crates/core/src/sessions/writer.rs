@@ -78,15 +78,10 @@ impl SessionWriter {
             .as_ref()
             .is_some_and(|s| s.send(job).is_ok());
         if !sent {
-            return Err(SessionError::Storage(
-                "the session writer has stopped".into(),
-            ));
+            return Err(SessionError::WriterStopped);
         }
-        done.await.unwrap_or_else(|_| {
-            Err(SessionError::Storage(
-                "the session writer has stopped".into(),
-            ))
-        })
+        done.await
+            .unwrap_or_else(|_| Err(SessionError::WriterStopped))
     }
 }
 
@@ -116,9 +111,9 @@ fn commit(store: &SessionStore, jobs: Vec<Job>) {
             }
         }
         Err(e) => {
-            let text = e.to_string();
+            let shared = std::sync::Arc::new(e);
             for job in jobs {
-                let _ = job.reply.send(Err(SessionError::Storage(text.clone())));
+                let _ = job.reply.send(Err(SessionError::Batch(shared.clone())));
             }
         }
     }

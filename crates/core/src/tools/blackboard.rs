@@ -2,6 +2,8 @@
 //! done>/<agent_id> - <job>.md`. Everyone may list and read; an agent writes only its own notes;
 //! `write` only creates (in `doing/`); a note in `done/` is frozen; a note holds at most 12,000
 //! characters. Other write tools are fenced out of `blackboard/` by the work-folder jail.
+//! Its helpers fail with `String`: that string IS the tool result the model reads, not an error
+//! an edge renders, so it stays words.
 
 use std::io::Write;
 

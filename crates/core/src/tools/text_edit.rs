@@ -1,6 +1,8 @@
 //! `diff`, `sd` and `yq`: read two files and diff them; replace with a regular expression;
 //! get / set / remove a value in TOML (format kept, through `toml_edit`) or JSON. `sd` and `yq`
 //! preview (a diff) unless `apply` is true, and then write one file.
+//! Its helpers fail with `String`: that string IS the tool result the model reads, not an error
+//! an edge renders, so it stays words.
 
 use std::io::Write;
 

@@ -69,9 +69,9 @@ impl crate::error::Coded for EditError {
         }
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         match self {
-            Self::Findings(f) => Some(f[0].fix.clone()),
+            Self::Findings(f) => Some(f[0].fix.clone().into()),
             Self::Village(e) => crate::error::Coded::fix(e),
         }
     }
@@ -128,7 +128,9 @@ impl EditableFile {
 }
 
 fn finding_of(e: &VillageError) -> TextFinding {
-    let fix = crate::error::Coded::fix(e).unwrap_or_default();
+    let fix = crate::error::Coded::fix(e)
+        .map(|f| f.text())
+        .unwrap_or_default();
     match e {
         VillageError::Invalid(i) => TextFinding {
             line: i.line.unwrap_or(1),

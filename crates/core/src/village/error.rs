@@ -133,27 +133,33 @@ impl crate::error::Coded for VillageError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         Some(match self {
-            Self::Missing { .. } => "run `fuseforks-cli init --data-dir <DIR>` or point --data-dir at an existing village".into(),
+            Self::Missing { .. } => crate::error::Fix::remedy(
+                crate::error::Remedy::FoundVillage,
+                "or point at an existing village's folder",
+            ),
             Self::Unreadable { .. } => "check that the file is readable by this user".into(),
-            Self::Invalid(invalid) => invalid.fix.clone(),
-            Self::Rule(rule) => rule.fix.clone(),
+            Self::Invalid(invalid) => invalid.fix.clone().into(),
+            Self::Rule(rule) => rule.fix.clone().into(),
             Self::WriteFailed { .. } => "check free space and permissions of the folder".into(),
             Self::WriteRefused { .. } => "repair or move the file by hand, then save again".into(),
             Self::AlreadyExists {
                 data_dir_is_workspace,
                 ..
-            } => exists_fix(*data_dir_is_workspace).into(),
+            } => exists_fix(*data_dir_is_workspace),
         })
     }
 }
 
-fn exists_fix(data_dir_is_workspace: bool) -> &'static str {
+fn exists_fix(data_dir_is_workspace: bool) -> crate::error::Fix {
     if data_dir_is_workspace {
-        "--data-dir points at a village's workspace folder; use its parent (the folder that holds workspace/)"
+        crate::error::Fix::remedy(
+            crate::error::Remedy::DataDir,
+            "points at a village's workspace folder; use its parent (the folder that holds workspace/)",
+        )
     } else {
-        "choose another --data-dir, or move the existing village away first"
+        "choose another data folder, or move the existing village away first".into()
     }
 }
 

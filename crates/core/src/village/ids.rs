@@ -98,7 +98,7 @@ impl crate::error::Coded for InvalidIdError {
         "INVALID_ID"
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<crate::error::Fix> {
         Some("use 1-64 characters from A-Z a-z 0-9 _ -".into())
     }
 }

@@ -1,5 +1,8 @@
 //! The shelf: per-machine files in `data_dir`, deliberately outside the village
 //! (`mcp_server.json`, `probe_approvals.json`, `pricing.json`, `jev.json`, `bake.json`).
+//! [`DoorSettings`] and [`BakeRecord`] are host concepts kept here as shelf data only: core
+//! reads and writes them as files (with the same notices, atomic writes and owner-only modes as
+//! every shelf file) and never acts on them; the door and the bake live in the host.
 
 use std::fmt;
 use std::path::Path;
@@ -83,7 +86,7 @@ impl JsonDoc for ProbeApprovals {
                     file,
                     format!("hashes[{i}]"),
                     "not a SHA-256 key (64 hex digits)",
-                    "remove the entry and approve the probe again (`fuseforks-cli schedules approve`)",
+                    "remove the entry and approve the probe again",
                 ));
             }
         }

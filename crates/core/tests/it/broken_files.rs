@@ -441,7 +441,7 @@ fn every_broken_file_gives_its_code_names_the_file_and_stays_unchanged() {
         if text.contains("Fix:") {
             problems.push(format!("message holds its fix: {text}"));
         }
-        if fuseforks_core::Coded::fix(&err).is_none_or(|f| f.is_empty()) {
+        if fuseforks_core::Coded::fix(&err).is_none_or(|f| f.text().is_empty()) {
             problems.push("no fix".into());
         }
         // The store never writes over a file it could not read.

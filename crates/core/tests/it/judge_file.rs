@@ -57,7 +57,7 @@ fn a_finding_renders_as_line_col_code_message_with_a_fix() {
         f.to_string(),
         "7:17 INVALID_JUDGE_FILE rule 1: \"crash\" is not an option of \"kind\""
     );
-    assert_eq!(f.fix().unwrap(), "use one of: bug, other");
+    assert_eq!(f.fix().unwrap().change, "use one of: bug, other");
 }
 
 #[test]

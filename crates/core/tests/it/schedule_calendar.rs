@@ -500,7 +500,7 @@ fn tz_with_a_colon_resolves_and_a_zone_that_does_not_exist_is_an_error() {
     assert!(berlin.is_named("Europe/Berlin"));
     let err = resolve_process_zone(Some("Europe/Berlinn")).unwrap_err();
     assert_eq!(err.code(), "TIMEZONE_UNKNOWN");
-    assert!(err.fix().unwrap().contains("IANA"));
+    assert!(err.fix().unwrap().change.contains("IANA"));
     assert!(resolve_process_zone(Some(":Not/AZone")).is_err());
 }
 

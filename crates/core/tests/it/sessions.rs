@@ -2,7 +2,8 @@
 //! delete, the lock, and records of kinds this version does not know.
 
 use fuseforks_core::sessions::{
-    AgentMessage, Endpoint, Record, SessionStore, StoredRecord, TurnRecord, TurnStop,
+    AgentMessage, Endpoint, Record, SessionError, SessionStore, StoreOp, StoredRecord, TurnRecord,
+    TurnStop,
 };
 use fuseforks_testkit::TempDataDir;
 
@@ -203,6 +204,32 @@ fn a_store_open_elsewhere_is_reported_as_locked() {
     let _first = SessionStore::open(&path).unwrap();
     let err = SessionStore::open(&path).unwrap_err();
     assert_eq!(err.code(), "SESSION_STORE_LOCKED");
+}
+
+/// A file that is not a redb database fails to open with the operation, the path and redb's
+/// own error kept as the source.
+#[test]
+fn a_store_that_is_not_redb_names_the_operation_the_file_and_keeps_redbs_error() {
+    let data = TempDataDir::new();
+    std::fs::create_dir_all(data.workspace()).unwrap();
+    let path = data.workspace().join("sessions.redb");
+    std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+    let err = SessionStore::open(&path).unwrap_err();
+    assert_eq!(err.code(), "SESSION_STORE_FAILED");
+    match &err {
+        SessionError::Storage { op, path: at, .. } => {
+            assert_eq!(*op, StoreOp::Open);
+            assert_eq!(at, &path);
+        }
+        other => panic!("not a storage failure: {other:?}"),
+    }
+    let source = std::error::Error::source(&err).expect("redb's error as the source");
+    assert!(
+        source.downcast_ref::<Box<redb::Error>>().is_some()
+            || source.downcast_ref::<redb::Error>().is_some(),
+        "{source:?}"
+    );
+    assert!(err.to_string().contains("sessions.redb") && err.to_string().contains("open"));
 }
 
 #[test]

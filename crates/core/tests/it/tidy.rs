@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+mod cli_words;
 mod gui;
 mod module_graph;
 mod waits;
@@ -768,4 +769,10 @@ fn the_lexer_keeps_lines_and_drops_comments_and_strings() {
         lexed.code
     );
     assert_eq!(lexed.strings, [(2, "}{".to_owned())]);
+}
+
+/// Core speaks no CLI: a fix carries a `Remedy` that the CLI and the host word.
+#[test]
+fn core_names_no_cli_command_or_flag() {
+    fail(&cli_words::problems(), cli_words::RULE);
 }

@@ -115,15 +115,19 @@ impl Coded for BakeError {
         }
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         match self {
-            Self::Usage { fix, .. } | Self::OutState { fix, .. } => Some(fix.clone()),
+            Self::Usage { fix, .. } | Self::OutState { fix, .. } => Some(fix.clone().into()),
             Self::Unmapped(_) => Some(
                 "add a --map SOURCE=/container/path that covers each (the longest source prefix wins)"
                     .into(),
             ),
-            Self::Lock(e) => Coded::fix(e).map(|f| {
-                format!("{f} (close the GUI before baking; stop the container before --update)")
+            Self::Lock(e) => Coded::fix(e).map(|f| fuseforks_core::Fix {
+                change: format!(
+                    "{} (close the GUI before baking; stop the container before --update)",
+                    f.change
+                ),
+                ..f
             }),
             Self::Source(e) => e.fix(),
             Self::SourceFile(..) => {

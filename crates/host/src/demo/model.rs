@@ -59,16 +59,16 @@ impl Coded for DemoModelError {
         }
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         match self {
             Self::Bind {
                 port, denied: true, ..
             } => Some(format!(
                 "port {port} needs privileges this user lacks: use a port of 1024 or above (`demo --port N`, or no --port for a free one; in world.json, the demo template's baseUrl)"
-            )),
+            ).into()),
             Self::Bind { port, .. } => Some(format!(
                 "stop what holds port {port}, or change the port of the demo template's baseUrl in world.json (`demo --port N` for a new demo)"
-            )),
+            ).into()),
             Self::NoRuntime => None,
         }
     }

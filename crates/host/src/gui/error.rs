@@ -4,7 +4,7 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use fuseforks_core::Coded;
+use fuseforks_core::{Coded, Fix, Remedy};
 use serde::Serialize;
 
 /// An API refusal.
@@ -72,9 +72,45 @@ impl ApiError {
             status: status_of(code),
             code: code.to_owned(),
             message: e.to_string(),
-            fix: e.fix(),
+            fix: e.fix().as_ref().map(fix_words),
             field: None,
         }
+    }
+}
+
+/// A fix in the page's words: where to click for the remedy, then the fix's own words.
+fn fix_words(fix: &Fix) -> String {
+    let Some(remedy) = &fix.remedy else {
+        return fix.change.clone();
+    };
+    let place = place_of(remedy);
+    if fix.change.is_empty() {
+        place
+    } else {
+        format!("{place} {}", fix.change)
+    }
+}
+
+/// Where the page offers a remedy (a short phrase).
+fn place_of(remedy: &Remedy) -> String {
+    match remedy {
+        Remedy::StoreSecret { name, .. } => format!("store the secret {name} (Settings)"),
+        Remedy::ApproveProbe { schedule, .. } => {
+            format!("approve the probe of schedule {schedule} (Approvals)")
+        }
+        Remedy::MakeReception => "make a servant the reception (Servants)".into(),
+        Remedy::ValidateJudge => "open the judge's file (Files) to see every finding".into(),
+        Remedy::FoundVillage => "found a village".into(),
+        Remedy::RunDemo => "make a new demo village".into(),
+        Remedy::Resume => "press Resume".into(),
+        Remedy::ListServants => "see the ids on the Servants page".into(),
+        Remedy::AddTemplate { id } => match id {
+            Some(id) => format!("add the template {id} (Settings)"),
+            None => "add a model template (Settings)".into(),
+        },
+        Remedy::RetemplateServant => "point those servants at another template (Servants)".into(),
+        Remedy::CloseOtherProcess => "close the other Fuseforks using this village".into(),
+        Remedy::DataDir => "the village folder".into(),
     }
 }
 

@@ -181,7 +181,7 @@ impl fuseforks_core::Coded for GuiError {
         }
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         Some(match self {
             Self::TokenMissing => {
                 "set the secret gui_token (FUSEFORKS_SECRET_GUI_TOKEN with --secrets env)".into()

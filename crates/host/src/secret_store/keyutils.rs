@@ -17,10 +17,8 @@ pub struct KeyutilsStore {
 
 impl KeyutilsStore {
     /// Finds the user keyring (the kernel creates it on first use).
-    pub fn open() -> Result<Self, String> {
-        KeyRing::from_special_id(KeyRingIdentifier::User, true)
-            .map(|ring| Self { ring })
-            .map_err(|e| format!("the kernel keyutils store cannot be used: {e}"))
+    pub fn open() -> Result<Self, KeyError> {
+        KeyRing::from_special_id(KeyRingIdentifier::User, true).map(|ring| Self { ring })
     }
 
     /// The value of `key` of `service`, if set.

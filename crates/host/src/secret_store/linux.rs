@@ -8,7 +8,8 @@ use keyring_core::CredentialStore;
 
 use super::SecretError;
 use super::keyutils::KeyutilsStore;
-use super::{Backing, FORCE_ENV, KeyringBackend, OsKeyring, describe, on_own_thread};
+use super::open_error::{KeyringOpenError, SecretServiceError};
+use super::{Backing, KeyringBackend, OsKeyring, describe, on_own_thread};
 
 /// How long the Secret Service may take to answer when it is first asked.
 const PROBE_LIMIT: Duration = Duration::from_secs(5);
@@ -17,19 +18,17 @@ const PROBE_LIMIT: Duration = Duration::from_secs(5);
 pub(super) fn open(force: Option<&str>) -> Result<OsKeyring, SecretError> {
     match force.map(str::trim) {
         None | Some("") => choose(),
-        Some("secret-service") => secret_service().map_err(|why| {
-            format!("{FORCE_ENV}=secret-service, but the Secret Service cannot be used: {why}")
-        }),
+        Some("secret-service") => secret_service().map_err(KeyringOpenError::ForcedSecretService),
         Some("keyutils") => keyutils(None),
-        Some(other) => Err(format!(
-            "{FORCE_ENV}={other:?} names no store: unset it, or set it to secret-service or keyutils"
-        )),
+        Some(other) => Err(KeyringOpenError::UnknownForce {
+            named: other.to_owned(),
+        }),
     }
-    .map_err(SecretError::Unavailable)
+    .map_err(SecretError::Open)
 }
 
 /// The Secret Service when the session bus has one that answers, else keyutils.
-fn choose() -> Result<OsKeyring, String> {
+fn choose() -> Result<OsKeyring, KeyringOpenError> {
     let bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").filter(|v| !v.is_empty());
     if bus.is_none() {
         return keyutils(Some(
@@ -42,14 +41,14 @@ fn choose() -> Result<OsKeyring, String> {
     }
 }
 
-fn secret_service() -> Result<OsKeyring, String> {
+fn secret_service() -> Result<OsKeyring, SecretServiceError> {
     let store = on_own_thread(
         "Secret Service",
         PROBE_LIMIT,
         zbus_secret_service_keyring_store::Store::new,
     )
-    .map_err(|e| e.to_string())?
-    .map_err(|e| describe(&e))?;
+    .map_err(|e| SecretServiceError::Probe(Box::new(e)))?
+    .map_err(|e| SecretServiceError::Refused(describe(&e)))?;
     let store: Arc<CredentialStore> = store;
     Ok(OsKeyring {
         store: Backing::Core(store),
@@ -58,8 +57,8 @@ fn secret_service() -> Result<OsKeyring, String> {
     })
 }
 
-fn keyutils(why: Option<&str>) -> Result<OsKeyring, String> {
-    let store = Backing::Keyutils(KeyutilsStore::open()?);
+fn keyutils(why: Option<&str>) -> Result<OsKeyring, KeyringOpenError> {
+    let store = Backing::Keyutils(KeyutilsStore::open().map_err(KeyringOpenError::Keyutils)?);
     let mut notice = String::from(
         "keys are kept in the kernel keyutils store: they do not survive a reboot. For a persistent store, run a Secret Service (e.g. gnome-keyring) on a D-Bus session bus, or pass --secrets env",
     );

@@ -10,6 +10,8 @@
 mod keyutils;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod open_error;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +20,8 @@ use keyring_core::CredentialStore;
 
 #[cfg(target_os = "linux")]
 pub use keyutils::KeyutilsStore;
+#[cfg(target_os = "linux")]
+pub use open_error::{KeyringOpenError, SecretServiceError};
 
 /// Errors of a secret store (never holding a value).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,6 +29,10 @@ pub enum SecretError {
     /// The store cannot be used on this machine.
     #[error("the OS keyring is not available here ({0})")]
     Unavailable(String),
+    /// No Linux OS store could be opened (the forced one, or keyutils).
+    #[cfg(target_os = "linux")]
+    #[error("the OS keyring is not available here ({0})")]
+    Open(#[source] KeyringOpenError),
     /// The store is read-only.
     #[error("--secrets env is read-only; set the variable in the environment instead")]
     ReadOnly,
@@ -46,6 +54,8 @@ impl SecretError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::Unavailable(_) => "SECRET_STORE_UNAVAILABLE",
+            #[cfg(target_os = "linux")]
+            Self::Open(_) => "SECRET_STORE_UNAVAILABLE",
             Self::ReadOnly => "SECRET_STORE_READ_ONLY",
             Self::Failed(_) => "SECRET_STORE_FAILED",
             Self::Invalid { .. } => "SECRET_VALUE_INVALID",
@@ -58,11 +68,13 @@ impl fuseforks_core::Coded for SecretError {
         Self::code(self)
     }
 
-    fn fix(&self) -> Option<String> {
+    fn fix(&self) -> Option<fuseforks_core::Fix> {
         match self {
             Self::Unavailable(_) => {
                 Some("pass --secrets env and set FUSEFORKS_SECRET_* variables".into())
             }
+            #[cfg(target_os = "linux")]
+            Self::Open(_) => Some("pass --secrets env and set FUSEFORKS_SECRET_* variables".into()),
             Self::Invalid { .. } => Some(
                 "store the key again, alone on one line (`fuseforks-cli secrets set KEY --data-dir D`, or the FUSEFORKS_SECRET_* variable)".into(),
             ),

@@ -112,7 +112,7 @@ fn a_port_refused_for_privileges_says_so() {
         reason: "permission denied".into(),
         denied: true,
     };
-    let fix = denied.fix().unwrap();
+    let fix = denied.fix().unwrap().change;
     assert!(
         fix.contains("needs privileges") && fix.contains("1024"),
         "{fix}"
@@ -124,5 +124,10 @@ fn a_port_refused_for_privileges_says_so() {
         reason: "address in use".into(),
         denied: false,
     };
-    assert!(held.fix().unwrap().contains("stop what holds port 4100"));
+    assert!(
+        held.fix()
+            .unwrap()
+            .change
+            .contains("stop what holds port 4100")
+    );
 }

@@ -73,7 +73,7 @@ async fn a_missing_village_creates_nothing() {
     let text = err.to_string();
     assert!(!text.starts_with('[') && !text.contains("Fix:"), "{text}");
     assert_eq!(Coded::code(&err), "VILLAGE_MISSING");
-    assert!(Coded::fix(&err).is_some_and(|f| f.contains("init")));
+    assert!(Coded::fix(&err).is_some_and(|f| f.text().contains("init")));
 }
 
 #[test]

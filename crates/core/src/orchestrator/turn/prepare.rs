@@ -78,7 +78,7 @@ pub(super) fn prepare(
             agent_id,
             e.code(),
             e.to_string(),
-            crate::error::Coded::fix(&e),
+            crate::error::Coded::fix(&e).map(|f| f.text()),
         )
     })?;
     let work_dir = agent

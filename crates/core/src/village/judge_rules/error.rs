@@ -36,8 +36,8 @@ impl Coded for Finding {
     fn code(&self) -> &'static str {
         INVALID_JUDGE_FILE
     }
-    fn fix(&self) -> Option<String> {
-        Some(self.fix.clone())
+    fn fix(&self) -> Option<crate::error::Fix> {
+        Some(self.fix.clone().into())
     }
 }
 
