@@ -147,7 +147,10 @@ async function openFile(path) {
     return;
   }
   // Only the last file asked for is shown (an earlier answer that comes late is dropped).
+  // The editor says it is busy until the file is in it, so nothing typed meanwhile is lost
+  // unseen (assistive technology and the browser test wait on it).
   const current = fileRead();
+  $('file-text').setAttribute('aria-busy', 'true');
   try {
     const r = await getJson('/api/files/' + path.split('/').map(encodeURIComponent).join('/'));
     if (!current()) return;
@@ -162,6 +165,8 @@ async function openFile(path) {
   } catch (e) {
     if (current()) showError($('file-alert'), e);
     return;
+  } finally {
+    if (current()) $('file-text').removeAttribute('aria-busy');
   }
   $('file-pick').value = E.path;
   renderFindings();

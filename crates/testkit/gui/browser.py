@@ -368,6 +368,9 @@ def main():
             pick = page.get_by_role("combobox", name="File")
             pick.select_option("agents/reception/SKILL.md")
             editor = page.get_by_role("textbox", name="File text")
+            # The file comes asynchronously: type only once the editor holds it (no longer
+            # busy), or the keys land in the file shown before and the load replaces them.
+            expect(page.locator("#file-text")).not_to_have_attribute("aria-busy", "true")
             editor.press("Control+a")
             editor.press_sequentially("1. Greet the user.\n2. Answer briefly.\n")  # typed, key by key
             expect(page.get_by_text("Unsaved changes")).to_be_visible()

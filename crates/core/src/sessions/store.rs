@@ -219,6 +219,20 @@ impl std::fmt::Debug for SessionStore {
 }
 
 impl SessionStore {
+    /// A write transaction; redb's refusal keeps its source, with this file.
+    fn write_txn(&self) -> Result<redb::WriteTransaction, SessionError> {
+        self.db
+            .begin_write()
+            .map_err(failed(&self.path, StoreOp::Write))
+    }
+
+    /// A read transaction; redb's refusal keeps its source, with this file.
+    fn read_txn(&self) -> Result<redb::ReadTransaction, SessionError> {
+        self.db
+            .begin_read()
+            .map_err(failed(&self.path, StoreOp::Read))
+    }
+
     /// Opens (or creates) `sessions.redb`. Another process holding it is
     /// [`SessionError::Locked`].
     pub fn open(path: &Path) -> Result<Self, SessionError> {
@@ -252,10 +266,7 @@ impl SessionStore {
             forked_at_seq: None,
             record_count: 0,
         };
-        let txn = self
-            .db
-            .begin_write()
-            .map_err(failed(&self.path, StoreOp::Write))?;
+        let txn = self.write_txn()?;
         {
             let mut sessions = txn
                 .open_table(SESSIONS)
@@ -284,10 +295,7 @@ impl SessionStore {
         items: &[(&str, &Record)],
         now_ms: i64,
     ) -> Result<Vec<Result<u64, SessionError>>, SessionError> {
-        let txn = self
-            .db
-            .begin_write()
-            .map_err(failed(&self.path, StoreOp::Write))?;
+        let txn = self.write_txn()?;
         let mut results = Vec::with_capacity(items.len());
         {
             let mut sessions = txn
@@ -342,10 +350,7 @@ impl SessionStore {
 
     /// The audit log's chain head (seq and hash of its last line), when one was stored.
     pub fn audit_head(&self) -> Result<Option<(u64, String)>, SessionError> {
-        let txn = self
-            .db
-            .begin_read()
-            .map_err(failed(&self.path, StoreOp::Read))?;
+        let txn = self.read_txn()?;
         let table = match txn.open_table(AUDIT_HEAD) {
             Ok(t) => t,
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
@@ -374,10 +379,7 @@ impl SessionStore {
     /// The audit chain's recorded head (its JSON), when one was stored with
     /// [`Self::set_audit_head_record`].
     pub fn audit_head_record(&self) -> Result<Option<String>, SessionError> {
-        let txn = self
-            .db
-            .begin_read()
-            .map_err(failed(&self.path, StoreOp::Read))?;
+        let txn = self.read_txn()?;
         let table = match txn.open_table(AUDIT_HEAD_RECORD) {
             Ok(t) => t,
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
@@ -409,10 +411,7 @@ impl SessionStore {
         record: Option<&str>,
         durable: bool,
     ) -> Result<(), SessionError> {
-        let mut txn = self
-            .db
-            .begin_write()
-            .map_err(failed(&self.path, StoreOp::Write))?;
+        let mut txn = self.write_txn()?;
         if !durable {
             txn.set_durability(redb::Durability::None)
                 .map_err(failed(&self.path, StoreOp::Write))?;
@@ -438,10 +437,7 @@ impl SessionStore {
 
     /// Every conversation, most recently updated first.
     pub fn list(&self) -> Result<Vec<(String, SessionMeta)>, SessionError> {
-        let txn = self
-            .db
-            .begin_read()
-            .map_err(failed(&self.path, StoreOp::Read))?;
+        let txn = self.read_txn()?;
         let sessions = txn
             .open_table(SESSIONS)
             .map_err(failed(&self.path, StoreOp::Read))?;
@@ -460,10 +456,7 @@ impl SessionStore {
 
     /// A conversation's metadata.
     pub fn meta(&self, session: &str) -> Result<SessionMeta, SessionError> {
-        let txn = self
-            .db
-            .begin_read()
-            .map_err(failed(&self.path, StoreOp::Read))?;
+        let txn = self.read_txn()?;
         let sessions = txn
             .open_table(SESSIONS)
             .map_err(failed(&self.path, StoreOp::Read))?;
@@ -477,10 +470,7 @@ impl SessionStore {
     /// Every record of a conversation, in order, with its sequence number.
     pub fn records(&self, session: &str) -> Result<Vec<(u64, StoredRecord)>, SessionError> {
         self.meta(session)?;
-        let txn = self
-            .db
-            .begin_read()
-            .map_err(failed(&self.path, StoreOp::Read))?;
+        let txn = self.read_txn()?;
         let records = txn
             .open_table(RECORDS)
             .map_err(failed(&self.path, StoreOp::Read))?;
@@ -545,10 +535,7 @@ impl SessionStore {
             }
         })?;
         let id = uuid::Uuid::new_v4().to_string();
-        let txn = self
-            .db
-            .begin_write()
-            .map_err(failed(&self.path, StoreOp::Write))?;
+        let txn = self.write_txn()?;
         {
             let mut records = txn
                 .open_table(RECORDS)
@@ -586,10 +573,7 @@ impl SessionStore {
     /// Deletes a conversation and its records.
     pub fn delete(&self, session: &str) -> Result<(), SessionError> {
         self.meta(session)?;
-        let txn = self
-            .db
-            .begin_write()
-            .map_err(failed(&self.path, StoreOp::Write))?;
+        let txn = self.write_txn()?;
         {
             let mut records = txn
                 .open_table(RECORDS)
@@ -619,10 +603,7 @@ impl SessionStore {
     /// included) to `exports/{id}.jsonl` under `dir`, atomically; returns the file.
     pub fn export_jsonl(&self, session: &str, dir: &Path) -> Result<PathBuf, SessionError> {
         self.meta(session)?;
-        let txn = self
-            .db
-            .begin_read()
-            .map_err(failed(&self.path, StoreOp::Read))?;
+        let txn = self.read_txn()?;
         let records = txn
             .open_table(RECORDS)
             .map_err(failed(&self.path, StoreOp::Read))?;
