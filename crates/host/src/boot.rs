@@ -73,8 +73,14 @@ pub enum HostError {
     #[error(transparent)]
     Core(CoreError),
     /// The log could not be opened.
-    #[error("{0}")]
-    Log(String),
+    #[error("cannot open the village log {}: {source}", path.display())]
+    Log {
+        /// The log file.
+        path: std::path::PathBuf,
+        /// Why the system refused.
+        #[source]
+        source: std::io::Error,
+    },
     /// The LLM client (its HTTP stack) could not be built.
     #[error("cannot build the LLM client: {0}")]
     LlmClient(#[source] LlmError),
@@ -94,7 +100,7 @@ impl HostError {
             Self::Secrets(e) => e.code(),
             Self::SecretNameCollision(e) => e.code(),
             Self::Core(e) => e.code(),
-            Self::Log(_) => "LOG_UNAVAILABLE",
+            Self::Log { .. } => "LOG_UNAVAILABLE",
             Self::LlmClient(_) => "LLM_CLIENT_FAILED",
             Self::DemoModel(e) => e.code(),
         }
@@ -116,7 +122,7 @@ impl Coded for HostError {
             Self::SecretNameCollision(e) => e.fix(),
             Self::Core(e) => e.fix(),
             Self::DemoModel(e) => e.fix(),
-            Self::Log(_) | Self::LlmClient(_) => None,
+            Self::Log { .. } | Self::LlmClient(_) => None,
         }
     }
 }
@@ -276,8 +282,8 @@ fn open_log(
     workspace: &std::path::Path,
     options: &HostBootOptions,
 ) -> Result<Arc<VillageLog>, HostError> {
-    let mut log = VillageLog::open(&workspace.join("fuseforks.log"))
-        .map_err(|e| HostError::Log(e.to_string()))?;
+    let path = workspace.join("fuseforks.log");
+    let mut log = VillageLog::open(&path).map_err(|source| HostError::Log { path, source })?;
     if let Some(echo) = &options.log_echo {
         log = log.with_echo(Arc::clone(echo));
     }

@@ -214,8 +214,8 @@ pub fn open_for_edit(
     }
     let workspace = paths.workspace();
     let lock = VillageLock::acquire(&workspace)?;
-    let mut log = VillageLog::open(&workspace.join("fuseforks.log"))
-        .map_err(|e| HostError::Log(e.to_string()))?;
+    let path = workspace.join("fuseforks.log");
+    let mut log = VillageLog::open(&path).map_err(|source| HostError::Log { path, source })?;
     if let Some(echo) = log_echo {
         log = log.with_echo(echo);
     }

@@ -127,3 +127,22 @@ async fn the_collision_check_counts_mcp_header_secrets() {
         "{text}"
     );
 }
+
+/// A log that cannot be opened stops the boot with the file's path and the system's refusal
+/// kept as the source (not flattened into text).
+#[tokio::test]
+async fn a_log_that_cannot_open_names_its_file_and_keeps_the_cause() {
+    let data = TempDataDir::with_original_village();
+    std::fs::create_dir(data.workspace().join("fuseforks.log")).unwrap();
+    let err = build_host(&HostPaths::new(data.data_dir()), options())
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "LOG_UNAVAILABLE");
+    assert!(err.to_string().contains("fuseforks.log"), "{err}");
+    let source = std::error::Error::source(&err).expect("the system's refusal");
+    assert!(
+        source.downcast_ref::<std::io::Error>().is_some(),
+        "{source:?}"
+    );
+}
