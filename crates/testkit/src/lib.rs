@@ -112,6 +112,40 @@ pub fn mcp_script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp").join(name)
 }
 
+/// `mcp/echo_http.py TOKEN` (the official Python SDK's Streamable HTTP server, answering 401
+/// without `Bearer TOKEN`) on a port it chose, once it listens: the process and the port.
+pub async fn python_mcp_http(token: &str) -> (KillOnDrop, u16) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new("python3")
+        .arg(mcp_script("echo_http.py"))
+        .arg(token)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("python3 echo_http.py: {e}"));
+    let stdout = child
+        .stdout
+        .take()
+        .unwrap_or_else(|| panic!("echo_http.py has no stdout"));
+    let server = KillOnDrop::new(child);
+    // Its first line says the port, once it listens (or nothing, when it ended first).
+    let line = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .map(|_| line)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("reading echo_http.py: {e}"))
+    .unwrap_or_else(|e| panic!("reading echo_http.py: {e}"));
+    let port = line
+        .trim()
+        .strip_prefix("PORT ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("the Python HTTP server did not start: {line:?}"));
+    (server, port)
+}
+
 /// Whether this kernel enforces Landlock at ABI `min_abi` or later, for a test that needs it.
 /// Without it the test says `skipped` and returns early — unless `FUSEFORKS_REQUIRE_LANDLOCK`
 /// names an ABI of at least `min_abi` (`.ci/run` sets it to the ABI the kernel reports), where

@@ -23,6 +23,7 @@ mod first_hour;
 mod goals;
 mod guards;
 mod gui;
+mod image;
 mod init;
 mod init_probe;
 mod judge_try;

@@ -120,32 +120,7 @@ async fn a_stdio_server_of_the_python_sdk_serves_a_turn_and_dies_with_the_agent(
 
 /// The Python HTTP server on a port it chose, once it listens: the process and the port.
 async fn http_server() -> (KillOnDrop, u16) {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new("python3")
-        .arg(mcp_script("echo_http.py"))
-        .arg(TOKEN)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let server = KillOnDrop::new(child);
-    // Its first line says the port, once it listens (or nothing, when it ended first).
-    let line = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .map(|_| line)
-    })
-    .await
-    .unwrap()
-    .unwrap();
-    let port = line
-        .trim()
-        .strip_prefix("PORT ")
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("the Python HTTP server did not start: {line:?}"));
-    (server, port)
+    fuseforks_testkit::python_mcp_http(TOKEN).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
