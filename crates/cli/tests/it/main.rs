@@ -13,6 +13,7 @@ mod ask_user;
 mod assist;
 mod audit_key;
 mod bake;
+mod container;
 mod children;
 mod completions;
 mod demo;
