@@ -153,7 +153,7 @@ pub(crate) fn for_host_error(err: &HostError) -> u8 {
 /// The exit code of a preflight that could not run.
 pub(crate) fn for_preflight_error(err: &PreflightError) -> u8 {
     match err {
-        PreflightError::Usage(_) => USAGE,
+        PreflightError::Usage(_) | PreflightError::RequireBake(_) => USAGE,
         _ => BOOT_FAILED,
     }
 }
