@@ -52,7 +52,9 @@ impl BakeRequirement {
 
 /// `REQUIRE_BAKE_INVALID`: the variable holds something other than `1`, `0` or nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{VARIABLE}={value:?}: it takes 1 (run only a bake copy), or 0, empty or unset (no requirement)")]
+#[error(
+    "{VARIABLE}={value:?}: it takes 1 (run only a bake copy), or 0, empty or unset (no requirement)"
+)]
 pub struct RequireBakeInvalid {
     /// The value as set (not a secret: a switch).
     pub value: String,
@@ -112,7 +114,10 @@ mod tests {
         for bad in ["yes", "true", " 1", "01"] {
             let err = parse(Some(bad)).unwrap_err();
             assert_eq!(err.value, bad);
-            assert!(err.to_string().starts_with("FUSEFORKS_REQUIRE_BAKE="), "{err}");
+            assert!(
+                err.to_string().starts_with("FUSEFORKS_REQUIRE_BAKE="),
+                "{err}"
+            );
         }
     }
 
@@ -123,7 +128,10 @@ mod tests {
         assert!(BakeRequirement::Required.refuses(&paths));
         assert!(!BakeRequirement::Off.refuses(&paths));
         let refused = not_a_bake_copy(dir.path(), Language::En);
-        assert_eq!((refused.code, refused.level), ("NOT_A_BAKE_COPY", Level::Reject));
+        assert_eq!(
+            (refused.code, refused.level),
+            ("NOT_A_BAKE_COPY", Level::Reject)
+        );
         let record = dir.path().join("bake.json");
         std::fs::create_dir(&record).unwrap();
         assert!(

@@ -118,7 +118,9 @@ mod tests {
         };
         assert_eq!(denied.code(), "DATA_DIR_NOT_WRITABLE");
         assert!(
-            denied.to_string().ends_with("uid 10001, gid 10001) may not write it; it belongs to uid 1000, mode 755"),
+            denied.to_string().ends_with(
+                "uid 10001, gid 10001) may not write it; it belongs to uid 1000, mode 755"
+            ),
             "{denied}"
         );
         let fix = Coded::fix(&denied).unwrap().change;

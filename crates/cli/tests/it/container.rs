@@ -106,7 +106,11 @@ async fn serve_without_the_villages_keys_names_their_variables_and_never_a_value
 
     assert!(stub.requests().is_empty(), "nothing was sent to the model");
     assert!(!data.workspace().join(".fuseforks.lock").exists());
-    assert_eq!(snapshot(data.data_dir()), before, "a refusal writes nothing");
+    assert_eq!(
+        snapshot(data.data_dir()),
+        before,
+        "a refusal writes nothing"
+    );
 }
 
 /// The binary on `args` with the stub's key and `FUSEFORKS_REQUIRE_BAKE` as `require` says
@@ -151,7 +155,10 @@ async fn assert_not_a_bake_copy(dir: &str) {
         let lines = json_lines(&out);
         let refusal = cli_lines(&lines, "NOT_A_BAKE_COPY");
         assert_eq!(refusal.len(), 1, "{lines:?}");
-        let (message, fix) = (refusal[0]["message"].to_string(), refusal[0]["fix"].to_string());
+        let (message, fix) = (
+            refusal[0]["message"].to_string(),
+            refusal[0]["fix"].to_string(),
+        );
         assert!(
             refusal[0]["level"] == "reject"
                 && message.contains(dir)
@@ -183,7 +190,11 @@ async fn require_bake_refuses_a_data_dir_without_bake_json_and_writes_nothing() 
     let dir = data.data_dir().display().to_string();
     assert_not_a_bake_copy(&dir).await;
     assert!(!data.workspace().join(".fuseforks.lock").exists());
-    assert_eq!(snapshot(data.data_dir()), before, "a refusal writes nothing");
+    assert_eq!(
+        snapshot(data.data_dir()),
+        before,
+        "a refusal writes nothing"
+    );
     let check = format!("check --for serve --data-dir {dir} --secrets env --start batch");
     let plain = output(requiring(words(&check), None)).await;
     assert_eq!(plain.status.code(), Some(0), "{}", stdout(&plain));
@@ -275,7 +286,10 @@ fn assert_unwritable(out: &Output, code: &str, dir: &str, fix_has: &str) {
     let lines = json_lines(out);
     let refusal = cli_lines(&lines, code);
     assert_eq!(refusal.len(), 1, "{lines:?}");
-    let (message, fix) = (refusal[0]["message"].to_string(), refusal[0]["fix"].to_string());
+    let (message, fix) = (
+        refusal[0]["message"].to_string(),
+        refusal[0]["fix"].to_string(),
+    );
     assert!(
         refusal[0]["level"] == "error" && message.contains(dir) && fix.contains(fix_has),
         "{message} {fix}"
@@ -297,7 +311,9 @@ async fn a_data_dir_of_another_user_is_refused_with_its_code_and_the_chown() {
             "check --for serve --data-dir {dir} --secrets env --start batch --events jsonl"
         )),
         serve_line(&dir, "--events jsonl"),
-        words(&format!("ask --data-dir {dir} --secrets env --events jsonl hi")),
+        words(&format!(
+            "ask --data-dir {dir} --secrets env --events jsonl hi"
+        )),
     ] {
         // As `nobody`: the folders are root's, 0755.
         let inner = command(args, true);
@@ -316,7 +332,11 @@ async fn a_data_dir_of_another_user_is_refused_with_its_code_and_the_chown() {
         assert_unwritable(&out, "DATA_DIR_NOT_WRITABLE", &dir, "chown -R 65534:65534");
     }
     assert!(stub.requests().is_empty());
-    assert_eq!(snapshot(data.data_dir()), before, "a refusal writes nothing");
+    assert_eq!(
+        snapshot(data.data_dir()),
+        before,
+        "a refusal writes nothing"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -334,7 +354,9 @@ async fn a_read_only_data_dir_is_refused_with_its_code() {
             "check --for serve --data-dir {dir} --secrets env --start batch --events jsonl"
         )),
         serve_line(&dir, "--events jsonl"),
-        words(&format!("ask --data-dir {dir} --secrets env --events jsonl hi")),
+        words(&format!(
+            "ask --data-dir {dir} --secrets env --events jsonl hi"
+        )),
     ] {
         // The data folder bound read-only over itself, in a mount namespace of the child's own.
         let inner = command(args, true);
@@ -356,5 +378,9 @@ async fn a_read_only_data_dir_is_refused_with_its_code() {
         assert_unwritable(&out, "DATA_DIR_READ_ONLY", &dir, "writable");
     }
     assert!(stub.requests().is_empty());
-    assert_eq!(snapshot(data.data_dir()), before, "a refusal writes nothing");
+    assert_eq!(
+        snapshot(data.data_dir()),
+        before,
+        "a refusal writes nothing"
+    );
 }
