@@ -66,7 +66,12 @@ impl Coded for RequireBakeInvalid {
     }
 
     fn fix(&self) -> Option<fuseforks_core::Fix> {
-        Some(format!("set {VARIABLE}=1 to run only a bake copy, or unset it").into())
+        Some(
+            format!(
+                "set {VARIABLE}=1 to run only a bake copy, or 0 (or unset it) to run any village"
+            )
+            .into(),
+        )
     }
 }
 
