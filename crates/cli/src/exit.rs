@@ -9,13 +9,14 @@ use fuseforks_host::preflight_view::PreflightError;
 pub(crate) const OK: u8 = 0;
 /// The core returned an error.
 pub(crate) const CORE_ERROR: u8 = 1;
-/// Usage error.
+/// Usage error (a `FUSEFORKS_REQUIRE_BAKE` other than `1`/`0` too).
 pub(crate) const USAGE: u8 = 2;
-/// The preflight rejected.
+/// The preflight rejected (`NOT_A_BAKE_COPY` too).
 pub(crate) const REJECTED: u8 = 3;
 /// The village lock or `sessions.redb` is held by another process.
 pub(crate) const LOCKED: u8 = 4;
-/// Boot failure: a broken or missing `world.json`, a secret-name collision, a file error.
+/// Boot failure: a broken or missing `world.json`, a secret-name collision, a data folder this
+/// process may not write (`DATA_DIR_READ_ONLY`, `DATA_DIR_NOT_WRITABLE`), a file error.
 pub(crate) const BOOT_FAILED: u8 = 5;
 /// `ask`: no answer (the model call failed — stderr says why —, the tool-round cap
 /// `maxToolIterations` was reached, or the repeat guard stopped the turn: each with its own
@@ -60,7 +61,7 @@ pub(crate) const TABLE: [(u8, &str); 16] = [
     (LOCKED, "village locked by another process"),
     (
         BOOT_FAILED,
-        "boot failure (broken or missing world.json, secret-name collision)",
+        "boot failure (broken or missing world.json, secret-name collision, a data folder\n      this process may not write)",
     ),
     (
         NO_ANSWER,
@@ -153,7 +154,7 @@ pub(crate) fn for_host_error(err: &HostError) -> u8 {
 /// The exit code of a preflight that could not run.
 pub(crate) fn for_preflight_error(err: &PreflightError) -> u8 {
     match err {
-        PreflightError::Usage(_) => USAGE,
+        PreflightError::Usage(_) | PreflightError::RequireBake(_) => USAGE,
         _ => BOOT_FAILED,
     }
 }

@@ -1,5 +1,5 @@
 //! `build_host`: the one boot wiring of a running village (the CLI's `ask`, `serve`, `gui`,
-//! `demo`, `assist`), in this order: village present → lock → log (`started`, `version:`) →
+//! `demo`, `assist`), in this order: village present → data folder writable → lock → log (`started`, `version:`) →
 //! secret store → the audit key (generated into a writable store when absent) → bootstrap
 //! (`session:`) → secret-name collision check (env only) → `attachment gc:` → demo models →
 //! the door (`mcp server:`) → `jev:`. Probe approvals and the pricing source are read where
@@ -54,6 +54,9 @@ pub enum HostError {
     /// There is no village at `data_dir/workspace`.
     #[error(transparent)]
     VillageMissing(#[from] crate::paths::VillageMissing),
+    /// The data folder cannot be written (a read-only mount, another user's folder).
+    #[error(transparent)]
+    Unwritable(#[from] crate::writable::DataDirUnwritable),
     /// The lock is held or cannot be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
@@ -94,6 +97,7 @@ impl HostError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::VillageMissing(_) => "VILLAGE_MISSING",
+            Self::Unwritable(e) => e.code(),
             Self::Lock(e) => e.code(),
             Self::Village(e) => e.code(),
             Self::SessionStoreLocked(e) => e.code(),
@@ -115,6 +119,7 @@ impl Coded for HostError {
     fn fix(&self) -> Option<fuseforks_core::Fix> {
         match self {
             Self::VillageMissing(e) => e.fix(),
+            Self::Unwritable(e) => e.fix(),
             Self::Lock(e) => e.fix(),
             Self::Village(e) => e.fix(),
             Self::SessionStoreLocked(e) => e.fix(),
@@ -225,13 +230,15 @@ impl Host {
     }
 }
 
-/// Builds the host. Nothing is created when the village is missing; the lock is the first
+/// Builds the host. Nothing is created when the village is missing or its data folder cannot be
+/// written (`writable.rs`); the lock is the first
 /// thing taken, before the log is opened, so a refused lock leaves no line.
 pub async fn build_host(paths: &HostPaths, options: HostBootOptions) -> Result<Host, HostError> {
     let workspace = paths.workspace();
     if let Some(missing) = paths.village_missing() {
         return Err(missing.into());
     }
+    crate::writable::check(paths)?;
     let lock = VillageLock::acquire(&workspace)?;
     let language = startup::peek_language(&workspace, options.os_locale.as_deref());
     let log = open_log(&workspace, &options)?;

@@ -6,7 +6,7 @@
 //!
 //! A running process around the core:
 //!
-//! - `boot.rs`: `build_host`, async: village present → lock → log (`started`, `version:`) → secret
+//! - `boot.rs`: `build_host`, async: village present → data folder writable → lock → log (`started`, `version:`) → secret
 //!   store → the audit key (`audit_key.rs`: fetched; generated and stored when a writable store has
 //!   none; else the chain is unkeyed and the log says so once, after the startup block, naming
 //!   `FUSEFORKS_SECRET_AUDIT_KEY`) → bootstrap (`session:`) → secret-name collision check →
@@ -20,7 +20,8 @@
 //!   set, the request or the wait, the close with one deadline — the first stop request closes
 //!   with a 30 s grace, a second ends the wait —; every line it says is a typed `Notice` to the
 //!   caller's `Watcher`, every core event too under `--events jsonl`
-//! - `lock.rs`: the village lock
+//! - `lock.rs`: the village lock; `writable.rs`: `DATA_DIR_READ_ONLY` / `DATA_DIR_NOT_WRITABLE`,
+//!   asked of the kernel (`access(2)`) before the lock, by the preflight and the boot
 //! - `paths.rs`: `HostPaths`; `VILLAGE_MISSING`, whose fix says "use its parent" when `--data-dir`
 //!   is a workspace
 //! - `secrets.rs`: `SecretStore`, `EnvSecretStore`, `KeyringSecretStore`, the collision check
@@ -29,7 +30,9 @@
 //!   kernel-keyutils store in the user keyring, `linux.rs`, `keyutils.rs`; every store call on a
 //!   thread of its own with a time limit
 //! - `preflight_view.rs`: resolve `--start` — an agent's id beats the keyword, an id named twice is
-//!   refused —, gather the facts, run the core's pure preflight without the lock
+//!   refused —, gather the facts, run the core's pure preflight without the lock;
+//!   `bake_required.rs`: `FUSEFORKS_REQUIRE_BAKE=1`, under which a data folder without
+//!   `bake.json` is the preflight's one finding, `NOT_A_BAKE_COPY`, before anything is read
 //! - `secret_names.rs`
 //! - `control.rs` (the kill switch's channels into a running `ask`/`serve`: the control folder
 //!   `DATA_DIR/control/` polled every 200 ms — a regular file named `pause`, `resume`, `abort` or
@@ -68,6 +71,7 @@
 
 pub mod audit_key;
 pub mod bake;
+pub mod bake_required;
 pub mod boot;
 pub mod control;
 pub mod demo;
@@ -86,6 +90,7 @@ pub mod startup;
 pub mod surface_audit;
 pub mod telemetry;
 pub mod world_edit;
+pub mod writable;
 
 pub use boot::{Host, HostBootOptions, HostError, ScheduleLoop, SecretSource, build_host};
 pub use paths::HostPaths;

@@ -14,6 +14,7 @@ use fuseforks_core::tools::RunApproval;
 use fuseforks_core::village::{AgentId, Language, VillageError, World};
 use fuseforks_core::village::{Loaded, Notice, NoticeCode};
 
+use crate::bake_required::{BakeRequirement, not_a_bake_copy};
 use crate::paths::HostPaths;
 pub use crate::secret_names::mcp_secret_keys;
 use crate::secrets::{SecretError, SecretSource, secret_store};
@@ -122,6 +123,12 @@ pub enum PreflightError {
     /// `--start` names something that is not an agent, or `reception` outside `ask`.
     #[error(transparent)]
     Usage(StartError),
+    /// `FUSEFORKS_REQUIRE_BAKE` holds a value other than `1`, `0` or nothing.
+    #[error(transparent)]
+    RequireBake(#[from] crate::bake_required::RequireBakeInvalid),
+    /// The data folder cannot be written: the boot would refuse (exit 5), so `check` says it.
+    #[error(transparent)]
+    Unwritable(#[from] crate::writable::DataDirUnwritable),
     /// Under `--secrets env`, two keys map to one variable: the boot would refuse (exit 5),
     /// so `check` refuses the same way.
     #[error(transparent)]
@@ -136,6 +143,8 @@ impl PreflightError {
             Self::Village(e) => e.code(),
             Self::Secrets(e) => e.code(),
             Self::Usage(_) => "USAGE",
+            Self::RequireBake(e) => e.code(),
+            Self::Unwritable(e) => e.code(),
             Self::Collision(e) => e.code(),
         }
     }
@@ -152,6 +161,8 @@ impl Coded for PreflightError {
             Self::Village(e) => e.fix(),
             Self::Secrets(e) => e.fix(),
             Self::Usage(e) => e.fix(),
+            Self::RequireBake(e) => e.fix(),
+            Self::Unwritable(e) => e.fix(),
             Self::Collision(e) => e.fix(),
         }
     }
@@ -247,20 +258,26 @@ pub fn resolve_start(
     Ok(start)
 }
 
-/// Runs the preflight: reads files only; takes no lock; writes nothing.
+/// Runs the preflight: reads files only; takes no lock; writes nothing. Where only a bake copy
+/// may run and this is none, the report is that one refusal, before the village is read.
 pub fn run_preflight(
     paths: &HostPaths,
     inputs: &PreflightInputs,
 ) -> Result<PreflightReport, PreflightError> {
+    let os_locale = inputs.os_locale.as_deref();
+    if let Some(refused) = bake_copy_refused(paths, os_locale)? {
+        return Ok(refused);
+    }
     let village = paths.village();
     if let Some(missing) = paths.village_missing() {
         return Err(missing.into());
     }
+    crate::writable::check(paths)?;
     // Every file read here hands over what its read adjusted; each becomes a warning.
     let mut notices = Vec::new();
     let world = keep(&mut notices, village.load_world()?);
     let schedules = keep(&mut notices, village.load_schedules()?).0;
-    let language = world.effective_language(inputs.os_locale.as_deref());
+    let language = world.effective_language(os_locale);
     let start = resolve_start(&world, &inputs.start, inputs.mode)?;
     let secrets = secret_store(inputs.secrets)?;
     let shelf = paths.shelf();
@@ -342,6 +359,24 @@ pub fn run_preflight(
         language,
         notices,
     })
+}
+
+/// The report of a data folder that is not a bake copy where `FUSEFORKS_REQUIRE_BAKE` asks for
+/// one: that refusal alone, in the language of the village if one can be read.
+fn bake_copy_refused(
+    paths: &HostPaths,
+    os_locale: Option<&str>,
+) -> Result<Option<PreflightReport>, PreflightError> {
+    if !BakeRequirement::from_env()?.refuses(paths) {
+        return Ok(None);
+    }
+    let language = crate::startup::peek_language(&paths.workspace(), os_locale);
+    Ok(Some(PreflightReport {
+        findings: vec![not_a_bake_copy(paths.data_dir(), language)],
+        start: BTreeSet::new(),
+        language,
+        notices: Vec::new(),
+    }))
 }
 
 /// The value of a read, its notices added to `notices`.

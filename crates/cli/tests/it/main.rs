@@ -15,6 +15,7 @@ mod audit_key;
 mod bake;
 mod children;
 mod completions;
+mod container;
 mod demo;
 mod door;
 mod dry_run;

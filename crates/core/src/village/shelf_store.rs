@@ -100,6 +100,11 @@ impl ShelfStore {
         doc::save(&self.path(names::JEV), settings, self.mode)
     }
 
+    /// Whether `bake.json` is a file here: the shelf of a bake copy (read nothing else).
+    pub fn is_bake_copy(&self) -> bool {
+        self.path(names::BAKE).is_file()
+    }
+
     /// Reads `bake.json`; `None` when this is not a bake copy.
     pub fn load_bake_record(&self) -> Result<Option<Loaded<BakeRecord>>, VillageError> {
         let file = self.path(names::BAKE);
