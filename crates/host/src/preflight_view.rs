@@ -7,7 +7,7 @@ use std::path::Path;
 
 use fuseforks_core::Coded;
 use fuseforks_core::preflight::{
-    Finding, HeadlessMode, HostView, headless_preflight, notice_finding, probe_key,
+    Finding, HeadlessMode, HostView, Level, headless_preflight, notice_finding, probe_key,
 };
 use fuseforks_core::schedule::{ProcessZone, ZoneError, resolve_process_zone};
 use fuseforks_core::tools::RunApproval;
@@ -126,9 +126,6 @@ pub enum PreflightError {
     /// `FUSEFORKS_REQUIRE_BAKE` holds a value other than `1`, `0` or nothing.
     #[error(transparent)]
     RequireBake(#[from] crate::bake_required::RequireBakeInvalid),
-    /// The data folder cannot be written: the boot would refuse (exit 5), so `check` says it.
-    #[error(transparent)]
-    Unwritable(#[from] crate::writable::DataDirUnwritable),
     /// Under `--secrets env`, two keys map to one variable: the boot would refuse (exit 5),
     /// so `check` refuses the same way.
     #[error(transparent)]
@@ -144,7 +141,6 @@ impl PreflightError {
             Self::Secrets(e) => e.code(),
             Self::Usage(_) => "USAGE",
             Self::RequireBake(e) => e.code(),
-            Self::Unwritable(e) => e.code(),
             Self::Collision(e) => e.code(),
         }
     }
@@ -162,7 +158,6 @@ impl Coded for PreflightError {
             Self::Secrets(e) => e.fix(),
             Self::Usage(e) => e.fix(),
             Self::RequireBake(e) => e.fix(),
-            Self::Unwritable(e) => e.fix(),
             Self::Collision(e) => e.fix(),
         }
     }
@@ -272,7 +267,9 @@ pub fn run_preflight(
     if let Some(missing) = paths.village_missing() {
         return Err(missing.into());
     }
-    crate::writable::check(paths)?;
+    // `check` writes nothing, so a read-only folder is a warning here (a village mounted
+    // read-only may be checked); `ask` and `serve` refuse it at the boot (exit 5).
+    let unwritable = crate::writable::check(paths).err();
     // Every file read here hands over what its read adjusted; each becomes a warning.
     let mut notices = Vec::new();
     let world = keep(&mut notices, village.load_world()?);
@@ -343,6 +340,7 @@ pub fn run_preflight(
             .iter()
             .map(|n| notice_finding(n, &shown(&n.file, paths.data_dir()), language)),
     );
+    findings.extend(unwritable.as_ref().map(unwritable_finding));
     findings.sort_by_key(|f| f.level); // stable: the checks' findings first within a level
     if let Some(notice) = secrets.notice() {
         findings.push(store_notice(notice));
@@ -377,6 +375,20 @@ fn bake_copy_refused(
         language,
         notices: Vec::new(),
     }))
+}
+
+/// The warning of a data folder this process may not write: the boot's refusal, said ahead.
+fn unwritable_finding(e: &crate::writable::DataDirUnwritable) -> Finding {
+    let fix = e.fix();
+    Finding {
+        level: Level::Warn,
+        code: e.code(),
+        message: format!("{e}; ask and serve refuse to start"),
+        fix: fix.as_ref().map(|f| f.change.clone()).unwrap_or_default(),
+        remedy: fix.and_then(|f| f.remedy),
+        file: None,
+        field: None,
+    }
 }
 
 /// The value of a read, its notices added to `notices`.
