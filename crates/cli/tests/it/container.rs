@@ -284,7 +284,13 @@ async fn readable_village() -> (TempDataDir, StubServer) {
 /// may be checked): `code` naming the data folder, and `fix_has` in its fix.
 fn assert_unwritable(out: &Output, checked: bool, code: &str, dir: &str, fix_has: &str) {
     let (exit, level) = if checked { (0, "warn") } else { (5, "error") };
-    assert_eq!(out.status.code(), Some(exit), "{}{}", stdout(out), stderr(out));
+    assert_eq!(
+        out.status.code(),
+        Some(exit),
+        "{}{}",
+        stdout(out),
+        stderr(out)
+    );
     let lines = if checked {
         let report: Value = serde_json::from_str(&stdout(out)).unwrap();
         report["findings"].as_array().unwrap().clone()
@@ -341,7 +347,13 @@ async fn a_data_dir_of_another_user_is_refused_with_its_code_and_the_chown() {
             };
         }
         let out = output(as_nobody).await;
-        assert_unwritable(&out, checked, "DATA_DIR_NOT_WRITABLE", &dir, "chown -R 65534:65534");
+        assert_unwritable(
+            &out,
+            checked,
+            "DATA_DIR_NOT_WRITABLE",
+            &dir,
+            "chown -R 65534:65534",
+        );
     }
     assert!(stub.requests().is_empty());
     assert_eq!(

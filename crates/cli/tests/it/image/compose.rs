@@ -43,24 +43,22 @@ impl Drop for Down<'_> {
     }
 }
 
-/// What the engine still holds of the project: containers, networks, volumes.
-fn leftovers() -> Vec<String> {
+/// What the engine holds of the project: its containers, networks and volumes, by kind.
+fn held() -> [Vec<String>; 3] {
     let label = format!("label=io.podman.compose.project={}", project());
-    let mut left = Vec::new();
-    for kind in [&["ps", "--all"][..], &["network", "ls"], &["volume", "ls"]] {
+    [&["ps", "--all"][..], &["network", "ls"], &["volume", "ls"]].map(|kind| {
         let mut args = kind.to_vec();
         args.extend(["--filter", &label, "--quiet"]);
-        left.extend(ok(&args).lines().map(str::to_owned));
-    }
-    left
+        ok(&args).lines().map(str::to_owned).collect()
+    })
 }
 
 /// `door_client.py` through Caddy; `None` while nothing answers yet (Caddy or the door starting).
-fn door_client(url: &str, ca: &Path, args: &[&str]) -> Option<Value> {
+fn door_client(url: &str, ca: &Path, token: &str, args: &[&str]) -> Option<Value> {
     let out = Command::new("python3")
         .arg(fuseforks_testkit::mcp_script("door_client.py"))
         .arg(url)
-        .arg(DOOR_TOKEN)
+        .arg(token)
         .args(args)
         .env("DOOR_CLIENT_CA", ca)
         .output()
@@ -130,20 +128,28 @@ async fn compose_opens_the_door_behind_caddy_and_down_leaves_nothing() {
     let _down = Down(baked.root());
     let dir = baked.root().to_owned();
     let ((), port) = on_a_free_port("compose", async |p| up(&dir, &image, &caddy, p)).await;
+    // The filter sees what `up` made (so that an empty answer after `down` means something):
+    // two containers, the project's network, Caddy's two volumes.
+    let made = held().map(|kind| kind.len());
+    assert_eq!(made, [2, 1, 2], "containers, networks, volumes");
     let ca = baked.root().join("caddy-root.crt");
     caddy_root(&ca).await;
     let url = format!("https://localhost:{port}/mcp");
-    let reached =
-        || door_client(&url, &ca, &["refused"]).filter(|a| a["initialised"] == json!(true));
+    let reached = || {
+        door_client(&url, &ca, DOOR_TOKEN, &["refused"]).filter(|a| a["initialised"] == json!(true))
+    };
     let reached = eventually("the door through Caddy", Duration::from_secs(60), reached).await;
     assert_eq!(reached["status"], json!(200), "{reached}");
-    let stranger = door_client(&url, &ca, &["origin", "https://evil.example"]).unwrap();
-    assert_eq!(stranger["status"], json!(403), "{stranger}");
+    // Caddy holds no secret: the door itself refuses a missing token and a foreign Origin.
+    let stranger = door_client(&url, &ca, DOOR_TOKEN, &["origin", "https://evil.example"]);
+    assert_eq!(stranger.unwrap()["status"], json!(403));
+    let tokenless = door_client(&url, &ca, "-", &["refused"]).unwrap();
+    assert_eq!(tokenless["status"], json!(401), "{tokenless}");
     let down = compose(baked.root(), &["down", "--volumes", "--timeout", "40"]);
     assert!(
         down.status.success(),
         "{}",
         String::from_utf8_lossy(&down.stderr)
     );
-    assert_eq!(leftovers(), Vec::<String>::new());
+    assert_eq!(held(), <[Vec<String>; 3]>::default(), "left after down");
 }
