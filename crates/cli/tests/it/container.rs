@@ -244,6 +244,18 @@ async fn a_require_bake_value_other_than_1_is_refused_by_name() {
     assert!(!Path::new(&dir).exists());
 }
 
+/// `wrapper` running `inner` (its program, arguments and environment) as its last arguments.
+fn wrapped(mut wrapper: Command, inner: &Command) -> Command {
+    wrapper.arg(inner.get_program()).args(inner.get_args());
+    for (k, v) in inner.get_envs() {
+        match v {
+            Some(v) => wrapper.env(k, v),
+            None => wrapper.env_remove(k),
+        };
+    }
+    wrapper
+}
+
 /// Whether this test runs as root (a child may then become `nobody`, or mount).
 fn root() -> bool {
     Command::new("id")
@@ -334,19 +346,9 @@ async fn a_data_dir_of_another_user_is_refused_with_its_code_and_the_chown() {
     ] {
         // As `nobody`: the folders are root's, 0755.
         let checked = args[0] == "check";
-        let inner = command(args, true);
         let mut as_nobody = Command::new("/usr/bin/setpriv");
-        as_nobody
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(inner.get_program())
-            .args(inner.get_args());
-        for (k, v) in inner.get_envs() {
-            match v {
-                Some(v) => as_nobody.env(k, v),
-                None => as_nobody.env_remove(k),
-            };
-        }
-        let out = output(as_nobody).await;
+        as_nobody.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+        let out = output(wrapped(as_nobody, &command(args, true))).await;
         assert_unwritable(
             &out,
             checked,
@@ -384,21 +386,13 @@ async fn a_read_only_data_dir_is_refused_with_its_code() {
     ] {
         // The data folder bound read-only over itself, in a mount namespace of the child's own.
         let checked = args[0] == "check";
-        let inner = command(args, true);
         let mut read_only = Command::new("unshare");
         read_only
             .args(["-m", "--propagation", "private", "sh", "-c"])
             .arg(r#"mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@""#)
             .arg("sh")
-            .arg(&dir)
-            .arg(inner.get_program())
-            .args(inner.get_args());
-        for (k, v) in inner.get_envs() {
-            match v {
-                Some(v) => read_only.env(k, v),
-                None => read_only.env_remove(k),
-            };
-        }
+            .arg(&dir);
+        let read_only = wrapped(read_only, &command(args, true));
         let out = output(read_only).await;
         assert_unwritable(&out, checked, "DATA_DIR_READ_ONLY", &dir, "writable");
     }
