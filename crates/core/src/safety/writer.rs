@@ -208,7 +208,12 @@ impl AuditLog {
                     let done = commit(&mut chain, &jobs, head_store.as_deref());
                     if done.is_ok() {
                         // A failed rotation keeps appending to the current file.
-                        let _ = rotate_if_full(&mut chain, &workspace, max_bytes, head_store.as_deref());
+                        let _ = rotate_if_full(
+                            &mut chain,
+                            &workspace,
+                            max_bytes,
+                            head_store.as_deref(),
+                        );
                     }
                     answer(jobs, chain.written_seq, done);
                 }
@@ -327,7 +332,9 @@ impl Chain {
         progress
             .written_seq
             .store(self.written_seq, Ordering::Release);
-        progress.synced_seq.store(self.synced_seq, Ordering::Release);
+        progress
+            .synced_seq
+            .store(self.synced_seq, Ordering::Release);
     }
 
     fn write_error(&self, source: std::io::Error) -> AuditError {

@@ -84,7 +84,10 @@ async fn detached_lines_are_synced_at_the_close_and_before_a_rotation() {
     log.append_detached(event("plan_dispatch", 1));
     drop(log);
     let shelf = read_shelf_head(data.path()).unwrap().unwrap();
-    assert_eq!(shelf.seq, 1, "the close syncs the line and records its head");
+    assert_eq!(
+        shelf.seq, 1,
+        "the close syncs the line and records its head"
+    );
     assert_eq!(read_session_heads(&store), vec![shelf]);
     // 300 bytes rotate after each line: the old file is synced before it is renamed.
     let log = open(&ws, data.path(), &store, 300);
@@ -92,7 +95,10 @@ async fn detached_lines_are_synced_at_the_close_and_before_a_rotation() {
     wait_written(&log, 2);
     let deadline = Instant::now() + Duration::from_secs(10);
     while log.synced_seq() < 2 {
-        assert!(Instant::now() < deadline, "the rotated line was never synced");
+        assert!(
+            Instant::now() < deadline,
+            "the rotated line was never synced"
+        );
         std::thread::yield_now();
     }
     drop(log);
