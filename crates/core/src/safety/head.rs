@@ -1,6 +1,7 @@
 //! The audit chain's recorded head, kept outside the log in two places: `sessions.redb`
-//! (committed with every batch, durably at most every second and at close) and the shelf file
-//! `DATA_DIR/audit-head.json` (written atomically at each durable commit). Each is `{seq,
+//! (committed with every synced batch, durably at most every second and by the store's clean
+//! close) and the shelf file `DATA_DIR/audit-head.json` (written atomically at those durable
+//! points, only when its seq moved). Never past the synced lines. Each is `{seq,
 //! sha256, keyedFrom?, mac?}`: the last line's seq and hash, the first seq the writer marked
 //! with the key, and the HMAC of the three under the key (absent when written without one).
 

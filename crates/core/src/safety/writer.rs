@@ -3,16 +3,31 @@
 //! head in `sessions.redb`, then answers each caller — so an append that returned is on disk.
 //! With the audit key each line is marked (`mac`) and so is the head, which is also recorded
 //! on the shelf (`DATA_DIR/audit-head.json`, atomically) at each durable commit.
+//!
+//! Detached lines ([`AuditLog::append_detached`]: a person's decision — an approval mode, the
+//! plan-review switch, a plan dispatched or discarded —, a budget stop, a line written by a
+//! command on a stopped village) are written at once but synced with the next sync of the
+//! file: the next awaited batch, a rotation, or the close. The chain is ordered, so no later
+//! line is durable without them, and every effect's line is awaited: an effect that followed a
+//! decision carries the decision's line to disk before its own result reaches a model. What a
+//! power loss can take is a detached line after which nothing was synced — a decision that had
+//! no effect yet (an approval mode is in memory only and goes with the process) — never an
+//! effect's line (docs/threat-model.md "Durable points"). A SIGKILL loses nothing written.
+//!
 //! The file's fsync is what makes a line durable; the head only detects truncation, and a head
 //! BEHIND the file is harmless (`verify` reports it as `Ahead`), so the head is committed
-//! non-durably per batch and durably at most every [`HEAD_DURABLE_EVERY`] and at close: one
-//! fsync per batch instead of two. A crash loses at most that long of head, never a line.
+//! non-durably per batch and durably at most every [`HEAD_DURABLE_EVERY`]; a head is never
+//! stored past the synced lines (it would read as truncation after a power loss). At close
+//! the head commit stays non-durable too: redb's clean close makes a pending non-durable commit
+//! durable, in its own closing commit. A crash loses at most that long of head, never a line.
+//! The shelf is rewritten at a durable commit or the close only when its head changed.
 //! Rotation: past [`AuditLog::max_bytes`] the file is renamed `audit-<last seq>.jsonl` (and
 //! the folder fsynced) and the next line of the new file chains on the last of the old.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -43,18 +58,35 @@ struct Job {
     reply: Reply,
 }
 
+/// How far the writer has come, shared with [`AuditLog`]'s callers.
+#[derive(Debug, Default)]
+struct Progress {
+    /// The last seq written to the file (in the page cache at least).
+    written_seq: AtomicU64,
+    /// The last seq the file's fdatasync covers.
+    synced_seq: AtomicU64,
+}
+
 /// Where the chain stands: the last line's seq and hash.
 struct Chain {
     /// `workspace/audit.jsonl`.
     path: PathBuf,
-    seq: u64,
+    /// The last line written (its seq).
+    written_seq: u64,
+    /// The last line an fdatasync covers: the head is never stored past it.
+    synced_seq: u64,
     hash: String,
     file: File,
     bytes: u64,
     /// When the head was last committed durably.
     head_durable_at: Instant,
-    /// Whether a newer head than that is in a non-durable commit only.
-    head_pending: bool,
+    /// The seq of the last head stored in `sessions.redb` (durably or not), or of the chain
+    /// at open: a close with no new line stores nothing.
+    stored_seq: u64,
+    /// The same for the shelf: its head is rewritten only when the seq moved past it.
+    shelf_seq: u64,
+    /// What the callers can see of `written_seq` and `synced_seq`.
+    progress: Arc<Progress>,
     /// The key lines and heads are marked with.
     key: Option<AuditKey>,
     /// The first seq marked with the key (set when there is a key).
@@ -89,6 +121,7 @@ pub struct AuditLogOptions {
 pub struct AuditLog {
     sender: Mutex<Option<mpsc::Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    progress: Arc<Progress>,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -146,18 +179,23 @@ impl AuditLog {
                 .unwrap_or(seq + 1)
         });
         let bytes = file.metadata()?.len();
+        let progress = Arc::new(Progress::default());
         let mut chain = Chain {
             path: path.clone(),
-            seq,
+            written_seq: seq,
+            synced_seq: seq,
             hash,
             file,
             bytes,
             head_durable_at: Instant::now(),
-            head_pending: false,
+            stored_seq: seq,
+            shelf_seq: seq,
+            progress: Arc::clone(&progress),
             key,
             keyed_from,
             shelf,
         };
+        chain.publish();
         let (sender, receiver) = mpsc::channel::<Job>();
         let workspace = workspace.to_path_buf();
         let thread = std::thread::Builder::new()
@@ -170,22 +208,35 @@ impl AuditLog {
                     let done = commit(&mut chain, &jobs, head_store.as_deref());
                     if done.is_ok() {
                         // A failed rotation keeps appending to the current file.
-                        let _ = rotate_if_full(&mut chain, &workspace, max_bytes);
+                        let _ = rotate_if_full(
+                            &mut chain,
+                            &workspace,
+                            max_bytes,
+                            head_store.as_deref(),
+                        );
                     }
-                    answer(jobs, chain.seq, done);
+                    answer(jobs, chain.written_seq, done);
                 }
-                // Closing: the last head goes to disk.
-                if chain.head_pending {
-                    let _ = store_head(&mut chain, head_store.as_deref(), true);
-                }
+                close(&mut chain, head_store.as_deref());
             })?;
         Ok(Self {
             sender: Mutex::new(Some(sender)),
             thread: Mutex::new(Some(thread)),
+            progress,
         })
     }
 
-    /// Appends a line and waits until it is on disk; returns its seq.
+    /// The last seq written to the file (it may not be synced yet).
+    pub fn written_seq(&self) -> u64 {
+        self.progress.written_seq.load(Ordering::Acquire)
+    }
+
+    /// The last seq known to be on disk (covered by the file's fdatasync).
+    pub fn synced_seq(&self) -> u64 {
+        self.progress.synced_seq.load(Ordering::Acquire)
+    }
+
+    /// Appends a line and waits until it is on disk (with every line before it); returns its seq.
     pub async fn append(&self, event: AuditEvent) -> Result<u64, AuditError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         if !self.send(Job {
@@ -197,7 +248,8 @@ impl AuditLog {
         done.await.unwrap_or(Err(AuditError::Stopped))
     }
 
-    /// Appends a line without waiting (for places that cannot await; still written in order).
+    /// Appends a line without waiting (for places that cannot await; still written in order):
+    /// written at once, synced with the next sync of the file (module doc).
     pub fn append_detached(&self, event: AuditEvent) {
         self.send(Job { event, reply: None });
     }
@@ -273,6 +325,36 @@ fn open_tail(path: &Path) -> std::io::Result<(File, Option<(u64, String)>)> {
     Ok((file, last))
 }
 
+impl Chain {
+    /// Lets the callers see how far the writer has come.
+    fn publish(&self) {
+        let progress = &self.progress;
+        progress
+            .written_seq
+            .store(self.written_seq, Ordering::Release);
+        progress
+            .synced_seq
+            .store(self.synced_seq, Ordering::Release);
+    }
+
+    fn write_error(&self, source: std::io::Error) -> AuditError {
+        AuditError::Write {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// The head of the written lines, when an fdatasync covers them all (never one past it).
+    fn synced_head(&self) -> Option<RecordedHead> {
+        (self.synced_seq == self.written_seq).then(|| {
+            let key = self.key.as_ref();
+            RecordedHead::new(self.written_seq, &self.hash, self.keyed_from, key)
+        })
+    }
+}
+
+/// Writes the batch's lines with one `write`; when any caller waits on them (not only detached
+/// lines), fsyncs the file (which covers the detached lines before them too) and stores the head.
 fn commit(
     chain: &mut Chain,
     jobs: &[Job],
@@ -280,7 +362,7 @@ fn commit(
 ) -> Result<(), AuditError> {
     let now = crate::clock::now_ms();
     let mut text = Vec::with_capacity(jobs.len() * 400);
-    let (mut seq, mut hash) = (chain.seq, chain.hash.clone());
+    let (mut seq, mut hash) = (chain.written_seq, chain.hash.clone());
     for job in jobs {
         seq += 1;
         hash = AuditEntry::push_line(&job.event, seq, now, &hash, chain.key.as_ref(), &mut text);
@@ -288,16 +370,17 @@ fn commit(
     chain
         .file
         .write_all(&text)
-        .and_then(|()| chain.file.sync_data())
-        .map_err(|source| AuditError::Write {
-            path: chain.path.clone(),
-            source,
-        })?;
+        .map_err(|e| chain.write_error(e))?;
     chain.bytes += text.len() as u64;
-    chain.seq = seq;
+    chain.written_seq = seq;
     chain.hash = hash;
+    chain.publish();
+    if jobs.iter().all(|job| job.reply.is_none()) {
+        // Only detached lines: synced with the next sync of the file (module doc).
+        return Ok(());
+    }
     let durable = chain.head_durable_at.elapsed() >= HEAD_DURABLE_EVERY;
-    store_head(chain, head_store, durable)
+    sync(chain, head_store, durable)
 }
 
 /// The heads recorded in `sessions.redb` and on the shelf (unreadable ones left out).
@@ -307,37 +390,84 @@ fn stored_heads(head_store: Option<&SessionStore>, shelf: Option<&Path>) -> Vec<
     heads
 }
 
-/// Commits the head to `sessions.redb` (durably or not) and, when durable, to the shelf.
-fn store_head(
+/// Fsyncs the file through the last written line, then stores that head (`durable`: in a
+/// durable commit and on the shelf).
+fn sync(
     chain: &mut Chain,
     head_store: Option<&SessionStore>,
     durable: bool,
 ) -> Result<(), AuditError> {
-    let head = RecordedHead::new(chain.seq, &chain.hash, chain.keyed_from, chain.key.as_ref());
-    if let Some(store) = head_store {
-        store
-            .set_audit_head_record(chain.seq, &chain.hash, &head.to_json(), durable)
-            .map_err(|source| AuditError::HeadStore { source })?;
-    }
-    if durable && let Some(shelf) = &chain.shelf {
-        write_shelf_head(shelf, &head).map_err(|source| AuditError::HeadShelf {
-            path: shelf.join(super::head::AUDIT_HEAD_FILE),
-            source,
-        })?;
-    }
-    chain.head_pending = !durable;
+    chain.file.sync_data().map_err(|e| chain.write_error(e))?;
+    chain.synced_seq = chain.written_seq;
+    chain.publish();
+    store_head(chain, head_store, durable)?;
     if durable {
+        write_shelf(chain)?;
         chain.head_durable_at = Instant::now();
     }
     Ok(())
 }
 
-fn rotate_if_full(chain: &mut Chain, workspace: &Path, max_bytes: u64) -> Result<(), AuditError> {
+/// Commits the synced head to `sessions.redb` (durably or not).
+fn store_head(
+    chain: &mut Chain,
+    head_store: Option<&SessionStore>,
+    durable: bool,
+) -> Result<(), AuditError> {
+    let (Some(store), Some(head)) = (head_store, chain.synced_head()) else {
+        return Ok(());
+    };
+    store
+        .set_audit_head_record(head.seq, &head.sha256, &head.to_json(), durable)
+        .map_err(|source| AuditError::HeadStore { source })?;
+    chain.stored_seq = head.seq;
+    Ok(())
+}
+
+/// Writes the synced head on the shelf when its seq moved since the last shelf write.
+fn write_shelf(chain: &mut Chain) -> Result<(), AuditError> {
+    let (Some(shelf), Some(head)) = (&chain.shelf, chain.synced_head()) else {
+        return Ok(());
+    };
+    if head.seq <= chain.shelf_seq {
+        return Ok(());
+    }
+    write_shelf_head(shelf, &head).map_err(|source| AuditError::HeadShelf {
+        path: shelf.join(super::head::AUDIT_HEAD_FILE),
+        source,
+    })?;
+    chain.shelf_seq = head.seq;
+    Ok(())
+}
+
+/// The close: unsynced (detached) lines are synced and their head stored; the head's commit
+/// stays non-durable, since redb's clean close commits it durably (the last `Arc` of the store
+/// dropped: `Database`'s close makes a pending non-durable commit durable). The shelf is
+/// written when its head moved. Errors have no caller left: the next open sees the file.
+fn close(chain: &mut Chain, head_store: Option<&SessionStore>) {
+    if chain.synced_seq < chain.written_seq {
+        let _ = sync(chain, head_store, false);
+    } else if chain.stored_seq < chain.synced_seq {
+        let _ = store_head(chain, head_store, false);
+    }
+    let _ = write_shelf(chain);
+}
+
+fn rotate_if_full(
+    chain: &mut Chain,
+    workspace: &Path,
+    max_bytes: u64,
+    head_store: Option<&SessionStore>,
+) -> Result<(), AuditError> {
     if chain.bytes < max_bytes {
         return Ok(());
     }
+    if chain.synced_seq < chain.written_seq {
+        // Later syncs reach the new file only: the old one's detached lines are synced now.
+        sync(chain, head_store, false)?;
+    }
     let current = workspace.join(AUDIT_FILE);
-    let rotated: PathBuf = workspace.join(format!("audit-{:020}.jsonl", chain.seq));
+    let rotated: PathBuf = workspace.join(format!("audit-{:020}.jsonl", chain.written_seq));
     let fail = |source: std::io::Error| AuditError::Rotate {
         path: current.clone(),
         source,

@@ -45,6 +45,7 @@ mod preflight;
 mod probes;
 mod round_trip;
 mod safety_audit;
+mod safety_audit_durable;
 mod safety_audit_key;
 mod safety_switch;
 mod schedule_calendar;
