@@ -19,6 +19,10 @@ use crate::safety::{ask, call, working_village};
 
 const WIRE: Wire = Wire::OpenAiCompat;
 const ANSWER: &str = "done";
+/// The records as their JSON shows in a written page (strace escapes the quotes).
+const INTENT: &str = r#"\"kind\":\"intent\""#;
+const TURN: &str = r#"\"kind\":\"turn\""#;
+const EFFECT: &str = r#"\"action\":\"file_write\""#;
 /// What strace records: the writes of the durable files and of the socket, the reads that
 /// end a request (a response arrived), and every sync.
 const TRACED: &str =
@@ -43,10 +47,12 @@ enum Op {
     Synced,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Event {
     op: Op,
     target: Target,
+    /// The call's arguments as strace printed them (the bytes written, escaped), for a write.
+    written: String,
 }
 
 /// The trace in the order strace saw the calls, and how many syncs were issued (all files,
@@ -100,6 +106,7 @@ fn parse(text: &str, stub_port: &str) -> Trace {
                 events.push(Event {
                     op: Op::Synced,
                     target,
+                    written: String::new(),
                 });
             }
             continue;
@@ -124,7 +131,16 @@ fn parse(text: &str, stub_port: &str) -> Trace {
                 continue;
             }
         }
-        events.push(Event { op, target });
+        let written = if op == Op::Write {
+            args.to_owned()
+        } else {
+            String::new()
+        };
+        events.push(Event {
+            op,
+            target,
+            written,
+        });
     }
     Trace { events, syncs }
 }
@@ -148,14 +164,21 @@ impl Trace {
         starts
     }
 
-    /// Whether `file` was written in `since..at` and its last write before `at` was followed
-    /// by a completed sync of it before `at`: what was recorded is on disk at `at`.
-    fn covered(&self, file: Target, since: usize, at: usize) -> Result<(), String> {
+    /// Whether `file` was written in `since..at` with `marker` among the bytes, and its last
+    /// write before `at` was followed by a completed sync of it before `at`: what was recorded
+    /// is on disk at `at`.
+    fn covered(&self, file: Target, marker: &str, since: usize, at: usize) -> Result<(), String> {
         let window = &self.events[since..at];
+        let holds = |e: &Event| e.target == file && e.op == Op::Write && e.written.contains(marker);
+        if !window.iter().any(holds) {
+            return Err(format!(
+                "no write of {marker} to {file:?} between events {since} and {at}"
+            ));
+        }
         let last_write = window
             .iter()
             .rposition(|e| e.target == file && e.op == Op::Write)
-            .ok_or_else(|| format!("no write to {file:?} between events {since} and {at}"))?;
+            .unwrap_or_default();
         window[last_write..]
             .iter()
             .any(|e| e.target == file && e.op == Op::Synced)
@@ -170,7 +193,7 @@ impl Trace {
 fn traced(ask: &Command, out: &Path) -> Output {
     let mut strace = Command::new("strace");
     strace
-        .args(["-f", "-yy", "-e", TRACED, "-o"])
+        .args(["-f", "-yy", "-s", "65536", "-e", TRACED, "-o"])
         .arg(out)
         .arg(ask.get_program())
         .args(ask.get_args());
@@ -191,108 +214,100 @@ fn strace_here() -> bool {
     needs(present, "strace", "FUSEFORKS_REQUIRE_STRACE")
 }
 
-/// One tool round with an effect (`file` writes `out.md`), then the answer, in a village asked
-/// once before: request 1 follows
-/// the sync of its intent, request 2 the syncs of its intent (a sessions.redb write since
-/// request 1) and of the `file_write` audit line, and the answer on stdout the sync of the
-/// turn's records.
+/// One tool round with an effect (`file` writes `out.md`), then the answer: a village's first
+/// `ask` (where the records' bytes in a written page can only be this ask's), then a second
+/// one (the steady figure). Request 1 follows the sync of a write holding its intent, request
+/// 2 the syncs of its intent (written since request 1) and of the `file_write` audit line, and
+/// the answer on stdout the sync of the turn record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_request_follows_the_fsync_that_covers_its_intent() {
     if !strace_here() {
         return;
     }
-    let round = || {
-        [
-            wire_replies::tool_calls(
-                WIRE,
-                &[call(
-                    "c1",
-                    "file",
-                    json!({"op": "write", "path": "out.md", "content": "a"}),
-                )],
-                U,
-            ),
-            wire_replies::text(WIRE, ANSWER, U),
-        ]
-    };
     let stub = StubServer::start(Vec::new()).await;
-    stub.push(round());
     let port = stub.base_url().rsplit(':').next().unwrap().to_owned();
     let data = TempDataDir::new();
     let work = working_village(&data, stub.base_url());
-    // A first ask untraced: the traced one finds sessions.redb and audit.jsonl made, as every
-    // ask but a village's first does (the printed figure is then the steady one).
-    let mut first_ask = ask(&data, "");
-    let warm = tokio::task::spawn_blocking(move || first_ask.output().unwrap())
-        .await
-        .unwrap();
-    assert!(
-        warm.status.success(),
-        "{}",
-        String::from_utf8_lossy(&warm.stderr)
-    );
-    stub.push(round());
-    let out = data.data_dir().join("strace.txt");
-    let command = ask(&data, "");
-    let run = {
-        let out = out.clone();
-        tokio::task::spawn_blocking(move || traced(&command, &out))
-            .await
-            .unwrap()
-    };
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success() && stdout.contains(ANSWER),
-        "{}\n{stdout}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    assert!(
-        work.data_dir().join("out.md").exists(),
-        "the tool had no effect"
-    );
-    assert_eq!(stub.requests().len(), 4);
-    let trace = parse(&std::fs::read_to_string(&out).unwrap(), &port);
-    eprintln!(
-        "figure: {} fsync/fdatasync calls in a one-tool-round ask (debug build, all threads)",
-        trace.syncs
-    );
+    for (n, which) in [(1, "a village's first"), (2, "a later")] {
+        stub.push(one_tool_round());
+        let out = data.data_dir().join(format!("strace-{n}.txt"));
+        let command = ask(&data, "");
+        let run = {
+            let out = out.clone();
+            tokio::task::spawn_blocking(move || traced(&command, &out))
+                .await
+                .unwrap()
+        };
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            run.status.success() && stdout.contains(ANSWER),
+            "{}\n{stdout}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert!(work.data_dir().join("out.md").exists(), "no effect");
+        assert_eq!(stub.requests().len(), 2 * n);
+        let trace = parse(&std::fs::read_to_string(&out).unwrap(), &port);
+        eprintln!(
+            "figure: {} fsync/fdatasync calls in {which} one-tool-round ask (debug build, all threads)",
+            trace.syncs
+        );
+        let failed = trace.uncovered_points();
+        assert!(failed.is_empty(), "{which} ask: {failed:#?}");
+    }
+}
 
-    let requests = trace.requests();
-    assert_eq!(
-        requests.len(),
-        2,
-        "requests seen in the trace: {requests:?}"
-    );
-    let (first, second) = (requests[0], requests[1]);
-    let answer = (second..trace.events.len())
-        .find(|&i| {
-            let e = trace.events[i];
+/// The stub's replies for one `ask`: a `file` write, then the answer.
+fn one_tool_round() -> [fuseforks_testkit::stub::StubReply; 2] {
+    [
+        wire_replies::tool_calls(
+            WIRE,
+            &[call(
+                "c1",
+                "file",
+                json!({"op": "write", "path": "out.md", "content": "a"}),
+            )],
+            U,
+        ),
+        wire_replies::text(WIRE, ANSWER, U),
+    ]
+}
+
+impl Trace {
+    /// The durable points this trace breaks, each with why (empty: every one kept).
+    fn uncovered_points(&self) -> Vec<String> {
+        let requests = self.requests();
+        let [first, second] = requests[..] else {
+            return vec![format!("requests seen in the trace: {requests:?}")];
+        };
+        let Some(answer) = (second..self.events.len()).find(|&i| {
+            let e = &self.events[i];
             e.target == Target::Stdout && e.op == Op::Write
-        })
-        .unwrap_or_else(|| panic!("no write to stdout after the second request"));
-    let checks = [
-        (
-            "request 1: its intent",
-            trace.covered(Target::Sessions, 0, first),
-        ),
-        (
-            "request 2: its intent",
-            trace.covered(Target::Sessions, first, second),
-        ),
-        (
-            "request 2: the file_write audit line",
-            trace.covered(Target::Audit, 0, second),
-        ),
-        (
-            "the answer: the turn's records",
-            trace.covered(Target::Sessions, second, answer),
-        ),
-    ];
-    let failed: Vec<String> = checks
-        .into_iter()
-        .filter_map(|(what, result)| result.err().map(|why| format!("{what}: {why}")))
-        .collect();
-    assert!(failed.is_empty(), "{failed:#?}");
+        }) else {
+            return vec!["no write to stdout after the second request".into()];
+        };
+        let checks = [
+            (
+                "request 1: its intent",
+                self.covered(Target::Sessions, INTENT, 0, first),
+            ),
+            (
+                "request 2: its intent",
+                self.covered(Target::Sessions, INTENT, first, second),
+            ),
+            (
+                "request 2: the tool's audit line",
+                self.covered(Target::Audit, EFFECT, 0, second),
+            ),
+            (
+                "the answer: the turn record",
+                self.covered(Target::Sessions, TURN, second, answer),
+            ),
+        ];
+        checks
+            .into_iter()
+            .filter_map(|(what, result)| result.err().map(|why| format!("{what}: {why}")))
+            .collect()
+    }
 }
 
 #[test]
@@ -309,7 +324,9 @@ fn the_parser_places_a_sync_where_it_returned_and_cuts_socket_names() {
     assert_eq!(trace.syncs, 1);
     assert_eq!(trace.requests(), vec![1]);
     // The sync returned after the request left: the request is not covered.
-    assert!(trace.covered(Target::Sessions, 0, 1).is_err());
-    assert!(trace.covered(Target::Sessions, 0, 4).is_ok());
+    assert!(trace.covered(Target::Sessions, "x", 0, 1).is_err());
+    assert!(trace.covered(Target::Sessions, "x", 0, 4).is_ok());
+    // A write without the record's bytes does not cover it.
+    assert!(trace.covered(Target::Sessions, "absent", 0, 4).is_err());
     assert_eq!(trace.events[4].target, Target::Stdout);
 }
