@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`ask` with one tool round against a zero-latency loopback stub (issue 33's table):
+"""`ask` with one tool round against a zero-latency loopback stub (docs/performance.md's table):
 process start to exit of the release binary, its fsync/fdatasync count (strace, all threads),
 and the peer: the OpenAI Agents SDK doing the same task (one `grep` round, then the answer)
 on the same stub, process start to exit. Prints min/median/max of each, then `FIGURE|…`

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The in-process figures of issue 33's table, from `cargo bench -p fuseforks-core --bench
+"""The in-process figures of docs/performance.md's table, from `cargo bench -p fuseforks-core --bench
 orchestrator` (crates/core/benches/orchestrator.rs) run RUNS times: the orchestrator's
 overhead per tool round (model time excluded; the bench's median and p99 of each run) and the
 crowd (100 agents, one turn each at once, 0 ms stub: the slowest turn in the crowd over the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`serve` resident memory (issue 33's table): a one-agent village and an N-agent one
+"""`serve` resident memory (docs/performance.md's table): a one-agent village and an N-agent one
 (default 1,001), every agent started (`--start batch`) and idle; RSS (`VmRSS`) read once
 `serve` has said SERVING and every agent is running and its RSS has stopped moving. Per
 extra agent = (RSS of N − RSS of one) / (N − 1). Prints min/median/max of each over RUNS runs,
