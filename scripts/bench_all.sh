@@ -10,6 +10,7 @@
 #   FUSEFORKS_PEER_PYTHON  a Python with openai-agents for the peer (default python3)
 #   BENCH_ASK_RUNS (30), BENCH_RSS_RUNS (3), BENCH_RSS_AGENTS (1001), BENCH_CARGO_RUNS (3)
 #   BENCH_SKIP_CARGO=1     skip the cargo bench (it builds the bench profile, optimised, once)
+#   BENCH_CARGO_ARGS       more cargo arguments for it (`--profile dev`: a check, not the figures)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -8,6 +8,8 @@ scripts/bench_all.sh.
 
 Usage: python3 scripts/bench_orchestrator.py [RUNS]   (default 3)
 The bench builds with cargo's bench profile (optimised, like --release) the first time.
+BENCH_CARGO_ARGS: more cargo arguments, e.g. `--profile dev` to check this script where an
+optimised build cannot be afforded (its figures are then not the table's).
 """
 import os, re, statistics, subprocess, sys
 
@@ -33,7 +35,8 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     rows = []
     for i in range(runs):
-        r = subprocess.run(["cargo", "bench", "-p", "fuseforks-core", "--bench", "orchestrator"],
+        extra = os.environ.get("BENCH_CARGO_ARGS", "").split()
+        r = subprocess.run(["cargo", "bench", "-p", "fuseforks-core", "--bench", "orchestrator"] + extra,
                            cwd=ROOT, capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"cargo bench failed:\n{r.stderr[-3000:]}")
