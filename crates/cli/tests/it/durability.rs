@@ -164,27 +164,22 @@ impl Trace {
         starts
     }
 
-    /// Whether `file` was written in `since..at` with `marker` among the bytes, and its last
-    /// write before `at` was followed by a completed sync of it before `at`: what was recorded
-    /// is on disk at `at`.
+    /// Whether a write to `file` in `since..at` holding `marker` among its bytes was followed
+    /// by a completed sync of `file` before `at`: that record was on disk at `at`. (Only a
+    /// write with the marker counts: a later write of something else, not yet synced, breaks
+    /// no promise.)
     fn covered(&self, file: Target, marker: &str, since: usize, at: usize) -> Result<(), String> {
         let window = &self.events[since..at];
         let holds = |e: &Event| e.target == file && e.op == Op::Write && e.written.contains(marker);
-        if !window.iter().any(holds) {
-            return Err(format!(
-                "no write of {marker} to {file:?} between events {since} and {at}"
-            ));
-        }
-        let last_write = window
-            .iter()
-            .rposition(|e| e.target == file && e.op == Op::Write)
-            .unwrap_or_default();
-        window[last_write..]
+        let written = window.iter().position(holds).ok_or_else(|| {
+            format!("no write of {marker} to {file:?} between events {since} and {at}")
+        })?;
+        window[written..]
             .iter()
             .any(|e| e.target == file && e.op == Op::Synced)
             .then_some(())
             .ok_or_else(|| {
-                format!("the last write to {file:?} before event {at} is not synced before it")
+                format!("the write of {marker} to {file:?} is not synced before event {at}")
             })
     }
 }
