@@ -2,8 +2,8 @@
 //! leaves only after the sync that covers its intent (and, from the second one, the tool's
 //! audit line), and the answer is printed only after the turn's records are synced. A SIGKILL
 //! keeps the page cache, so only this order shows that a sync was not dropped (power loss).
-//! The number of syncs is printed as a figure, not asserted: the durable points are
-//! ARCHITECTURE.md's, their count moves with redb's file growth and with grouping.
+//! The number of syncs is printed as a figure, not asserted: it moves with redb's file growth
+//! and with grouping, and its floor is reasoned in docs/performance.md.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
