@@ -3,12 +3,14 @@
 zero-latency loopback stub — process start to exit, and peak RSS.
 
 Usage: cargo build --release -p fuseforks-cli && python3 scripts/bench_headless.py
+FUSEFORKS_BIN names another binary (default: target/release/fuseforks-cli). Its village() and
+timed() are reused by scripts/bench_ask.py.
 """
 import json, os, statistics, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "fuseforks-cli")
+BIN = os.environ.get("FUSEFORKS_BIN") or os.path.join(ROOT, "target", "release", "fuseforks-cli")
 
 ANSWER = json.dumps({"id": "x", "object": "chat.completion", "model": "m",
     "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
@@ -25,13 +27,17 @@ class Stub(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-def village(base, agents):
+def village(base, agents, work=None):
+    """A village of `agents` copies of init's agent on the stub at `base`; `work`: the first
+    agent's work folder."""
     data = tempfile.mkdtemp(prefix="fuseforks-bench-")
     subprocess.run([BIN, "init", "--data-dir", data, "--language", "en", "--provider", "openai"], check=True, capture_output=True)
     path = os.path.join(data, "workspace", "world.json")
     world = json.load(open(path))
     world["modelTemplates"][0]["baseUrl"] = base + "/v1"
     first = world["agents"][0]
+    if work:
+        first["workDir"] = work
     for i in range(1, agents):
         a = dict(first); a["id"] = f"agent_{i}"; a["name"] = f"Agent {i}"; a["order"] = i
         world["agents"].append(a)

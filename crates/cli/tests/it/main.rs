@@ -19,6 +19,7 @@ mod container;
 mod demo;
 mod door;
 mod dry_run;
+mod durability;
 mod errors;
 mod first_hour;
 mod goals;
