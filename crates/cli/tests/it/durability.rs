@@ -94,9 +94,11 @@ fn parse(text: &str, stub_port: &str) -> Trace {
     let mut syncs = 0;
     let mut pending_sync = std::collections::HashMap::new();
     for line in text.lines() {
+        // strace pads the pid column (`6382  writev(…`, `28744 writev(…`).
         let Some((pid, call)) = line.split_once(' ') else {
             continue;
         };
+        let call = call.trim_start();
         if let Some(resumed) = call.strip_prefix("<... ") {
             let name = resumed.split(' ').next().unwrap_or("");
             if op_of(name) == Some(Op::Synced)
@@ -310,11 +312,12 @@ fn the_parser_places_a_sync_where_it_returned_and_cuts_socket_names() {
     let text = "\
 7 pwrite64(12</d/workspace/sessions.redb>, \"x\", 320, 0) = 320
 7 fdatasync(12</d/workspace/sessions.redb> <unfinished ...>
-8 writev(16<TCP:[127.0.0.1:46514->127.0.0.1:18772]>, [{iov_base=\"POST\", iov_len=4}], 1) = 4
+812   writev(16<TCP:[127.0.0.1:46514->127.0.0.1:18772]>, [{iov_base=\"POST\", iov_len=4}], 1) = 4
 7 <... fdatasync resumed>) = 0
 8 recvfrom(16<TCP:[127.0.0.1:46514->127.0.0.1:18772]>, \"HTTP\", 8192, 0, NULL, NULL) = 4
 8 write(1<pipe:[5]>, \"done\\n\", 5) = 5
 ";
+    // A pid shorter than the column is padded (line 3): its call is read all the same.
     let trace = parse(text, "18772");
     assert_eq!(trace.syncs, 1);
     assert_eq!(trace.requests(), vec![1]);
