@@ -37,7 +37,8 @@
 //!   `call_tool` and the synthetic tools' runs, the `waves` a turn ran counted there; `prepare.rs`
 //!   — what a turn reads before its first round, `SKILL.md`'s terms included: the round cap times
 //!   `max_loops`, the tools offered narrowed by `allowed-tools` (a call outside them runs nothing,
-//!   `call.rs`), no earlier exchanges with `fork: subagent`
+//!   `call.rs`), no earlier exchanges with `fork: subagent`; `durable.rs` — `Pending`, the
+//!   records (the incoming message) staged for the turn's next durable point
 //! - `delegation.rs`: the synthetic tools `ask_<id>`, `transfer_to_<id>`, `plan`, `room_log`,
 //!   `blackboard`; chains, hop limit, waits
 //! - `plan.rs`: waves, review proposals, the ring of 50; a scheduled chain's default verifier

@@ -1,16 +1,20 @@
 //! Where conversations are recorded: the conversation store and its writer, the current
 //! conversation together with the one the last `session:` log line named and the agents that
 //! re-read their history of it (one lock: a record that creates the current conversation names
-//! it in the same step), and the conversations apart (`conversation.rs`).
+//! it in the same step), and the conversations apart (`conversation.rs`). A new conversation is
+//! named (its id made) by its first record and created in the same commit as that record: the
+//! conversations named but not yet written keep their row here until a commit carries it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use super::conversation::{self, ConversationBook};
 use super::now_ms;
 use crate::CoreError;
 use crate::log::LogSink;
-use crate::sessions::{Record, SessionError, SessionMeta, SessionStore, SessionWriter};
+use crate::sessions::{
+    Record, SessionError, SessionMeta, SessionStore, SessionTarget, SessionWriter,
+};
 use crate::sync::LockOrRecover;
 use crate::village::Language;
 
@@ -29,6 +33,9 @@ pub(super) struct Recording {
     sessions: Option<Arc<SessionStore>>,
     writer: Option<SessionWriter>,
     current: Mutex<Current>,
+    /// Conversations named but not yet written, with the row their next append creates (an
+    /// append fails as a whole, so the row stays until one succeeds).
+    unwritten: Mutex<HashMap<String, SessionMeta>>,
     conversations: Arc<ConversationBook>,
 }
 
@@ -80,6 +87,7 @@ impl Recording {
                 id,
                 reload: HashSet::new(),
             }),
+            unwritten: Mutex::default(),
             conversations: Arc::default(),
         })
     }
@@ -117,19 +125,23 @@ impl Recording {
         &self.conversations
     }
 
-    /// Appends to the current conversation (creating one if none is open), in one commit
-    /// shared with whatever else is waiting. A store failure is logged and the turn goes on:
-    /// losing a record must not lose the answer. A turn in a conversation apart (see
-    /// `conversation.rs`, set around the turn by the agent's task) records into that
-    /// conversation's own.
+    /// Appends to the current conversation (creating one if none is open, in the same commit),
+    /// in one commit shared with whatever else is waiting. A store failure is logged and the
+    /// turn goes on: losing a record must not lose the answer. A turn in a conversation apart
+    /// (see `conversation.rs`, set around the turn by the agent's task) records into that
+    /// conversation's own. `None`: nothing names a stored conversation (no store, no records,
+    /// or the commit that was to create it failed).
     pub(super) async fn record(&self, records: Vec<Record>, log: &dyn LogSink) -> Option<String> {
-        let (sessions, writer) = (self.sessions.as_ref()?, self.writer.as_ref()?);
+        let writer = self.writer.as_ref()?;
         let first = records.first()?;
         let now = now_ms();
         let created = std::cell::Cell::new(false);
         let create = || {
             created.set(true);
-            sessions.create(&title_of(first), now).ok()
+            let id = uuid::Uuid::new_v4().to_string();
+            let meta = SessionMeta::fresh(&title_of(first), now);
+            self.unwritten.lock_or_recover().insert(id.clone(), meta);
+            Some(id)
         };
         // The locks end with this statement, before the append is awaited.
         let id = match conversation::current() {
@@ -142,14 +154,30 @@ impl Recording {
             }
             None => self.current_or_new(create, &created, log)?,
         };
+        let target = match self.unwritten.lock_or_recover().get(&id) {
+            Some(meta) => SessionTarget::New {
+                id: id.clone(),
+                meta: meta.clone(),
+            },
+            None => SessionTarget::Existing(id.clone()),
+        };
         let kinds: Vec<&str> = records.iter().map(Record::kind).collect();
         let kinds = kinds.join(",");
-        let items = records.into_iter().map(|r| (id.clone(), r)).collect();
-        if let Err(e) = writer.append(items, now).await {
-            log.line(&format!(
-                "session append failed: session={id} kinds={kinds} code={}",
-                e.code()
-            ));
+        let creates = matches!(target, SessionTarget::New { .. });
+        match writer.append(target, records, now).await {
+            Ok(_) if creates => {
+                self.unwritten.lock_or_recover().remove(&id);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                log.line(&format!(
+                    "session append failed: session={id} kinds={kinds} code={}",
+                    e.code()
+                ));
+                if creates {
+                    return None;
+                }
+            }
         }
         Some(id)
     }

@@ -7,10 +7,11 @@
 //! [`Turn`] holds what a turn keeps between its rounds; [`Turn::round`] is one model call,
 //! [`Turn::call_tool`] one tool call (`call.rs`), [`Turn::finish`] the record, the reply and
 //! the events; how the rounds ended is a [`RoundsEnd`]. What a turn reads before its first
-//! round is in `prepare.rs`.
+//! round is in `prepare.rs`; what it records waits for its durable points in `durable.rs`.
 
 mod ask;
 mod call;
+mod durable;
 mod prepare;
 mod trace_spans;
 
@@ -121,6 +122,9 @@ pub(crate) struct Turn<'a> {
     /// Held from the turn's first paid model call until its record is on disk: an abort
     /// waits for it (`crate::safety::SectionKind::PaidCallRecord`).
     paid: Option<crate::safety::Section>,
+    /// Records waiting for the turn's next durable point (the incoming message, until the
+    /// first call's intent or the turn's end).
+    pending: durable::Pending,
     /// The turn's trace span, inside its causal root's (nothing when tracing is off).
     pub(super) span: crate::trace::Span,
 }
@@ -145,6 +149,7 @@ impl<'a> Turn<'a> {
             started_ms: now_ms(),
             cut: inner.safety().switch().cut_token(),
             paid: None,
+            pending: durable::Pending::default(),
             span: trace_spans::turn_span(inner, agent_id, delivery),
         }
     }
@@ -159,7 +164,8 @@ impl<'a> Turn<'a> {
         let (inner, agent_id, delivery) = (self.inner, self.agent_id, self.delivery);
         let message = &delivery.message;
         let world = inner.world();
-        inner.record(vec![Record::Message(message.clone())]).await;
+        // Written with the first call's intent, or with the turn's record if no call is sent.
+        self.pending.stage(Record::Message(message.clone()));
         inner.emit(
             &format!(
                 "turn start: agent={agent_id} hop={} from={} chars={}",
@@ -342,7 +348,7 @@ impl<'a> Turn<'a> {
         // Durable before the call: a crash between payment and the turn record stays visible.
         let round = self.tally.rounds + 1;
         let intent = intent(self.agent_id, p, round, reservation.amount());
-        self.inner.record(vec![intent]).await;
+        self.pending.point(self.inner, vec![intent]).await;
         if self.paid.is_none() {
             let section = crate::safety::SectionKind::PaidCallRecord;
             self.paid = Some(self.inner.safety().sections().enter(section));
@@ -477,7 +483,7 @@ impl<'a> Turn<'a> {
             batch.extend(records);
             question
         });
-        let session = self.inner.record(batch).await;
+        let session = self.pending.point(self.inner, batch).await;
         drop(self.paid.take());
         let question = asked.map(|q| {
             self.inner.log(&format!(

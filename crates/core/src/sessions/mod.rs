@@ -12,7 +12,8 @@
 //! anything carries `skill` — its terms and `roundCap` —, ours, absent otherwise; and `question`,
 //! ours too: a turn that asked the person (`ask_user`) and ended waiting — the question and what
 //! the turn needs to go on in another process —, open until a later `turn` record of its agent),
-//! `store.rs` (atomic appends, history, fork, export, delete; unknown kinds skipped with one
+//! `store.rs` (atomic appends — a new conversation's row in the commit of its first records, a
+//! `SessionTarget::New` —, history, fork, export, delete; unknown kinds skipped with one
 //! warning; `SESSION_STORE_LOCKED` when another process holds the file) and `fork_point.rs` (a fork
 //! only before a request, never inside an exchange: `SESSION_FORK_SPLITS_EXCHANGE`,
 //! `SESSION_FORK_PAST_END`; `stats` skips a fork's copied records, counted where they were paid).
@@ -26,5 +27,5 @@ pub use records::{
     AgentMessage, AssistRecord, Endpoint, IntentRecord, QuestionRecord, Record, SessionMeta,
     TurnRecord, TurnSkill, TurnStop,
 };
-pub use store::{SessionError, SessionStore, StoreOp, StoredRecord};
+pub use store::{SessionError, SessionStore, SessionTarget, StoreOp, StoredRecord};
 pub use writer::SessionWriter;

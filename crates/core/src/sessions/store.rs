@@ -234,7 +234,8 @@ impl SessionStore {
     }
 
     /// Opens (or creates) `sessions.redb`. Another process holding it is
-    /// [`SessionError::Locked`].
+    /// [`SessionError::Locked`]. The tables are created by a commit only when one is missing (a
+    /// new file): an open of a store that has them writes nothing, so it costs no fsync.
     pub fn open(path: &Path) -> Result<Self, SessionError> {
         let db = match Database::create(path) {
             Ok(db) => db,
@@ -243,12 +244,14 @@ impl SessionStore {
             }
             Err(e) => return Err(failed(path, StoreOp::Open)(e)),
         };
-        let txn = db.begin_write().map_err(failed(path, StoreOp::Open))?;
-        txn.open_table(SESSIONS)
-            .map_err(failed(path, StoreOp::Open))?;
-        txn.open_table(RECORDS)
-            .map_err(failed(path, StoreOp::Open))?;
-        txn.commit().map_err(failed(path, StoreOp::Open))?;
+        if !has_tables(&db, path)? {
+            let txn = db.begin_write().map_err(failed(path, StoreOp::Open))?;
+            txn.open_table(SESSIONS)
+                .map_err(failed(path, StoreOp::Open))?;
+            txn.open_table(RECORDS)
+                .map_err(failed(path, StoreOp::Open))?;
+            txn.commit().map_err(failed(path, StoreOp::Open))?;
+        }
         Ok(Self {
             db,
             path: path.to_path_buf(),
@@ -258,14 +261,7 @@ impl SessionStore {
     /// Starts a new conversation; returns its id.
     pub fn create(&self, title: &str, now_ms: i64) -> Result<String, SessionError> {
         let id = uuid::Uuid::new_v4().to_string();
-        let meta = SessionMeta {
-            title: title.chars().take(MAX_TITLE_CHARS).collect(),
-            created_at: now_ms,
-            updated_at: now_ms,
-            parent_id: None,
-            forked_at_seq: None,
-            record_count: 0,
-        };
+        let meta = SessionMeta::fresh(title, now_ms);
         let txn = self.write_txn()?;
         {
             let mut sessions = txn
@@ -295,12 +291,35 @@ impl SessionStore {
         items: &[(&str, &Record)],
         now_ms: i64,
     ) -> Result<Vec<Result<u64, SessionError>>, SessionError> {
+        self.append_creating(&[], items, now_ms)
+    }
+
+    /// As [`Self::append_many`], first creating each conversation of `new` that does not exist
+    /// yet, in the same transaction: a conversation and its first records are stored together
+    /// or not at all (one fsync where a separate create would cost two).
+    pub fn append_creating(
+        &self,
+        new: &[(&str, &SessionMeta)],
+        items: &[(&str, &Record)],
+        now_ms: i64,
+    ) -> Result<Vec<Result<u64, SessionError>>, SessionError> {
         let txn = self.write_txn()?;
         let mut results = Vec::with_capacity(items.len());
         {
             let mut sessions = txn
                 .open_table(SESSIONS)
                 .map_err(failed(&self.path, StoreOp::Write))?;
+            for (id, meta) in new {
+                let exists = sessions
+                    .get(*id)
+                    .map_err(failed(&self.path, StoreOp::Read))?
+                    .is_some();
+                if !exists {
+                    sessions
+                        .insert(*id, to_bytes(*meta)?.as_slice())
+                        .map_err(failed(&self.path, StoreOp::Write))?;
+                }
+            }
             let mut records = txn
                 .open_table(RECORDS)
                 .map_err(failed(&self.path, StoreOp::Write))?;
@@ -629,6 +648,56 @@ impl SessionStore {
             }
         })?;
         Ok(file)
+    }
+}
+
+/// Whether the file has both tables (a read: no commit, no fsync).
+fn has_tables(db: &Database, path: &Path) -> Result<bool, SessionError> {
+    let txn = db.begin_read().map_err(failed(path, StoreOp::Open))?;
+    let present = |table: Result<(), redb::TableError>| match table {
+        Ok(()) => Ok(true),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(false),
+        Err(e) => Err(failed(path, StoreOp::Open)(e)),
+    };
+    Ok(present(txn.open_table(SESSIONS).map(drop))? && present(txn.open_table(RECORDS).map(drop))?)
+}
+
+impl SessionMeta {
+    /// A new conversation's metadata: its title (cut to 30 characters), created now, no
+    /// records yet.
+    pub fn fresh(title: &str, now_ms: i64) -> Self {
+        Self {
+            title: title.chars().take(MAX_TITLE_CHARS).collect(),
+            created_at: now_ms,
+            updated_at: now_ms,
+            parent_id: None,
+            forked_at_seq: None,
+            record_count: 0,
+        }
+    }
+}
+
+/// Where appended records go: a conversation that exists, or one the same commit creates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionTarget {
+    /// A stored conversation.
+    Existing(String),
+    /// A conversation created, when it does not exist yet, in the transaction that writes the
+    /// records (an existing one is appended to and its row kept).
+    New {
+        /// Its id (the caller makes it, so it can name the conversation before the commit).
+        id: String,
+        /// Its row when created.
+        meta: SessionMeta,
+    },
+}
+
+impl SessionTarget {
+    /// The conversation's id.
+    pub fn id(&self) -> &str {
+        match self {
+            Self::Existing(id) | Self::New { id, .. } => id,
+        }
     }
 }
 

@@ -1,14 +1,15 @@
 //! Group commit for conversation records: one writer thread takes every append, drains what
 //! is waiting, and commits it in one redb transaction (one fsync), then answers each caller.
 //! Async callers never block a runtime thread on a commit, and many agents finishing at once
-//! share fsyncs instead of queueing for them.
+//! share fsyncs instead of queueing for them. A conversation the caller has just named
+//! ([`SessionTarget::New`]) is created in the same commit as its first records.
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::records::Record;
-use super::store::{SessionError, SessionStore};
+use super::records::{Record, SessionMeta};
+use super::store::{SessionError, SessionStore, SessionTarget};
 use crate::sync::LockOrRecover;
 
 /// Most appends committed in one transaction.
@@ -17,7 +18,8 @@ const MAX_BATCH: usize = 512;
 type Reply = tokio::sync::oneshot::Sender<Result<Vec<u64>, SessionError>>;
 
 struct Job {
-    items: Vec<(String, Record)>,
+    target: SessionTarget,
+    records: Vec<Record>,
     now_ms: i64,
     reply: Reply,
 }
@@ -59,16 +61,18 @@ impl SessionWriter {
         })
     }
 
-    /// Appends records (in order) and waits until they are committed; returns their sequence
-    /// numbers.
+    /// Appends records (in order) to `target` and waits until they are committed; returns their
+    /// sequence numbers.
     pub async fn append(
         &self,
-        items: Vec<(String, Record)>,
+        target: SessionTarget,
+        records: Vec<Record>,
         now_ms: i64,
     ) -> Result<Vec<u64>, SessionError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         let job = Job {
-            items,
+            target,
+            records,
             now_ms,
             reply,
         };
@@ -97,16 +101,23 @@ impl Drop for SessionWriter {
 
 fn commit(store: &SessionStore, jobs: Vec<Job>) {
     let now = jobs.iter().map(|j| j.now_ms).max().unwrap_or(0);
+    let new: Vec<(&str, &SessionMeta)> = jobs
+        .iter()
+        .filter_map(|j| match &j.target {
+            SessionTarget::New { id, meta } => Some((id.as_str(), meta)),
+            SessionTarget::Existing(_) => None,
+        })
+        .collect();
     let flat: Vec<(&str, &Record)> = jobs
         .iter()
-        .flat_map(|j| j.items.iter().map(|(s, r)| (s.as_str(), r)))
+        .flat_map(|j| j.records.iter().map(|r| (j.target.id(), r)))
         .collect();
-    match store.append_many(&flat, now) {
+    match store.append_creating(&new, &flat, now) {
         Ok(results) => {
             let mut results = results.into_iter();
             for job in jobs {
                 let mine: Result<Vec<u64>, SessionError> =
-                    results.by_ref().take(job.items.len()).collect();
+                    results.by_ref().take(job.records.len()).collect();
                 let _ = job.reply.send(mine);
             }
         }

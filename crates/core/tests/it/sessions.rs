@@ -2,17 +2,21 @@
 //! delete, the lock, and records of kinds this version does not know.
 
 use fuseforks_core::sessions::{
-    AgentMessage, Endpoint, Record, SessionError, SessionStore, StoreOp, StoredRecord, TurnRecord,
-    TurnStop,
+    AgentMessage, Endpoint, Record, SessionError, SessionMeta, SessionStore, SessionTarget,
+    SessionWriter, StoreOp, StoredRecord, TurnRecord, TurnStop,
 };
 use fuseforks_testkit::TempDataDir;
 
 fn message(n: u32) -> Record {
+    said(n, format!("hello {n}"))
+}
+
+fn said(n: u32, content: String) -> Record {
     Record::Message(AgentMessage {
         id: format!("m{n}"),
         from: Endpoint::User,
         to: Endpoint::Agent { id: "a1".into() },
-        content: format!("hello {n}"),
+        content,
         tokens: 0,
         ts_ms: 1000 + i64::from(n),
         hop: 0,
@@ -267,7 +271,8 @@ async fn the_writer_groups_appends_and_closes_the_file_when_dropped() {
     for n in 0..50u32 {
         let (writer, id) = (writer.clone(), id.clone());
         handles.push(tokio::spawn(async move {
-            writer.append(vec![(id, message(n))], 5).await.unwrap()
+            let to = SessionTarget::Existing(id);
+            writer.append(to, vec![message(n)], 5).await.unwrap()
         }));
     }
     let mut seqs: Vec<u64> = Vec::new();
@@ -279,4 +284,112 @@ async fn the_writer_groups_appends_and_closes_the_file_when_dropped() {
     drop(writer);
     drop(store);
     SessionStore::open(&path).expect("the writer released the file");
+}
+
+/// Set in the child run of the next test: the store the child appends to.
+const CHILD_STORE: &str = "FUSEFORKS_TEST_SESSIONS_CHILD_STORE";
+/// The id of the conversation the child's append would create.
+const NEW_ID: &str = "0b5e55ed-0000-4000-8000-000000000001";
+
+/// A conversation the writer creates with its first records: the row and the records land in
+/// one transaction, so a batch that fails (here: the file may not grow, a real `EFBIG` in a
+/// child process under `ulimit -f`) leaves neither the conversation nor any record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_conversation_and_its_first_records_are_one_commit() {
+    if let Ok(path) = std::env::var(CHILD_STORE) {
+        let store = std::sync::Arc::new(SessionStore::open(path.as_ref()).unwrap());
+        let writer = SessionWriter::spawn(store.clone()).unwrap();
+        let big = said(2, "x".repeat(8 << 20));
+        let to = SessionTarget::New {
+            id: NEW_ID.into(),
+            meta: SessionMeta::fresh("doomed", 7),
+        };
+        let err = writer
+            .append(to, vec![message(1), big], 8)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), "SESSION_STORE_FAILED", "{err}");
+        return;
+    }
+    let data = TempDataDir::new();
+    std::fs::create_dir_all(data.workspace()).unwrap();
+    let path = data.workspace().join("sessions.redb");
+    let kept = {
+        let store = std::sync::Arc::new(SessionStore::open(&path).unwrap());
+        let writer = SessionWriter::spawn(store.clone()).unwrap();
+        let id = "0b5e55ed-0000-4000-8000-000000000000".to_owned();
+        let to = SessionTarget::New {
+            id: id.clone(),
+            meta: SessionMeta::fresh("A title longer than thirty characters", 3),
+        };
+        let seqs = writer
+            .append(to, vec![message(0), turn()], 4)
+            .await
+            .unwrap();
+        assert_eq!(seqs, [0, 1]);
+        // Created already: a second `New` for the same id appends, it does not start over.
+        let again = SessionTarget::New {
+            id: id.clone(),
+            meta: SessionMeta::fresh("other", 5),
+        };
+        assert_eq!(
+            writer.append(again, vec![message(1)], 6).await.unwrap(),
+            [2]
+        );
+        let meta = store.meta(&id).unwrap();
+        assert_eq!(
+            (
+                meta.title.chars().count(),
+                meta.created_at,
+                meta.updated_at,
+                meta.record_count
+            ),
+            (30, 3, 6, 3)
+        );
+        id
+    };
+    let size = std::fs::metadata(&path).unwrap().len();
+    // The child may write no byte past the file's size plus 256 KiB; its 8 MiB record needs more.
+    let out = std::process::Command::new("bash")
+        .args([
+            "-c",
+            r#"trap '' XFSZ; ulimit -f "$1" && exec "$0" "${@:2}""#,
+        ])
+        .arg(std::env::current_exe().unwrap())
+        .arg((size / 1024 + 256).to_string())
+        .args([
+            "sessions::a_new_conversation_and_its_first_records_are_one_commit",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(CHILD_STORE, &path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = SessionStore::open(&path).unwrap();
+    assert_eq!(
+        store.meta(NEW_ID).unwrap_err().code(),
+        "SESSION_NOT_FOUND",
+        "the failed batch left no conversation"
+    );
+    drop(store);
+    let db = redb::Database::create(&path).unwrap();
+    let records: redb::TableDefinition<(&str, u64), &[u8]> = redb::TableDefinition::new("records");
+    let txn = redb::ReadableDatabase::begin_read(&db).unwrap();
+    let table = txn.open_table(records).unwrap();
+    let left = table
+        .range((NEW_ID, 0)..=(NEW_ID, u64::MAX))
+        .unwrap()
+        .count();
+    assert_eq!(left, 0, "the failed batch left no record");
+    let before = table
+        .range((kept.as_str(), 0)..=(kept.as_str(), u64::MAX))
+        .unwrap()
+        .count();
+    assert_eq!(before, 3, "the earlier conversation is whole");
 }

@@ -10,7 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use fuseforks_core::orchestrator::{ToolCallDetail, WaveStatus};
-use fuseforks_core::sessions::{AgentMessage, Record, SessionStore, StoredRecord};
+use fuseforks_core::sessions::{AgentMessage, Record, SessionError, SessionStore, StoredRecord};
 use fuseforks_core::village::{AgentId, AgentSpec, ShelfStore, World};
 
 use super::GuiState;
@@ -228,11 +228,14 @@ pub(super) async fn chat(
     let label = format!("agent:{agent}");
     let session = state.orchestrator.current_session();
     let list = match (&session, state.orchestrator.sessions()) {
-        (Some(id), Some(store)) => messages(store, id)?
-            .into_iter()
-            .filter(|(_, m)| m.from.label() == label || m.to.label() == label)
-            .map(|(seq, m)| message(seq, &m))
-            .collect(),
+        // A new current conversation is written with its first records: until then, none.
+        (Some(id), Some(store)) if !matches!(store.meta(id), Err(SessionError::NotFound(_))) => {
+            messages(store, id)?
+                .into_iter()
+                .filter(|(_, m)| m.from.label() == label || m.to.label() == label)
+                .map(|(seq, m)| message(seq, &m))
+                .collect()
+        }
         _ => Vec::new(),
     };
     Ok(Reply(Chat {
