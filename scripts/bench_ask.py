@@ -39,8 +39,13 @@ class Stub(BaseHTTPRequestHandler):
     separate small write meets Nagle and delayed ACK, +40 ms a request)."""
 
     requests = 0
+    # When the first request of the run in progress arrived (its headers parsed), for the
+    # start-up figure: process start to the first model request.
+    first_at = None
 
     def do_POST(self):
+        if Stub.first_at is None:
+            Stub.first_at = time.perf_counter()
         Stub.requests += 1
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
         has_result = any(m.get("role") == "tool" for m in body.get("messages", []))
@@ -64,14 +69,18 @@ def figure(key, label, samples, unit, goal):
     print(f"FIGURE|{key}|{label}|{lo:.4g}|{mid:.4g}|{hi:.4g}|{unit}|{goal}")
 
 
-def wall_ms(args, env, runs):
-    """Process start to exit of `runs` runs, each of which must make the round's two requests."""
+def wall_ms(args, env, runs, firsts=None):
+    """Process start to exit of `runs` runs, each of which must make the round's two requests;
+    with `firsts`, each run's process start to its first request is appended there."""
     samples = []
     before = Stub.requests
     for _ in range(runs):
+        Stub.first_at = None
         t = time.perf_counter()
         r = subprocess.run(args, env=env, capture_output=True)
         samples.append((time.perf_counter() - t) * 1000)
+        if firsts is not None and Stub.first_at is not None:
+            firsts.append((Stub.first_at - t) * 1000)
         if r.returncode != 0:
             sys.exit(f"{args[0]} exited {r.returncode}: {r.stderr.decode()[-2000:]}")
     if Stub.requests - before != 2 * runs:
@@ -111,9 +120,12 @@ def main():
     data = village(base, 1, work)
     ask = [BIN, "ask", "--data-dir", data, "--start", "reception", "--secrets", "env", "hello"]
     wall_ms(ask, env, 1)  # the village's first ask makes sessions.redb and audit.jsonl
-    ms = wall_ms(ask, env, runs)
+    firsts = []
+    ms = wall_ms(ask, env, runs, firsts)
     print(f"ask, one tool round, start to exit: min/median/max {'/'.join(f'{v:.1f}' for v in spread(ms))} ms ({runs} runs)")
     figure("ask_ms", "ask, one tool round, start to exit (release)", ms, "ms", "<= 12")
+    print(f"ask, start to the first model request: min/median/max {'/'.join(f'{v:.1f}' for v in spread(firsts))} ms")
+    figure("ask_first_ms", "ask, start to the first model request (release)", firsts, "ms", "-")
     if shutil.which("strace"):
         syncs = sync_counts(ask, env, 5)
         print(f"fsync/fdatasync in that ask: {syncs}")
