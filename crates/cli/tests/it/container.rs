@@ -326,12 +326,10 @@ fn assert_unwritable(out: &Output, checked: bool, code: &str, dir: &str, fix_has
     assert!(!stderr(out).contains(KEY), "a key's value was printed");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_data_dir_of_another_user_is_refused_with_its_code_and_the_chown() {
-    let here = root() && Path::new("/usr/bin/setpriv").exists();
-    if !fuseforks_testkit::needs(here, "root and /usr/bin/setpriv", "FUSEFORKS_REQUIRE_ROOT") {
-        return;
-    }
+/// `check`, `serve` and `ask` on a readable village, each run through `wrap` (a command that
+/// takes away the right to write the data folder): `check` warns with `code`, the others
+/// refuse with it and `fix_has` in the fix; nothing is written and no model is called.
+async fn each_command_meets(wrap: impl Fn(&str) -> Command, code: &str, fix_has: &str) {
     let (data, stub) = readable_village().await;
     let before = snapshot(data.data_dir());
     let dir = data.data_dir().display().to_string();
@@ -344,18 +342,9 @@ async fn a_data_dir_of_another_user_is_refused_with_its_code_and_the_chown() {
             "ask --data-dir {dir} --secrets env --events jsonl hi"
         )),
     ] {
-        // As `nobody`: the folders are root's, 0755.
         let checked = args[0] == "check";
-        let mut as_nobody = Command::new("/usr/bin/setpriv");
-        as_nobody.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
-        let out = output(wrapped(as_nobody, &command(args, true))).await;
-        assert_unwritable(
-            &out,
-            checked,
-            "DATA_DIR_NOT_WRITABLE",
-            &dir,
-            "chown -R 65534:65534",
-        );
+        let out = output(wrapped(wrap(&dir), &command(args, true))).await;
+        assert_unwritable(&out, checked, code, &dir, fix_has);
     }
     assert!(stub.requests().is_empty());
     assert_eq!(
@@ -366,40 +355,35 @@ async fn a_data_dir_of_another_user_is_refused_with_its_code_and_the_chown() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_dir_of_another_user_is_refused_with_its_code_and_the_chown() {
+    let here = root() && Path::new("/usr/bin/setpriv").exists();
+    if !fuseforks_testkit::needs(here, "root and /usr/bin/setpriv", "FUSEFORKS_REQUIRE_ROOT") {
+        return;
+    }
+    // As `nobody`: the folders are root's, 0755.
+    let as_nobody = |_: &str| {
+        let mut c = Command::new("/usr/bin/setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+        c
+    };
+    each_command_meets(as_nobody, "DATA_DIR_NOT_WRITABLE", "chown -R 65534:65534").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_data_dir_is_refused_with_its_code() {
     let here = root() && read_only_mounts();
     let what = "root and a mount namespace (unshare -m, mount --bind)";
     if !fuseforks_testkit::needs(here, what, "FUSEFORKS_REQUIRE_ROOT") {
         return;
     }
-    let (data, stub) = readable_village().await;
-    let before = snapshot(data.data_dir());
-    let dir = data.data_dir().display().to_string();
-    for args in [
-        words(&format!(
-            "check --for serve --data-dir {dir} --secrets env --start batch --json"
-        )),
-        serve_line(&dir, "--events jsonl"),
-        words(&format!(
-            "ask --data-dir {dir} --secrets env --events jsonl hi"
-        )),
-    ] {
-        // The data folder bound read-only over itself, in a mount namespace of the child's own.
-        let checked = args[0] == "check";
-        let mut read_only = Command::new("unshare");
-        read_only
-            .args(["-m", "--propagation", "private", "sh", "-c"])
+    // The data folder bound read-only over itself, in a mount namespace of the child's own.
+    let read_only = |dir: &str| {
+        let mut c = Command::new("unshare");
+        c.args(["-m", "--propagation", "private", "sh", "-c"])
             .arg(r#"mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@""#)
             .arg("sh")
-            .arg(&dir);
-        let read_only = wrapped(read_only, &command(args, true));
-        let out = output(read_only).await;
-        assert_unwritable(&out, checked, "DATA_DIR_READ_ONLY", &dir, "writable");
-    }
-    assert!(stub.requests().is_empty());
-    assert_eq!(
-        snapshot(data.data_dir()),
-        before,
-        "a refusal writes nothing"
-    );
+            .arg(dir);
+        c
+    };
+    each_command_meets(read_only, "DATA_DIR_READ_ONLY", "writable").await;
 }

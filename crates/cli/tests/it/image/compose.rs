@@ -18,20 +18,22 @@ fn project() -> String {
     format!("fuseforks-smoke-{}", std::process::id())
 }
 
+/// `podman-compose` on the two files in `dir`, under the test's project name.
+fn compose_command(dir: &Path) -> Command {
+    let mut c = Command::new("podman-compose");
+    c.current_dir(dir).args([
+        "--project-name",
+        &project(),
+        "-f",
+        "compose.yaml",
+        "-f",
+        "compose.door.yaml",
+    ]);
+    c
+}
+
 fn compose(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new("podman-compose")
-        .current_dir(dir)
-        .args([
-            "--project-name",
-            &project(),
-            "-f",
-            "compose.yaml",
-            "-f",
-            "compose.door.yaml",
-        ])
-        .args(args)
-        .output()
-        .unwrap()
+    compose_command(dir).args(args).output().unwrap()
 }
 
 /// Takes the project down (and its volumes) when dropped, whatever happened.
@@ -78,16 +80,7 @@ fn up(dir: &Path, image: &str, caddy: &str, https: u16) -> Option<()> {
         .and_then(|l| l.local_addr())
         .unwrap()
         .port();
-    let out = Command::new("podman-compose")
-        .current_dir(dir)
-        .args([
-            "--project-name",
-            &project(),
-            "-f",
-            "compose.yaml",
-            "-f",
-            "compose.door.yaml",
-        ])
+    let out = compose_command(dir)
         .args(["up", "--detach", "--no-build"])
         .env("FUSEFORKS_IMAGE", image)
         .env("CADDY_IMAGE", caddy)
